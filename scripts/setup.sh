@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Set up a fresh machine for orharbor: bubblewrap (for `orharbor check`) and a
+# Python >= 3.12 virtual environment in .venv with orharbor and its test extra.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v bwrap >/dev/null 2>&1; then
+  echo "setup: installing bubblewrap" >&2
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq bubblewrap >/dev/null
+fi
+
+pick_python() {
+  for candidate in "${PYTHON:-}" python3 python3.13 python3.12; do
+    [ -n "$candidate" ] || continue
+    command -v "$candidate" >/dev/null 2>&1 || continue
+    if "$candidate" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' 2>/dev/null; then
+      echo "$candidate"; return 0
+    fi
+  done
+  echo "setup: orharbor's tests need Python >= 3.12 (Harbor does); set PYTHON=/path/to/python3.12" >&2
+  return 1
+}
+
+if [ ! -x .venv/bin/python ]; then
+  PY=$(pick_python)
+  echo "setup: creating .venv with $("$PY" --version)" >&2
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e ".[test]"
+echo "setup: ready (.venv/bin/orharbor)" >&2

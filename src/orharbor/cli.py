@@ -1,0 +1,244 @@
+"""The ``orharbor`` command line: a thin click layer over importable functions."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from orharbor import problem_modules
+
+#: Options that take several values after one flag (``--sizes 10x10 15x15``).
+MULTI_VALUE_OPTIONS = ("--sizes", "--dataset", "--allowed-hosts")
+
+
+class Group(click.Group):
+    """A click group that also accepts ``--sizes a b c`` for repeatable options."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, expand_multi_value(args))
+
+
+def expand_multi_value(args: list[str]) -> list[str]:
+    """Rewrite ``--opt a b`` as ``--opt a --opt b`` for the options in MULTI_VALUE_OPTIONS."""
+    out, current = [], None
+    for arg in args:
+        if arg in MULTI_VALUE_OPTIONS:
+            current = arg
+            out.append(arg)
+            pending = True
+            continue
+        if current and not arg.startswith("-"):
+            if not pending:
+                out.append(current)
+            out.append(arg)
+            pending = False
+            continue
+        current = None
+        out.append(arg)
+    return out
+
+
+def _user_errors():
+    from orharbor.datasets.rows import RowError
+
+    return (RowError, problem_modules.UnknownProblem, ValueError, FileNotFoundError)
+
+
+@click.group(cls=Group)
+@click.version_option(package_name="orharbor")
+def main() -> None:
+    """Turn hard operations-research problems into Harbor agent-benchmark tasks."""
+
+
+@main.command("problems")
+def problems_cmd() -> None:
+    """List the problem classes: sizes, levels and the naive baseline."""
+    for name in problem_modules.names():
+        module = problem_modules.get(name)
+        click.echo(f"{name}  ({module.TITLE}; minimise {module.OBJECTIVE})")
+        click.echo(f"  sizes:    {', '.join(module.SIZES)}  (first = smoke size)")
+        click.echo("  levels:   1 (write a solution), 2 (write solve.py, run on hidden instances)")
+        click.echo(f"  formats:  json, {', '.join(module.FORMATS)}")
+        click.echo(f"  baseline: {' '.join(module.BASELINE.split())}")
+        click.echo("")
+
+
+@main.command("generate")
+@click.argument("problem")
+@click.argument("size")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--format", "fmt", default="json", show_default=True,
+              help="json, or one of the problem's standard file formats.")
+def generate_cmd(problem: str, size: str, seed: int, fmt: str) -> None:
+    """Print the instance of PROBLEM at SIZE generated from --seed."""
+    module = _problem(problem)
+    try:
+        instance = module.generate(seed, size)
+        text = json.dumps(instance, indent=1) + "\n" if fmt == "json" else module.write(instance, fmt)
+    except _user_errors() as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(text, nl=False)
+
+
+@main.command("solve")
+@click.argument("problem")
+@click.argument("instance_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True)
+@click.option("--workers", type=click.IntRange(min=1), default=os.cpu_count() or 1, show_default="all cores")
+@click.option("--seed", type=int, default=0, show_default=True)
+def solve_cmd(problem: str, instance_file: Path, time_limit: float, workers: int, seed: int) -> None:
+    """Solve an instance (JSON or a standard format) with the OR-Tools reference."""
+    module = _problem(problem)
+    try:
+        instance = load_instance(module, instance_file)
+        solution, meta = module.reference(instance, time_limit_s=time_limit, workers=workers, seed=seed)
+        objective = module.evaluate(instance, solution)
+        baseline = module.evaluate(instance, module.baseline(instance))
+    except _user_errors() as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(json.dumps({"objective": objective, "bound": meta.get("bound"), "status": meta.get("status"),
+                           "baseline": baseline, "meta": meta, "solution": solution}))
+
+
+def load_instance(module, path: Path) -> dict:
+    """An instance from a JSON file or from any of the problem's standard formats."""
+    text = path.read_text()
+    if text.lstrip().startswith("{"):
+        return json.loads(text)
+    return module.read(path)
+
+
+@main.command("build-dataset")
+@click.option("--problem", required=True, help="Problem class (see `orharbor problems`).")
+@click.option("--sizes", multiple=True, required=True, help="One or more sizes; rows cycle through them.")
+@click.option("--level", type=click.IntRange(1, 2), default=1, show_default=True)
+@click.option("--num-rows", type=click.IntRange(min=1), required=True)
+@click.option("--reference-time-limit", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+              help="CP-SAT seconds per instance.")
+@click.option("--eval-instances", type=click.IntRange(min=1), default=4, show_default=True,
+              help="Level 2: hidden evaluation instances per row.")
+@click.option("--solve-time-limit", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True,
+              help="Level 2: wall-clock seconds solve.py gets per instance.")
+@click.option("--start-seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--workers", type=click.IntRange(min=1), default=None, help="Parallel solves [default: all cores].")
+@click.option("--solver-workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="CP-SAT threads per solve.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+def build_dataset_cmd(problem, sizes, level, num_rows, reference_time_limit, eval_instances, solve_time_limit,
+                      start_seed, workers, solver_workers, out) -> None:
+    """Build a JSONL dataset, references and baselines precomputed in parallel."""
+    from orharbor.datasets import build, rows as rows_mod
+
+    try:
+        per_row = 1 if level == 1 else eval_instances
+        start = time.monotonic()
+        with click.progressbar(length=num_rows * per_row, label="solving", file=sys.stderr) as bar:
+            rows = build.build_dataset(problem, list(sizes), level, num_rows,
+                                       reference_time_limit_s=reference_time_limit, solver_workers=solver_workers,
+                                       workers=workers, start_seed=start_seed, eval_instances=eval_instances,
+                                       solve_time_limit_s=solve_time_limit, progress=bar.update)
+    except _user_errors() as exc:
+        raise click.ClickException(str(exc)) from None
+    out.parent.mkdir(parents=True, exist_ok=True)
+    rows_mod.write_rows(rows, out)
+    click.echo(f"wrote {len(rows)} rows to {out} in {time.monotonic() - start:.1f} s", err=True)
+
+
+@main.command("export")
+@click.option("--dataset", "datasets", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="JSONL dataset(s) [default: the datasets shipped in the package].")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True)
+@click.option("--verifier-mode", type=click.Choice(["separate", "shared"]), default="separate", show_default=True)
+@click.option("--allow-ortools", is_flag=True, help="Let the agent and solve.py use OR-Tools.")
+@click.option("--agent-network", type=click.Choice(["public", "allowlist"]), default="public", show_default=True)
+@click.option("--allowed-hosts", multiple=True, help="Hosts the agent may reach with --agent-network allowlist.")
+@click.option("--agent-timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Agent seconds [default: 1800 level 1, 3600 level 2].")
+@click.option("--problem", "problems", multiple=True, help="Export only rows of these problems.")
+def export_cmd(datasets, out, verifier_mode, allow_ortools, agent_network, allowed_hosts, agent_timeout,
+               problems) -> None:
+    """Export dataset rows as Harbor task directories."""
+    from orharbor.datasets.rows import read_rows, shipped_datasets
+    from orharbor.exporter import ExportOptions, export_dataset
+
+    try:
+        options = ExportOptions(verifier_mode=verifier_mode, allow_ortools=allow_ortools,
+                                agent_network=agent_network, allowed_hosts=tuple(allowed_hosts),
+                                agent_timeout_s=agent_timeout)
+        rows = [row for path in (datasets or shipped_datasets()) for row in read_rows(path)]
+        if problems:
+            rows = [row for row in rows if row["problem"] in problems]
+        _check_unique_ids(rows)
+        start = time.monotonic()
+        with click.progressbar(length=len(rows), label="exporting", file=sys.stderr) as bar:
+            paths = export_dataset(rows, out, options, progress=bar.update)
+    except _user_errors() as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"exported {len(paths)} tasks to {out} in {time.monotonic() - start:.1f} s")
+
+
+def _check_unique_ids(rows: list[dict]) -> None:
+    seen = set()
+    for row in rows:
+        if row["id"] in seen:
+            raise ValueError(f"duplicate row id {row['id']!r}: two rows would export to the same task directory")
+        seen.add(row["id"])
+
+
+@main.command("check")
+@click.argument("tasks", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=os.cpu_count() or 1, show_default="all cores")
+def check_cmd(tasks: Path, jobs: int) -> None:
+    """Prove every task under TASKS solvable: oracle 1.0, naive 0.0, nothing -1.0."""
+    from orharbor import check
+
+    try:
+        start = time.monotonic()
+        results = check.check_tasks(tasks, jobs=jobs)
+    except check.SandboxUnavailable as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(check.format_table(results))
+    failed = [r for r in results if not r.ok]
+    click.echo(f"{len(results) - len(failed)}/{len(results)} tasks passed in {time.monotonic() - start:.1f} s")
+    if failed:
+        for r in failed:
+            click.echo(f"FAILED {r.task}: {r.problem_text()}", err=True)
+        sys.exit(1)
+
+
+@main.command("verify")
+@click.argument("task", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--solution", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="solution.json (level 1) or solve.py (level 2).")
+@click.option("--python", default=sys.executable, show_default="this interpreter",
+              help="Level 2: interpreter that runs solve.py.")
+def verify_cmd(task: Path, solution: Path, python: str) -> None:
+    """Print the reward a solution (or solve.py) would get on TASK."""
+    import tempfile
+
+    from orharbor.verifiers.main import verify
+
+    with tempfile.TemporaryDirectory() as work:
+        reward, details = verify(str(task / "tests"), str(solution), workroot=work, python=python,
+                                 drop_privileges=False)
+    click.echo(json.dumps({k: details.get(k) for k in ("reward", "feasible", "objective", "naive", "reference",
+                                                      "error") if k in details}))
+    for row in details.get("instances", []):
+        click.echo(f"  instance {row['index']}: reward {row['reward']:.4f} objective {row.get('objective')} "
+                   f"({row.get('error') or 'ok'})")
+
+
+def _problem(name: str):
+    try:
+        return problem_modules.get(name)
+    except problem_modules.UnknownProblem as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""build-dataset: one JSONL row per episode, references and baselines precomputed.
+
+Every instance of every row is solved once by the problem's OR-Tools reference
+and once by its naive baseline, in a process pool; both answers pass through
+the problem's own verifier before they are stored, so a row never carries a
+value the verifier would not reproduce.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Callable
+
+from orharbor import problem_modules
+from orharbor.datasets.rows import validate_row
+
+#: Level-2 evaluation seeds live far from the level-1 seeds, so a level-2 eval
+#: instance is never also a level-1 instance of the same dataset.
+EVAL_SEED_BASE = 1_000_000
+
+Progress = Callable[[int], None]
+
+
+def solve_instance(problem: str, instance: dict, time_limit_s: float, workers: int, seed: int = 0) -> dict:
+    """Reference and baseline of one instance, both checked by the verifier."""
+    module = problem_modules.get(problem)
+    base = module.baseline(instance)
+    base_obj = module.evaluate(instance, base)
+    ref, meta = module.reference(instance, time_limit_s=time_limit_s, workers=workers, seed=seed)
+    ref_obj = module.evaluate(instance, ref)
+    if ref_obj > base_obj:  # a reference must never be worse than naive
+        ref, ref_obj = base, base_obj
+        meta = dict(meta, status=f"{meta.get('status')}_WORSE_THAN_BASELINE", objective=base_obj)
+    return {"reference": ref_obj, "reference_solution": ref, "reference_meta": meta,
+            "baseline": base_obj, "baseline_solution": base}
+
+
+def _solve_generated(problem: str, size: str, seed: int, time_limit_s: float, workers: int) -> dict:
+    module = problem_modules.get(problem)
+    return solve_instance(problem, module.generate(seed, size), time_limit_s, workers)
+
+
+def plan_rows(problem: str, sizes: list[str], level: int, num_rows: int, *, start_seed: int = 0,
+              eval_instances: int = 4, solve_time_limit_s: float = 10.0,
+              reference_time_limit_s: float = 60.0) -> list[dict]:
+    """Row skeletons (ids, seeds) with sizes assigned round-robin."""
+    module = problem_modules.get(problem)
+    unknown = [s for s in sizes if s not in module.SIZES]
+    if unknown:
+        raise ValueError(f"unknown size {unknown[0]!r} for {problem}; sizes: {', '.join(module.SIZES)}")
+    if level not in (1, 2):
+        raise ValueError(f"level must be 1 or 2, got {level}")
+    rows = []
+    for i in range(num_rows):
+        size, seed = sizes[i % len(sizes)], start_seed + i
+        row = {"id": f"{problem}-{size}-l{level}-s{seed}", "problem": problem, "size": size,
+               "level": level, "generator_version": module.GENERATOR_VERSION, "instance_seed": seed,
+               "reference_time_limit_s": reference_time_limit_s}
+        if level == 2:
+            row["eval_seeds"] = [EVAL_SEED_BASE + seed * eval_instances + j for j in range(eval_instances)]
+            row["solve_time_limit_s"] = solve_time_limit_s
+        rows.append(row)
+    return rows
+
+
+def build_dataset(problem: str, sizes: list[str], level: int, num_rows: int, *,
+                  reference_time_limit_s: float = 60.0, solver_workers: int = 1,
+                  workers: int | None = None, start_seed: int = 0, eval_instances: int = 4,
+                  solve_time_limit_s: float = 10.0, progress: Progress | None = None) -> list[dict]:
+    """Plan the rows, solve every instance in parallel, return validated rows."""
+    rows = plan_rows(problem, sizes, level, num_rows, start_seed=start_seed,
+                     eval_instances=eval_instances, solve_time_limit_s=solve_time_limit_s,
+                     reference_time_limit_s=reference_time_limit_s)
+    jobs = {}
+    for r, row in enumerate(rows):
+        seeds = [row["instance_seed"]] if level == 1 else row["eval_seeds"]
+        for slot, seed in enumerate(seeds):
+            jobs[(r, slot)] = (problem, row["size"], seed, reference_time_limit_s, solver_workers)
+    results = run_parallel(_solve_generated, jobs, workers, progress)
+    for r, row in enumerate(rows):
+        if level == 1:
+            row.update(results[(r, 0)])
+        else:
+            attach_eval(row, [results[(r, slot)] for slot in range(len(row["eval_seeds"]))])
+        validate_row(row, row["id"])
+    return rows
+
+
+def run_parallel(fn: Callable, jobs: dict, workers: int | None, progress: Progress | None) -> dict:
+    """``{key: fn(*args)}`` over a spawn-based process pool (one job inline when trivial)."""
+    workers = workers or os.cpu_count() or 1
+    if workers == 1 or len(jobs) <= 1:
+        out = {}
+        for key, args in jobs.items():
+            out[key] = fn(*args)
+            if progress:
+                progress(1)
+        return out
+    out = {}
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)),
+                             mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(fn, *args): key for key, args in jobs.items()}
+        for future in as_completed(futures):
+            out[futures[future]] = future.result()
+            if progress:
+                progress(1)
+    return out
+
+
+def attach_eval(row: dict, solved: list[dict]) -> None:
+    """Store the solved evaluation instances of a level-2 row, in eval_seeds order."""
+    for key in ("reference", "baseline", "reference_solution", "baseline_solution"):
+        row[f"eval_{key}s"] = [s[key] for s in solved]
+    row["eval_reference_metas"] = [s["reference_meta"] for s in solved]
+
+
+def complete_row(row: dict, reference_time_limit_s: float = 60.0, solver_workers: int = 1) -> dict:
+    """Fill in a row's missing references and baselines (export time; needs OR-Tools)."""
+    problem = row["problem"]
+    module = problem_modules.get(problem)
+    if row["level"] == 1:
+        if "reference" not in row or "baseline" not in row:
+            instance = row.get("instance") or module.generate(row["instance_seed"], row["size"])
+            row.update(solve_instance(problem, instance, reference_time_limit_s, solver_workers))
+    elif "eval_references" not in row or "eval_baselines" not in row:
+        attach_eval(row, [solve_instance(problem, module.generate(seed, row["size"]), reference_time_limit_s,
+                                         solver_workers) for seed in row["eval_seeds"]])
+    return row

@@ -1,0 +1,99 @@
+"""Dataset rows: JSON Schema validation and JSONL reading and writing.
+
+A bad row is reported with its line number and the offending key, before
+anything is built from it.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import jsonschema
+
+from orharbor import problem_modules
+
+
+class RowError(ValueError):
+    """A dataset row that does not follow the row schema."""
+
+
+@lru_cache(maxsize=1)
+def _validator() -> jsonschema.Draft202012Validator:
+    schema = json.loads(resources.files("orharbor.datasets").joinpath("row_schema.json").read_text())
+    return jsonschema.Draft202012Validator(schema)
+
+
+def validate_row(row: object, where: str = "row") -> dict:
+    """Check ``row`` against the schema and the problem registry; return it."""
+    errors = sorted(_validator().iter_errors(row), key=lambda e: list(e.absolute_path))
+    if errors:
+        error = errors[0]
+        key = ".".join(str(p) for p in error.absolute_path) or _missing_key(error)
+        raise RowError(f"{where}: {key}: {error.message}")
+    assert isinstance(row, dict)
+    try:
+        module = problem_modules.get(row["problem"])
+    except problem_modules.UnknownProblem as exc:
+        raise RowError(f"{where}: problem: {exc}") from None
+    if row["size"] not in module.SIZES:
+        raise RowError(f"{where}: size: {row['size']!r} is not a size of {row['problem']} ({', '.join(module.SIZES)})")
+    if row["level"] == 2:
+        n = len(row["eval_seeds"])
+        for key in ("eval_references", "eval_baselines", "eval_reference_solutions", "eval_baseline_solutions"):
+            if key in row and len(row[key]) != n:
+                raise RowError(f"{where}: {key}: has {len(row[key])} items for {n} eval_seeds")
+    return row
+
+
+def _missing_key(error: jsonschema.ValidationError) -> str:
+    if error.validator == "required" and error.message.startswith("'"):
+        return error.message.split("'")[1]
+    return "(row)"
+
+
+def read_rows(path: str | Path) -> list[dict]:
+    """All rows of a JSONL file, each validated; errors name ``file:line``."""
+    return list(iter_rows(path))
+
+
+def iter_rows(path: str | Path) -> Iterator[dict]:
+    """Validated rows of a JSONL file, lazily."""
+    path = Path(path)
+    with path.open(encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            where = f"{path.name}:{number}"
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise RowError(f"{where}: not valid JSON: {exc.msg}") from None
+            yield validate_row(row, where)
+
+
+def write_rows(rows: Iterable[dict], path: str | Path) -> int:
+    """Write rows as JSONL with stable key order; return how many."""
+    count = 0
+    with Path(path).open("w", encoding="utf-8") as f:
+        for row in rows:
+            f.write(dumps_row(row) + "\n")
+            count += 1
+    return count
+
+
+def dumps_row(row: dict) -> str:
+    """One row as a line: keys in schema order first, then the rest sorted."""
+    order = list(_validator().schema["properties"])
+    ordered = {k: row[k] for k in order if k in row}
+    ordered.update({k: row[k] for k in sorted(row) if k not in ordered})
+    return json.dumps(ordered, separators=(",", ":"), allow_nan=False)
+
+
+def shipped_datasets() -> list[Path]:
+    """The small datasets shipped inside the package, one JSONL file per problem."""
+    folder = Path(str(resources.files("orharbor.datasets").joinpath("data")))
+    return sorted(folder.glob("*.jsonl"))

@@ -1,0 +1,5 @@
+"""Exporter: dataset rows to self-contained Harbor task directories."""
+
+from orharbor.exporter.harbor import BASE_IMAGE, ExportOptions, export_dataset, export_row
+
+__all__ = ["BASE_IMAGE", "ExportOptions", "export_dataset", "export_row"]

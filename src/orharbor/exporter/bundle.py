@@ -1,0 +1,37 @@
+"""The standard-library verifier bundle copied into every task's ``tests/``.
+
+The bundle mirrors the package layout (``orharbor/verifiers/...`` and
+``orharbor/problem_modules/<name>/verify.py``) so the verifier code imports
+the same names inside a task as it does in the package, but every
+``__init__.py`` in it is empty: nothing outside the standard library loads.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import orharbor
+from orharbor import problem_modules
+
+PACKAGE_DIR = Path(orharbor.__file__).resolve().parent
+_EMPTY_INIT = '"""orharbor verifier bundle (standard library only)."""\n'
+
+
+def write_bundle(problem: str, tests_dir: Path) -> list[Path]:
+    """Copy the verifier package and ``problem``'s verify.py under ``tests_dir``."""
+    problem_modules.get(problem)  # validates the name
+    root = tests_dir / "orharbor"
+    written = []
+    for package in (root, root / "verifiers", root / "problem_modules", root / "problem_modules" / problem):
+        package.mkdir(parents=True, exist_ok=True)
+        (package / "__init__.py").write_text(_EMPTY_INIT)
+        written.append(package / "__init__.py")
+    for source in sorted((PACKAGE_DIR / "verifiers").glob("*.py")):
+        if source.name != "__init__.py":
+            shutil.copyfile(source, root / "verifiers" / source.name)
+            written.append(root / "verifiers" / source.name)
+    target = root / "problem_modules" / problem / "verify.py"
+    shutil.copyfile(PACKAGE_DIR / "problem_modules" / problem / "verify.py", target)
+    written.append(target)
+    return written

@@ -1,0 +1,47 @@
+"""Registry of problem classes: one folder each, one line here.
+
+A problem module exposes the contract of DESIGN.md under fixed names:
+``NAME``, ``TITLE``, ``OBJECTIVE``, ``SIZES``, ``BASELINE``, ``GENERATOR_VERSION``, ``FORMATS``,
+``generate``, ``read``, ``write``, ``evaluate``, ``baseline``, ``reference``,
+``statement``. Its ``verify.py`` holds ``evaluate`` and imports only the
+standard library and ``orharbor.verifiers``, because it is copied into tasks.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from types import ModuleType
+
+#: name -> importable module path. Adding a problem class means adding a folder
+#: and one line here.
+PROBLEMS: dict[str, str] = {
+    "jobshop": "orharbor.problem_modules.jobshop",
+}
+
+
+class UnknownProblem(KeyError):
+    """A problem name that is not registered."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def get(name: str) -> ModuleType:
+    """Import the problem module registered as ``name``."""
+    if name not in PROBLEMS:
+        close = difflib.get_close_matches(name, PROBLEMS, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise UnknownProblem(f"unknown problem {name!r}{hint} (known: {', '.join(PROBLEMS)})")
+    return importlib.import_module(PROBLEMS[name])
+
+
+def names() -> list[str]:
+    """Registered problem names, in registry order."""
+    return list(PROBLEMS)
+
+
+def verifier_module_name(name: str) -> str:
+    """Dotted name of a problem's standard-library verifier module."""
+    get(name)  # validates the name
+    return f"{PROBLEMS[name]}.verify"

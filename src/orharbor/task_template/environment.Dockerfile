@@ -1,0 +1,16 @@
+# Agent image for orharbor task $task_id. It holds the instance and nothing
+# used for scoring: no reference, no verifier, no hidden instance.
+FROM $base_image
+ENV DEBIAN_FRONTEND=noninteractive PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
+# What Harbor's installed agents (claude-code, codex, ...) expect to find.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends $apt_packages \
+ && rm -rf /var/lib/apt/lists/*
+# The interpreter solve.py is scored with: only these packages are visible to it.
+RUN python3 -m venv $solver_venv \
+ && $solver_venv/bin/pip install --no-cache-dir $solver_packages
+ENV PATH=$solver_venv/bin:$$PATH
+RUN useradd --create-home --shell /bin/bash $agent_user
+WORKDIR /app
+$copy_lines
+RUN chown -R $agent_user:$agent_user /app $solver_venv

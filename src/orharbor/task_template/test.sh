@@ -1,0 +1,11 @@
+#!/bin/bash
+# orharbor verifier. Scores the deliverable with the standard library alone and
+# always leaves /logs/verifier/reward.json behind, even if Python itself fails.
+chmod -R go-rwx /tests 2>/dev/null
+mkdir -p /logs/verifier
+if ! /usr/local/bin/python3 -I /tests/verify.py; then
+  echo "verifier failed; scoring -1.0"
+  printf '{"reward": -1.0, "feasible": 0}\n' > /logs/verifier/reward.json.tmp
+  mv -f /logs/verifier/reward.json.tmp /logs/verifier/reward.json
+fi
+exit 0

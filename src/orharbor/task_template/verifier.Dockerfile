@@ -1,0 +1,11 @@
+# Verifier image for orharbor task $task_id (Harbor's separate verifier mode).
+# The tests are baked in, owned by root and unreadable to other users; the
+# agent's deliverable arrives as an artifact after the agent has finished.
+FROM $base_image
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
+# The interpreter solve.py is run with: only these packages are visible to it.
+RUN python3 -m venv $solver_venv \
+ && $solver_venv/bin/pip install --no-cache-dir $solver_packages
+COPY . /tests
+RUN chown -R root:root /tests && chmod -R go-rwx /tests && mkdir -p /app /logs/verifier
+WORKDIR /tests

@@ -1,0 +1,101 @@
+"""Verifier entry point inside a task: read tests/task.json, score, write the reward.
+
+Whatever happens, ``reward.json`` is written, last, atomically (write then
+rename), as a flat object of finite numbers; ``details.json`` says why.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+
+from orharbor.verifiers.reward import FAIL
+from orharbor.verifiers.score import evaluator, score_level1, score_level2
+from orharbor.verifiers.solver_run import Limits
+
+TASK_CONFIG = "task.json"
+DEFAULT_LOGS = "/logs/verifier"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Score the deliverable and write reward.json and details.json; exit 0."""
+    parser = argparse.ArgumentParser(description="orharbor task verifier")
+    parser.add_argument("--tests-dir", default=None, help="folder holding task.json (default: this script's)")
+    parser.add_argument("--deliverable", default=None, help="override the deliverable path")
+    parser.add_argument("--logs-dir", default=DEFAULT_LOGS)
+    parser.add_argument("--workroot", default=None, help="where solve.py runs get their temp dirs")
+    args = parser.parse_args(argv)
+    tests_dir = args.tests_dir or os.path.dirname(os.path.abspath(sys.argv[0]))
+    try:
+        reward, details = verify(tests_dir, args.deliverable, args.workroot)
+    except Exception:  # a bug of ours must still leave a reward behind
+        reward, details = FAIL, {"error": "verifier error", "traceback": traceback.format_exc()[-4000:]}
+    write_result(args.logs_dir, reward, details)
+    print(json.dumps({"reward": reward, "feasible": details.get("feasible", 0)}))
+    if details.get("error"):
+        print(f"error: {details['error']}")
+    return 0
+
+
+def verify(tests_dir: str, deliverable: str | None = None, workroot: str | None = None,
+           python: str | None = None, drop_privileges: bool = True) -> tuple[float, dict]:
+    """Score the deliverable of the task whose tests live in ``tests_dir``.
+
+    ``python`` overrides the task's solver interpreter and ``drop_privileges``
+    can turn off the switch to the solver uid: both for scoring outside a task
+    container (``orharbor verify``).
+    """
+    with open(os.path.join(tests_dir, TASK_CONFIG), encoding="utf-8") as f:
+        config = json.load(f)
+    evaluate = evaluator(config["problem"])
+    path = deliverable or config["deliverable"]
+    if config["level"] == 1:
+        instance = _load(tests_dir, config["instance"])
+        reward, details = score_level1(evaluate, instance, path, config["naive"], config["reference"])
+    else:
+        cases = []
+        for case in config["eval"]:
+            with open(os.path.join(tests_dir, case["instance"]), "rb") as f:
+                raw = f.read()
+            cases.append({"instance": json.loads(raw), "instance_bytes": raw,
+                          "naive": case["naive"], "reference": case["reference"]})
+        limits = Limits(**config["limits"])
+        uid = config.get("solver_uid") if drop_privileges and os.geteuid() == 0 else None
+        reward, details = score_level2(evaluate, path, cases, python or config["solver_python"], limits,
+                                       uid=uid, workroot=workroot)
+    details.update(task_id=config.get("task_id"), level=config["level"], reward=reward)
+    return reward, details
+
+
+def write_result(logs_dir: str, reward: float, details: dict) -> None:
+    """Write details.json, then reward.json atomically (the reward file is last)."""
+    os.makedirs(logs_dir, exist_ok=True)
+    for stale in ("reward.txt", "reward.json"):
+        try:
+            os.unlink(os.path.join(logs_dir, stale))
+        except (FileNotFoundError, IsADirectoryError, PermissionError):
+            pass
+    _atomic_write(os.path.join(logs_dir, "details.json"), json.dumps(details, indent=2, default=str))
+    flat = {"reward": float(reward), "feasible": int(details.get("feasible", 0))}
+    _atomic_write(os.path.join(logs_dir, "reward.json"), json.dumps(flat))
+
+
+def _atomic_write(path: str, text: str) -> None:
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _load(tests_dir: str, name: str) -> dict:
+    with open(os.path.join(tests_dir, name), encoding="utf-8") as f:
+        return json.load(f)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
