@@ -248,7 +248,7 @@ def instruction(module, row: dict, options: ExportOptions) -> str:
                          "installs will fail.")
     return _render("instruction.md", {
         "title": f"{module.TITLE} ({row['size']}), level {level}",
-        "statement": module.statement().strip(),
+        "statement": demote_headings(module.statement().strip()),
         "task_section": task_section,
         "example_instance": json.dumps(example),
         "example_solution": json.dumps(module.baseline(example)),
@@ -261,6 +261,16 @@ def instruction(module, row: dict, options: ExportOptions) -> str:
         "level_scoring": level_scoring,
         "baseline": module.BASELINE.strip(),
     })
+
+
+def demote_headings(markdown: str) -> str:
+    """Push every heading one level down, so the statement nests under the task title."""
+    lines, fenced = [], False
+    for line in markdown.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        lines.append("#" + line if line.startswith("#") and not fenced else line)
+    return "\n".join(lines)
 
 
 def _reference_time_limit(row: dict) -> float:

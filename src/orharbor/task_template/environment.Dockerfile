@@ -7,10 +7,11 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends $apt_packages \
  && rm -rf /var/lib/apt/lists/*
 # The interpreter solve.py is scored with: only these packages are visible to it.
+# It stays root-owned, so what the agent can import is what the verifier can.
 RUN python3 -m venv $solver_venv \
  && $solver_venv/bin/pip install --no-cache-dir $solver_packages
 ENV PATH=$solver_venv/bin:$$PATH
 RUN useradd --create-home --shell /bin/bash $agent_user
 WORKDIR /app
 $copy_lines
-RUN chown -R $agent_user:$agent_user /app $solver_venv
+RUN chown -R $agent_user:$agent_user /app

@@ -1,0 +1,118 @@
+"""Exporter: rows become self-contained Harbor task directories."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from orharbor.exporter import ExportOptions, export_row
+from orharbor.exporter.harbor import ORTOOLS_PACKAGE, demote_headings
+
+
+def _row(shipped_rows, level: int, size: str | None = None) -> dict:
+    return next(r for r in shipped_rows if r["level"] == level and (size is None or r["size"] == size))
+
+
+def _run_bundle(task: Path, deliverable: Path, logs: Path) -> dict:
+    """Run the task's verifier with -I -S: no site-packages, so the standard library alone."""
+    proc = subprocess.run([sys.executable, "-I", "-S", str(task / "tests" / "verify.py"),
+                           "--deliverable", str(deliverable), "--logs-dir", str(logs)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads((logs / "reward.json").read_text())
+
+
+def test_level1_verifier_bundle_runs_on_the_standard_library_alone(shipped_rows, tmp_path):
+    """The tests/ bundle scores the oracle 1.0 and the naive solution 0.0 without site-packages."""
+    task = export_row(_row(shipped_rows, 1), tmp_path)
+    assert _run_bundle(task, task / "solution" / "solution.json", tmp_path / "a") == {"reward": 1.0, "feasible": 1}
+    assert _run_bundle(task, task / "solution" / "naive" / "solution.json", tmp_path / "b") == {"reward": 0.0,
+                                                                                                "feasible": 1}
+    assert _run_bundle(task, tmp_path / "missing.json", tmp_path / "c") == {"reward": -1.0, "feasible": 0}
+    details = json.loads((tmp_path / "c" / "details.json").read_text())
+    assert "does not exist" in details["error"]
+
+
+def test_level2_oracle_program_answers_every_hidden_instance(shipped_rows, tmp_path):
+    """solution/solve.py returns the stored reference of each eval instance, recognised by digest."""
+    row = _row(shipped_rows, 2)
+    task = export_row(row, tmp_path)
+    config = json.loads((task / "tests" / "task.json").read_text())
+    assert len(config["eval"]) == len(row["eval_seeds"])
+    for i, case in enumerate(config["eval"]):
+        out = tmp_path / f"sol{i}.json"
+        subprocess.run([sys.executable, "-I", str(task / "solution" / "solve.py"), str(task / "tests" / case["instance"]),
+                        str(out)], check=True, timeout=60)
+        assert json.loads(out.read_text()) == row["eval_reference_solutions"][i]
+
+
+def test_instruction_states_deliverable_budget_packages_and_reward(shipped_rows, tmp_path):
+    """instruction.md says what to write where, the time budget, the packages and the formula."""
+    one = (export_row(_row(shipped_rows, 1), tmp_path / "a") / "instruction.md").read_text()
+    two = (export_row(_row(shipped_rows, 2), tmp_path / "b", ExportOptions(allow_ortools=True)) / "instruction.md").read_text()
+    assert "/app/instance.json" in one and "/app/solution.json" in one and "30 minutes" in one
+    assert "reward = (naive - objective) / (naive - reference)" in one
+    assert "OR-Tools is not available" in one and "numpy and scipy" in one
+    assert "/app/solve.py" in two and "60 minutes" in two and "numpy and scipy and ortools" in two
+    assert "OR-Tools is not available" not in two and "mean of the per-instance rewards" in two
+    assert one.count("\n# ") == 0 and one.startswith("# ")  # statement headings nest under the title
+
+
+def test_allow_ortools_reaches_both_images(shipped_rows, tmp_path):
+    """--allow-ortools puts the pinned ortools into the agent and the verifier image alike."""
+    plain = export_row(_row(shipped_rows, 2), tmp_path / "a")
+    allowed = export_row(_row(shipped_rows, 2), tmp_path / "b", ExportOptions(allow_ortools=True))
+    for sub in ("environment", "tests"):
+        assert ORTOOLS_PACKAGE not in (plain / sub / "Dockerfile").read_text()
+        assert ORTOOLS_PACKAGE in (allowed / sub / "Dockerfile").read_text()
+
+
+def test_shared_mode_has_no_verifier_image_and_allowlist_is_written(shipped_rows, tmp_path):
+    """Shared mode writes no tests/Dockerfile; an allowlist lands in [environment]."""
+    options = ExportOptions(verifier_mode="shared", agent_network="allowlist", allowed_hosts=("api.anthropic.com",))
+    task = export_row(_row(shipped_rows, 1), tmp_path, options)
+    assert not (task / "tests" / "Dockerfile").exists()
+    config = tomllib.loads((task / "task.toml").read_text())
+    assert config["verifier"]["environment_mode"] == "shared"
+    assert config["environment"]["network_mode"] == "allowlist"
+    assert config["environment"]["allowed_hosts"] == ["api.anthropic.com"]
+    assert "allowlist" in (task / "instruction.md").read_text()
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"verifier_mode": "docker"}, "verifier mode"),
+    ({"agent_network": "none"}, "agent network"),
+    ({"agent_network": "allowlist"}, "allowed-hosts"),
+])
+def test_bad_export_options_are_refused(kwargs, message):
+    """Options are validated when built, with the flag named."""
+    with pytest.raises(ValueError, match=message):
+        ExportOptions(**kwargs)
+
+
+def test_row_from_another_generator_version_is_refused(shipped_rows, tmp_path):
+    """A row built by another generator version would silently mean another instance: refuse it."""
+    row = dict(_row(shipped_rows, 1), generator_version=99)
+    with pytest.raises(ValueError, match="generator version 99"):
+        export_row(row, tmp_path)
+
+
+def test_row_without_reference_gets_one_at_export_time(tmp_path):
+    """A bare row (seed only) is completed with reference and baseline when exported."""
+    row = {"id": "jobshop-4x4-l1-s5", "problem": "jobshop", "size": "4x4", "level": 1, "instance_seed": 5,
+           "generator_version": 1}
+    task = export_row(row, tmp_path, ExportOptions(reference_time_limit_s=2.0))
+    config = json.loads((task / "tests" / "task.json").read_text())
+    assert config["reference"] <= config["naive"]
+    assert _run_bundle(task, task / "solution" / "solution.json", tmp_path / "logs")["reward"] == 1.0
+
+
+def test_demote_headings_leaves_code_blocks_alone():
+    """Statement headings move one level down; '#' lines inside code fences do not."""
+    text = "# Title\n\n```\n# not a heading\n```\n## Part"
+    assert demote_headings(text) == "## Title\n\n```\n# not a heading\n```\n### Part"

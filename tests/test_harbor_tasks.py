@@ -1,0 +1,130 @@
+"""Exported tasks against Harbor itself: its Task loader, its linter, its agents' needs."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import harbor
+import pytest
+from harbor.agents.installed.base import BaseInstalledAgent
+from harbor.lint.models import DEFAULT_RULES, LintRule
+from harbor.lint.task import lint_task
+from harbor.models.task.task import Task
+
+from orharbor.exporter.harbor import AGENT_APT_PACKAGES, AGENT_USER
+
+HARBOR_DIR = Path(harbor.__file__).parent
+
+
+def task_dirs(folder: Path) -> list[Path]:
+    return sorted(p.parent for p in folder.glob("*/task.toml"))
+
+
+def test_shipped_dataset_covers_smoke_and_a_real_size_in_both_levels(shipped_rows):
+    """The shipped rows hold the smoke size and one real size, at levels 1 and 2."""
+    from orharbor import problem_modules
+
+    for name in {row["problem"] for row in shipped_rows}:
+        module = problem_modules.get(name)
+        rows = [r for r in shipped_rows if r["problem"] == name]
+        for level in (1, 2):
+            sizes = {r["size"] for r in rows if r["level"] == level}
+            assert module.SIZES[0] in sizes and len(sizes) >= 2, (name, level, sizes)
+
+
+@pytest.mark.parametrize("mode", ["separate", "shared"])
+def test_every_task_loads_with_harbor(exported, mode):
+    """Harbor's own Task(path) loads each task with the verifier mode and deliverable we meant."""
+    dirs = task_dirs(exported[mode])
+    assert dirs
+    for path in dirs:
+        task = Task(path)
+        assert task.config.verifier.environment_mode.value == mode
+        level = task.config.metadata["level"]
+        assert task.config.artifacts == ["/app/solution.json" if level == 1 else "/app/solve.py"]
+        assert task.config.agent.user == AGENT_USER
+        assert task.instruction.startswith("# ")
+
+
+def test_separate_tasks_pass_harbor_lint_with_zero_findings(exported):
+    """`harbor lint` (default rules, and every rule) finds nothing in separate-mode tasks."""
+    for path in task_dirs(exported["separate"]):
+        assert lint_task(path, selected_rules=set(DEFAULT_RULES)) == []
+        assert lint_task(path, selected_rules=set(LintRule)) == []
+    harbor_cli = Path(sys.executable).parent / "harbor"
+    cli = subprocess.run([str(harbor_cli), "lint", *map(str, task_dirs(exported["separate"])), "--json"],
+                         capture_output=True, text=True)
+    assert cli.returncode == 0, cli.stderr
+    assert json.loads(cli.stdout) == []
+
+
+def test_shared_tasks_are_flagged_only_for_sharing_the_agent_sandbox(exported):
+    """Shared mode is an option for old Harbor: lint's only default finding is shared-verifier."""
+    for path in task_dirs(exported["shared"]):
+        rules = {f.rule for f in lint_task(path, selected_rules=set(DEFAULT_RULES))}
+        assert rules == {LintRule.SHARED_VERIFIER}
+
+
+def _required_system_dependencies(agent_file: Path) -> set[str]:
+    """The names an installed agent passes to ensure_system_dependencies, read from Harbor's source."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(agent_file.read_text())):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "ensure_system_dependencies":
+            for arg in node.args:
+                if isinstance(arg, ast.Tuple):
+                    names |= {elt.value for elt in arg.elts if isinstance(elt, ast.Constant)}
+    return names
+
+
+@pytest.mark.parametrize("agent", ["claude_code", "codex"])
+def test_agent_image_has_what_harbors_installed_agents_install(exported, agent):
+    """The agent Dockerfile apt-installs every Debian package claude-code and codex check for."""
+    needed = _required_system_dependencies(HARBOR_DIR / "agents" / "installed" / f"{agent}.py")
+    assert needed, "Harbor's agent source changed shape; update this test"
+    packages = {p for name in needed for p in BaseInstalledAgent.SYSTEM_PACKAGES[name].packages["apt-get"]}
+    for path in task_dirs(exported["separate"]):
+        dockerfile = (path / "environment" / "Dockerfile").read_text()
+        match = re.search(r"apt-get install -y --no-install-recommends ([^\n\\&]+)", dockerfile)
+        assert match, dockerfile
+        assert packages <= set(match.group(1).split()) == set(AGENT_APT_PACKAGES)
+        assert f"useradd --create-home --shell /bin/bash {AGENT_USER}" in dockerfile
+        assert "WORKDIR /app" in dockerfile
+
+
+def test_agent_image_holds_no_reference_verifier_or_hidden_instance(exported):
+    """environment/ holds the Dockerfile and the visible instance(s) only; no reference values."""
+    for path in task_dirs(exported["separate"]):
+        files = {p.relative_to(path / "environment").as_posix() for p in (path / "environment").rglob("*") if p.is_file()}
+        config = json.loads((path / "tests" / "task.json").read_text())
+        if config["level"] == 1:
+            assert files == {"Dockerfile", "instance.json"}
+        else:
+            assert "Dockerfile" in files and all(f.startswith("examples/") for f in files - {"Dockerfile"})
+            hidden = {json.loads((path / "tests" / c["instance"]).read_text())["name"] for c in config["eval"]}
+            visible = {json.loads((path / "environment" / f).read_text())["name"] for f in files - {"Dockerfile"}}
+            assert not hidden & visible
+        dockerfile = (path / "environment" / "Dockerfile").read_text()
+        copied = re.findall(r"^COPY (\S+)", dockerfile, flags=re.M)
+        assert copied and all(not c.startswith(("tests", "solution", "..")) for c in copied)
+        secrets = [json.dumps(json.loads(f.read_text())) for f in (path / "solution").rglob("*.json")]
+        for file in (path / "environment").rglob("*.json"):
+            compact = json.dumps(json.loads(file.read_text()))
+            assert not any(secret[1:-1] in compact for secret in secrets)
+
+
+def test_task_toml_round_trips_through_harbors_config_model(exported):
+    """task.toml parses with tomllib and Harbor's TaskConfig dumps the same settings back."""
+    from harbor.models.task.config import TaskConfig
+
+    for path in task_dirs(exported["separate"]):
+        data = tomllib.loads((path / "task.toml").read_text())
+        config = TaskConfig.model_validate(data)
+        assert config.verifier.timeout_sec == data["verifier"]["timeout_sec"]
+        assert config.environment.network_mode.value == "public"
+        assert config.verifier.network_mode.value == "no-network"

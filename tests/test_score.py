@@ -1,0 +1,435 @@
+"""score: level-1 solution files and level-2 solve.py programs, scored with the real jobshop verifier."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from orharbor.problem_modules import jobshop as js
+from orharbor.problem_modules.jobshop.baseline import round_robin
+from orharbor.verifiers import score
+from orharbor.verifiers.reward import FAIL, reward
+from orharbor.verifiers.solver_run import Limits
+
+SEEDS = (0, 1)
+
+
+@pytest.fixture(scope="module")
+def evaluate():
+    return score.evaluator("jobshop")
+
+
+@pytest.fixture(scope="module")
+def solved() -> list[dict]:
+    """4x4 instances with their baseline and reference solutions and objectives (verifier-computed)."""
+    out = []
+    for seed in SEEDS:
+        inst = js.generate(seed, "4x4")
+        base = js.baseline(inst)
+        ref, _ = js.reference(inst, time_limit_s=1, workers=1)
+        out.append({"instance": inst, "baseline": base, "reference_solution": ref,
+                    "naive": js.evaluate(inst, base), "reference": js.evaluate(inst, ref)})
+    assert all(s["reference"] < s["naive"] for s in out)  # the reward formula has room on these
+    return out
+
+
+def make_cases(solved: list[dict]) -> list[dict]:
+    return [{"instance": s["instance"], "instance_bytes": json.dumps(s["instance"]).encode(),
+             "naive": s["naive"], "reference": s["reference"]} for s in solved]
+
+
+def write_json(path: Path, value) -> str:
+    path.write_text(json.dumps(value))
+    return str(path)
+
+
+def write_program(tmp_path: Path, text: str, name: str = "solve.py") -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def run_level2(evaluate, tmp_path: Path, program: str, cases: list[dict], limits: Limits = Limits(wall_s=5),
+               **kwargs) -> tuple[float, dict, float]:
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    start = time.monotonic()
+    total, details = score.score_level2(evaluate, program, cases, sys.executable, limits, uid=None,
+                                        workroot=str(work), **kwargs)
+    return total, details, time.monotonic() - start
+
+
+# ------------------------------------------------------------------ level 1
+
+
+def test_evaluator_is_jobshop_evaluate():
+    """evaluator('jobshop') is the problem's standard-library evaluate."""
+    assert score.evaluator("jobshop") is js.evaluate
+
+
+def test_level1_reference_solution_scores_one(evaluate, solved, tmp_path):
+    """The reference solution file scores 1.0 with its objective reported."""
+    s = solved[0]
+    path = write_json(tmp_path / "solution.json", s["reference_solution"])
+    value, details = score.score_level1(evaluate, s["instance"], path, s["naive"], s["reference"])
+    assert value == 1.0
+    assert details == {"feasible": 1, "objective": s["reference"], "reward": 1.0, "error": None,
+                       "naive": s["naive"], "reference": s["reference"]}
+
+
+def test_level1_baseline_solution_scores_zero(evaluate, solved, tmp_path):
+    """The naive baseline's solution file scores 0.0."""
+    s = solved[0]
+    path = write_json(tmp_path / "solution.json", s["baseline"])
+    value, details = score.score_level1(evaluate, s["instance"], path, s["naive"], s["reference"])
+    assert value == 0.0
+    assert details["feasible"] == 1 and details["objective"] == s["naive"]
+
+
+def test_level1_round_robin_follows_formula(evaluate, solved, tmp_path):
+    """A feasible solution between naive and reference scores the DESIGN.md formula."""
+    s = solved[1]
+    solution = js.dispatch(s["instance"], round_robin(s["instance"]))
+    objective = js.evaluate(s["instance"], solution)
+    path = write_json(tmp_path / "solution.json", solution)
+    value, details = score.score_level1(evaluate, s["instance"], path, s["naive"], s["reference"])
+    assert details["objective"] == objective
+    assert value == pytest.approx(max(-1.0, (s["naive"] - objective) / (s["naive"] - s["reference"])))
+
+
+def _shifted(solution: dict) -> dict:
+    """The solution with job 0's second operation moved to time 0 (before its predecessor ends)."""
+    starts = [list(row) for row in solution["starts"]]
+    starts[0][1] = 0
+    return {"starts": starts}
+
+
+BROKEN_LEVEL1 = [
+    ("precedence", lambda s: json.dumps(_shifted(s)).encode(), r"^infeasible: job 0 operation 1 starts at 0"),
+    ("missing-key", lambda s: b'{"start": []}', r"^infeasible: solution: missing key 'starts'"),
+    ("extra-key", lambda s: json.dumps(dict(s, makespan=1)).encode(), r"unexpected key 'makespan'"),
+    ("short-list", lambda s: json.dumps({"starts": s["starts"][:3]}).encode(),
+     r"solution\.starts: expected 4 items, got 3"),
+    ("float-start", lambda s: json.dumps({"starts": [[float(x) for x in r] for r in s["starts"]]}).encode(),
+     r"solution\.starts\[0\]\[0\]: expected an integer, got float"),
+    ("negative-start", lambda s: json.dumps({"starts": [[-1] + r[1:] for r in s["starts"]]}).encode(),
+     r"-1 is below the minimum 0"),
+    ("not-json", lambda s: b"starts = [[0]]", r"^solution\.json is not valid JSON"),
+    ("nan", lambda s: b'{"starts": [[NaN]]}', r"NaN is not allowed"),
+    ("duplicate-key", lambda s: b'{"starts": [], "starts": []}', r"duplicate key 'starts'"),
+    ("top-level-list", lambda s: json.dumps(s["starts"]).encode(), r"expected a JSON object, got list"),
+]
+
+
+@pytest.mark.parametrize("make, message", [c[1:] for c in BROKEN_LEVEL1], ids=[c[0] for c in BROKEN_LEVEL1])
+def test_level1_broken_solution_scores_fail(evaluate, solved, tmp_path, make, message):
+    """Each broken solution file scores -1.0 and the details say why."""
+    s = solved[0]
+    path = tmp_path / "solution.json"
+    path.write_bytes(make(s["reference_solution"]))
+    value, details = score.score_level1(evaluate, s["instance"], str(path), s["naive"], s["reference"])
+    assert value == FAIL
+    assert details["reward"] == FAIL and details["feasible"] == 0 and details["objective"] is None
+    assert details["naive"] == s["naive"] and details["reference"] == s["reference"]
+    assert re.search(message, details["error"]), details["error"]
+
+
+def test_level1_missing_file_scores_fail(evaluate, solved, tmp_path):
+    """No solution file at all scores -1.0 with a 'does not exist' message."""
+    s = solved[0]
+    value, details = score.score_level1(evaluate, s["instance"], str(tmp_path / "solution.json"),
+                                        s["naive"], s["reference"])
+    assert value == FAIL
+    assert "does not exist" in details["error"]
+
+
+def test_level1_symlinked_solution_scores_fail(evaluate, solved, tmp_path):
+    """A symlink to the correct answer still scores -1.0: the deliverable must be a regular file."""
+    s = solved[0]
+    real = write_json(tmp_path / "real.json", s["reference_solution"])
+    (tmp_path / "solution.json").symlink_to(real)
+    value, details = score.score_level1(evaluate, s["instance"], str(tmp_path / "solution.json"),
+                                        s["naive"], s["reference"])
+    assert value == FAIL
+    assert "cannot be opened as a regular file" in details["error"]
+
+
+def test_level1_oversized_file_scores_fail(evaluate, solved, tmp_path):
+    """A solution over max_bytes scores -1.0 even if it is the reference."""
+    s = solved[0]
+    path = write_json(tmp_path / "solution.json", s["reference_solution"])
+    value, details = score.score_level1(evaluate, s["instance"], path, s["naive"], s["reference"], max_bytes=10)
+    assert value == FAIL
+    assert "over the limit of 10" in details["error"]
+
+
+def test_judge_turns_verifier_crash_into_fail(solved):
+    """An evaluate that raises a non-Infeasible error on hostile input is scored -1.0, not propagated."""
+    def crashing(instance, solution):
+        raise KeyError("starts")
+
+    details = score.judge(crashing, solved[0]["instance"], {}, 10, 5)
+    assert details == {"feasible": 0, "objective": None, "reward": FAIL, "error": "malformed solution: KeyError"}
+
+
+# ------------------------------------------------------------------ level 2
+
+LOOKUP_PROGRAM = """
+import json, sys
+ANSWERS = json.loads({answers!r})
+with open(sys.argv[1]) as f:
+    instance = json.load(f)
+with open(sys.argv[2], "w") as f:
+    json.dump(ANSWERS[instance["name"]], f)
+"""
+
+ROUND_ROBIN_PROGRAM = """
+import json, sys
+inst = json.load(open(sys.argv[1]))
+n, m = inst["n_jobs"], inst["n_machines"]
+nxt, job_end, mach_end = [0] * n, [0] * n, [0] * m
+starts = [[0] * m for _ in range(n)]
+for _ in range(m):
+    for j in range(n):
+        k = nxt[j]
+        machine = inst["machines"][j][k]
+        s = max(job_end[j], mach_end[machine])
+        starts[j][k] = s
+        job_end[j] = mach_end[machine] = s + inst["durations"][j][k]
+        nxt[j] = k + 1
+json.dump({"starts": starts}, open(sys.argv[2], "w"))
+"""
+
+
+def lookup(answers: dict) -> str:
+    return LOOKUP_PROGRAM.format(answers=json.dumps(answers))
+
+
+def test_level2_lookup_program_scores_mean_reward(evaluate, solved, tmp_path):
+    """A solve.py answering the reference on one instance and the baseline on the other scores their mean."""
+    answers = {solved[0]["instance"]["name"]: solved[0]["reference_solution"],
+               solved[1]["instance"]["name"]: solved[1]["baseline"]}
+    program = write_program(tmp_path, lookup(answers))
+    total, details, _ = run_level2(evaluate, tmp_path, program, make_cases(solved))
+    expected = [reward(solved[0]["reference"], solved[0]["naive"], solved[0]["reference"]),
+                reward(solved[1]["naive"], solved[1]["naive"], solved[1]["reference"])]
+    assert [row["reward"] for row in details["instances"]] == expected == [1.0, 0.0]
+    assert total == pytest.approx(sum(expected) / 2)
+    assert details["feasible"] == 1
+    assert [row["index"] for row in details["instances"]] == [0, 1]
+    assert all(row["returncode"] == 0 and not row["timed_out"] and row["error"] is None
+               for row in details["instances"])
+
+
+def test_level2_round_robin_program_scores_formula(evaluate, solved, tmp_path):
+    """A self-contained round-robin dispatcher scores the formula on each instance's own objective."""
+    program = write_program(tmp_path, ROUND_ROBIN_PROGRAM)
+    total, details, _ = run_level2(evaluate, tmp_path, program, make_cases(solved))
+    expected = []
+    for s in solved:
+        objective = js.evaluate(s["instance"], js.dispatch(s["instance"], round_robin(s["instance"])))
+        expected.append(max(-1.0, (s["naive"] - objective) / (s["naive"] - s["reference"])))
+    assert [row["reward"] for row in details["instances"]] == pytest.approx(expected)
+    assert total == pytest.approx(sum(expected) / len(expected))
+
+
+def test_level2_runs_isolated_in_empty_directory(evaluate, solved, tmp_path):
+    """solve.py runs with python -I in a directory holding only solve.py and instance.json."""
+    marker = tmp_path / "seen.json"
+    program = write_program(tmp_path, f"""
+import json, os, sys
+json.dump({{"isolated": sys.flags.isolated, "files": sorted(os.listdir(".")), "argv": sys.argv[1:],
+           "pythonpath": os.environ.get("PYTHONPATH")}}, open({str(marker)!r}, "w"))
+""")
+    total, details, _ = run_level2(evaluate, tmp_path, program, make_cases(solved[:1]))
+    seen = json.loads(marker.read_text())
+    assert seen == {"isolated": 1, "files": ["instance.json", "solve.py"],
+                    "argv": ["instance.json", "solution.json"], "pythonpath": None}
+    assert total == FAIL  # it wrote no solution
+
+
+def test_level2_no_cases_scores_fail(evaluate, tmp_path):
+    """With no evaluation instances the level-2 reward is -1.0 and nothing is feasible."""
+    program = write_program(tmp_path, ROUND_ROBIN_PROGRAM)
+    total, details, _ = run_level2(evaluate, tmp_path, program, [])
+    assert total == FAIL
+    assert details == {"instances": [], "feasible": 0}
+
+
+def test_level2_timeout(evaluate, solved, tmp_path):
+    """A solve.py that sleeps forever is stopped at wall_s and scores -1.0 'timed out'."""
+    program = write_program(tmp_path, "import time\nwhile True:\n    time.sleep(60)\n")
+    total, details, elapsed = run_level2(evaluate, tmp_path, program, make_cases(solved[:1]), Limits(wall_s=1))
+    row = details["instances"][0]
+    assert total == FAIL
+    assert row["timed_out"] is True and row["reward"] == FAIL
+    assert row["error"].startswith("timed out after 1")
+    assert 1.0 <= elapsed < 5.0
+
+
+def test_level2_timeout_after_writing_answer_still_fails(evaluate, solved, tmp_path):
+    """A correct solution written before overrunning the wall clock does not count."""
+    answers = {solved[0]["instance"]["name"]: solved[0]["reference_solution"]}
+    program = write_program(tmp_path, lookup(answers) + "import time\ntime.sleep(60)\n")
+    total, details, elapsed = run_level2(evaluate, tmp_path, program, make_cases(solved[:1]), Limits(wall_s=1))
+    assert total == FAIL and details["instances"][0]["timed_out"] is True
+    assert elapsed < 5.0
+
+
+def test_level2_forked_child_is_killed(evaluate, solved, tmp_path):
+    """A child that solve.py forks and leaves behind is killed when solve.py exits."""
+    marker = tmp_path / "child-survived"
+    answers = {solved[0]["instance"]["name"]: solved[0]["reference_solution"]}
+    program = write_program(tmp_path, f"""
+import os, time
+if os.fork() == 0:
+    time.sleep(1)
+    open({str(marker)!r}, "w").write("alive")
+    os._exit(0)
+""" + lookup(answers))
+    total, details, elapsed = run_level2(evaluate, tmp_path, program, make_cases(solved[:1]))
+    assert total == 1.0  # the parent's answer is scored normally
+    assert elapsed < 1.0  # the run did not wait for the child
+    time.sleep(2.0)
+    assert not marker.exists()
+
+
+@pytest.fixture
+def shared_workroot():
+    """A workroot an unprivileged uid can traverse (tmp_path's parents are 0700)."""
+    path = tempfile.mkdtemp(prefix="orh-test-")
+    os.chmod(path, 0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+#: A uid no account uses, so killing "every process of the uid" touches only the test's.
+UNUSED_UID = 54321
+
+
+def test_level2_escaped_child_is_killed_by_uid(evaluate, solved, shared_workroot):
+    """Run as an unprivileged uid, a child that leaves the process group (setsid) is killed too."""
+    assert os.geteuid() == 0, "dropping to another uid needs root"
+    marker_dir = Path(shared_workroot) / "markers"
+    marker_dir.mkdir()
+    os.chmod(marker_dir, 0o777)
+    marker = marker_dir / "escaped-child-survived"
+    answers = {solved[0]["instance"]["name"]: solved[0]["reference_solution"]}
+    program_path = Path(shared_workroot) / "solve.py"
+    program_path.write_text(f"""
+import os, time
+if os.fork() == 0:
+    os.setsid()
+    time.sleep(1)
+    open({str(marker)!r}, "w").write("alive")
+    os._exit(0)
+""" + lookup(answers))
+    python = shutil.which("python3", path="/usr/bin:/bin")  # readable by any uid, unlike a venv under /root
+    assert python
+    total, details = score.score_level2(evaluate, str(program_path), make_cases(solved[:1]), python,
+                                        Limits(wall_s=5), uid=UNUSED_UID, workroot=shared_workroot)
+    assert total == 1.0, details
+    time.sleep(2.0)
+    assert not marker.exists()
+
+
+def test_level2_exit_code_one_scores_fail(evaluate, solved, tmp_path):
+    """A solve.py that exits 1 without an answer scores -1.0 with its return code recorded."""
+    program = write_program(tmp_path, "import sys\nsys.stderr.write('giving up\\n')\nsys.exit(1)\n")
+    total, details, _ = run_level2(evaluate, tmp_path, program, make_cases(solved[:1]))
+    row = details["instances"][0]
+    assert total == FAIL and row["reward"] == FAIL and details["feasible"] == 0
+    assert row["returncode"] == 1 and row["timed_out"] is False
+    assert "giving up" in row["stderr_tail"]
+    assert "solution.json" in row["error"]
+
+
+@pytest.mark.xfail(strict=True, reason="score_level2 prefers run.error, which run_solver always sets when "
+                   "solution.json is missing ('<deleted temp dir>/solution.json does not exist'), so the "
+                   "'solve.py exited with N and wrote no solution' message is unreachable")
+def test_level2_crash_error_names_exit_code(evaluate, solved, tmp_path):
+    """The error of a solve.py that exits 1 without an answer says it exited with 1."""
+    program = write_program(tmp_path, "import sys\nsys.exit(1)\n")
+    total, details, _ = run_level2(evaluate, tmp_path, program, make_cases(solved[:1]))
+    assert "exited with 1" in details["instances"][0]["error"]
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("open(__import__('sys').argv[2], 'w').write('{')", r"^solution\.json is not valid JSON"),
+        ("open(__import__('sys').argv[2], 'w').write('[NaN]')", r"NaN is not allowed"),
+        ("open(__import__('sys').argv[2], 'w').write('{\"starts\": []}')",
+         r"^infeasible: solution\.starts: expected 4 items, got 0"),
+        ("__import__('os').symlink('/dev/zero', __import__('sys').argv[2])", r"cannot be opened as a regular file"),
+        ("__import__('os').mkdir(__import__('sys').argv[2])", r"is not a regular file"),
+    ],
+    ids=["invalid-json", "nan", "infeasible", "symlink-to-dev-zero", "directory"],
+)
+def test_level2_bad_output_scores_fail(evaluate, solved, tmp_path, text, message):
+    """solve.py output that is not a strict, feasible JSON file scores -1.0 with the reason."""
+    program = write_program(tmp_path, text + "\n")
+    total, details, elapsed = run_level2(evaluate, tmp_path, program, make_cases(solved[:1]))
+    row = details["instances"][0]
+    assert total == FAIL and row["reward"] == FAIL and row["feasible"] == 0
+    assert re.search(message, row["error"]), row["error"]
+    assert elapsed < 5.0
+
+
+def test_level2_memory_limit(evaluate, solved, tmp_path):
+    """Allocating 4 GB under memory_mb=512 fails at once with MemoryError and scores -1.0."""
+    program = write_program(tmp_path, "buffer = bytearray(4 * 1024 ** 3)\n")
+    total, details, elapsed = run_level2(evaluate, tmp_path, program, make_cases(solved[:1]),
+                                         Limits(wall_s=10, memory_mb=512))
+    row = details["instances"][0]
+    assert total == FAIL and row["timed_out"] is False
+    assert "MemoryError" in row["stderr_tail"]
+    assert elapsed < 5.0
+
+
+def test_level2_stdout_flood_is_capped(evaluate, solved, tmp_path):
+    """Printing 200 MB with max_file_mb=1 is stopped by the file-size limit and scores -1.0 quickly."""
+    program = write_program(tmp_path, "import sys\nchunk = 'x' * (1 << 20)\nfor _ in range(200):\n"
+                                      "    sys.stdout.write(chunk)\nsys.stdout.flush()\n")
+    total, details, elapsed = run_level2(evaluate, tmp_path, program, make_cases(solved[:1]),
+                                         Limits(wall_s=10, max_file_mb=1))
+    row = details["instances"][0]
+    assert total == FAIL and row["timed_out"] is False and row["returncode"] != 0
+    assert "File too large" in row["stderr_tail"]
+    assert elapsed < 5.0
+
+
+def test_level2_symlinked_program_scores_fail(evaluate, solved, tmp_path):
+    """A solve.py that is a symlink (even to a correct program) scores -1.0 without running anything."""
+    real = write_program(tmp_path, ROUND_ROBIN_PROGRAM, "real_solve.py")
+    (tmp_path / "solve.py").symlink_to(real)
+    total, details, _ = run_level2(evaluate, tmp_path, str(tmp_path / "solve.py"), make_cases(solved))
+    assert total == FAIL
+    assert details["instances"] == [] and details["feasible"] == 0
+    assert "cannot be opened as a regular file" in details["error"]
+
+
+def test_level2_missing_program_scores_fail(evaluate, solved, tmp_path):
+    """No solve.py at all scores -1.0 with a 'does not exist' message."""
+    total, details, _ = run_level2(evaluate, tmp_path, str(tmp_path / "solve.py"), make_cases(solved))
+    assert total == FAIL
+    assert "does not exist" in details["error"]
+
+
+def test_level2_one_bad_instance_lowers_the_mean(evaluate, solved, tmp_path):
+    """An answer missing for one instance scores -1.0 there and the mean includes it."""
+    answers = {solved[0]["instance"]["name"]: solved[0]["reference_solution"]}  # none for instance 1
+    program = write_program(tmp_path, lookup(answers))
+    total, details, _ = run_level2(evaluate, tmp_path, program, make_cases(solved))
+    assert [row["reward"] for row in details["instances"]] == [1.0, FAIL]
+    assert total == pytest.approx((1.0 + FAIL) / 2)
+    assert details["feasible"] == 0
+    assert "KeyError" in details["instances"][1]["stderr_tail"]
