@@ -23,20 +23,24 @@ class BadOutput(Infeasible):
     """The deliverable is missing, not a regular file, too big or not strict JSON."""
 
 
-def read_regular_file(path: str, max_bytes: int = MAX_BYTES) -> bytes:
-    """Bytes of ``path`` if it is a regular file (not a symlink) of at most ``max_bytes``."""
+def read_regular_file(path: str, max_bytes: int = MAX_BYTES, name: str | None = None) -> bytes:
+    """Bytes of ``path`` if it is a regular file (not a symlink) of at most ``max_bytes``.
+
+    ``name`` is how messages call the file (default: its path).
+    """
+    shown = name or path
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
-        raise BadOutput(f"{path} does not exist") from None
+        raise BadOutput(f"{shown} does not exist") from None
     except OSError as exc:  # ELOOP for a symlink, EACCES, ...
-        raise BadOutput(f"{path} cannot be opened as a regular file ({exc.strerror})") from None
+        raise BadOutput(f"{shown} cannot be opened as a regular file ({exc.strerror})") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise BadOutput(f"{path} is not a regular file")
+            raise BadOutput(f"{shown} is not a regular file")
         if info.st_size > max_bytes:
-            raise BadOutput(f"{path} is {info.st_size} bytes, over the limit of {max_bytes}")
+            raise BadOutput(f"{shown} is {info.st_size} bytes, over the limit of {max_bytes}")
         chunks, total = [], 0
         while total <= max_bytes:
             chunk = os.read(fd, min(1 << 20, max_bytes + 1 - total))
@@ -45,7 +49,7 @@ def read_regular_file(path: str, max_bytes: int = MAX_BYTES) -> bytes:
             chunks.append(chunk)
             total += len(chunk)
         if total > max_bytes:
-            raise BadOutput(f"{path} grew over the limit of {max_bytes} bytes")
+            raise BadOutput(f"{shown} grew over the limit of {max_bytes} bytes")
         return b"".join(chunks)
     finally:
         os.close(fd)
@@ -65,8 +69,8 @@ def parse_strict(data: bytes, where: str) -> object:
             parse_int=_bounded_int,
             parse_float=_finite_float,
         )
-    except BadOutput:
-        raise
+    except BadOutput as exc:
+        raise BadOutput(f"{where}: {exc}") from None
     except RecursionError:
         raise BadOutput(f"{where} is nested too deeply") from None
     except ValueError as exc:

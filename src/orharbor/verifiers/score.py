@@ -70,7 +70,7 @@ def score_level2(
     for index, case in enumerate(cases):
         run = run_solver(
             python, program, case["instance_bytes"], limits, uid=uid, gid=uid, workroot=workroot,
-            read_solution=lambda p: safe_json.read_regular_file(p, max_bytes),
+            read_solution=lambda p: safe_json.read_regular_file(p, max_bytes, name="solution.json"),
         )
         row: dict[str, Any] = {
             "index": index,

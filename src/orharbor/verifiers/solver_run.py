@@ -114,7 +114,7 @@ def run_solver(
         solution = None
         error = None
         sol_path = os.path.join(workdir, "solution.json")
-        if not timed_out and read_solution is not None:
+        if not timed_out and read_solution is not None and os.path.lexists(sol_path):
             try:
                 solution = read_solution(sol_path)
             except Exception as exc:  # the reader raises BadOutput with a clear message
