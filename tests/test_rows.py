@@ -154,26 +154,18 @@ def test_row_error_is_value_error():
     assert issubclass(RowError, ValueError)
 
 
-@pytest.mark.xfail(strict=True, reason="the id pattern ends in '$', which Python's re.search (used by "
-                   "jsonschema) matches before a trailing newline: 'abc\\n' validates and would become a task "
-                   "directory name with a newline")
 def test_id_with_trailing_newline_is_refused(level1_row):
     """An id ending in a newline is refused."""
     with pytest.raises(RowError, match=r"^row: id: "):
         validate_row({**level1_row, "id": "jobshop-4x4-l1-s0\n"})
 
 
-@pytest.mark.xfail(strict=True, reason="JSON Schema 'integer' accepts 3.0, but jobshop.generate refuses a "
-                   "float seed, so the row passes validation and fails later at export without its line number")
 def test_float_instance_seed_is_refused(level1_row):
     """An instance_seed of 3.0 is refused at validation (the generator needs an int)."""
     with pytest.raises(RowError, match=r"instance_seed"):
         validate_row({**level1_row, "instance_seed": 3.0})
 
 
-@pytest.mark.xfail(strict=True, reason="a level-1 row with neither instance_seed nor instance fails the anyOf; "
-                   "the message is '(row): {<whole row>} is not valid under any of the given schemas' and "
-                   "names neither key")
 def test_level1_without_instance_names_the_keys(level1_row):
     """A level-1 row without instance_seed or instance says which key is missing."""
     row = {k: v for k, v in level1_row.items() if k != "instance_seed"}

@@ -96,11 +96,15 @@ def solve_cmd(problem: str, instance_file: Path, time_limit: float, workers: int
     module = _problem(problem)
     try:
         instance = load_instance(module, instance_file)
+    except _user_errors() as exc:
+        raise click.ClickException(f"{instance_file}: {exc}") from None
+    try:
         solution, meta = module.reference(instance, time_limit_s=time_limit, workers=workers, seed=seed)
         objective = module.evaluate(instance, solution)
         baseline = module.evaluate(instance, module.baseline(instance))
-    except _user_errors() as exc:
-        raise click.ClickException(str(exc)) from None
+    except (KeyError, TypeError, IndexError, ValueError) as exc:
+        raise click.ClickException(f"{instance_file}: not a valid {problem} instance "
+                                   f"({type(exc).__name__}: {exc})") from None
     click.echo(json.dumps({"objective": objective, "bound": meta.get("bound"), "status": meta.get("status"),
                            "baseline": baseline, "meta": meta, "solution": solution}))
 
@@ -223,6 +227,9 @@ def verify_cmd(task: Path, solution: Path, python: str) -> None:
 
     from orharbor.verifiers.main import verify
 
+    if not (task / "tests" / "task.json").is_file():
+        raise click.ClickException(f"{task} is not an orharbor task (no tests/task.json); "
+                                   "pass a folder written by `orharbor export`")
     with tempfile.TemporaryDirectory() as work:
         reward, details = verify(str(task / "tests"), str(solution), workroot=work, python=python,
                                  drop_privileges=False)

@@ -7,6 +7,7 @@ anything is built from it.
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -15,6 +16,10 @@ from typing import Iterable, Iterator
 import jsonschema
 
 from orharbor import problem_modules
+
+
+#: Also enforced in Python: JSON Schema's "$" would accept a trailing newline.
+ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]{0,120}")
 
 
 class RowError(ValueError):
@@ -29,12 +34,21 @@ def _validator() -> jsonschema.Draft202012Validator:
 
 def validate_row(row: object, where: str = "row") -> dict:
     """Check ``row`` against the schema and the problem registry; return it."""
+    if isinstance(row, dict) and row.get("level") == 1 and "instance_seed" not in row and "instance" not in row:
+        raise RowError(f"{where}: instance_seed: a level-1 row needs 'instance_seed' or an explicit 'instance'")
     errors = sorted(_validator().iter_errors(row), key=lambda e: list(e.absolute_path))
     if errors:
         error = errors[0]
         key = ".".join(str(p) for p in error.absolute_path) or _missing_key(error)
         raise RowError(f"{where}: {key}: {error.message}")
     assert isinstance(row, dict)
+    if not ID_PATTERN.fullmatch(row["id"]):
+        raise RowError(f"{where}: id: {row['id']!r} must be lowercase letters, digits, '.', '_' or '-'")
+    for key in ("instance_seed", "eval_seeds"):
+        values = row.get(key, [])
+        for value in values if isinstance(values, list) else [values]:
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise RowError(f"{where}: {key}: {value!r} is not an integer")
     try:
         module = problem_modules.get(row["problem"])
     except problem_modules.UnknownProblem as exc:

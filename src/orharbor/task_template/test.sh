@@ -3,7 +3,7 @@
 # always leaves /logs/verifier/reward.json behind, even if Python itself fails.
 chmod -R go-rwx /tests 2>/dev/null
 mkdir -p /logs/verifier
-if ! /usr/local/bin/python3 -I /tests/verify.py; then
+if ! /usr/local/bin/python3 -I /tests/verify.py --end-foreign-processes; then
   echo "verifier failed; scoring -1.0"
   printf '{"reward": -1.0, "feasible": 0}\n' > /logs/verifier/reward.json.tmp
   mv -f /logs/verifier/reward.json.tmp /logs/verifier/reward.json

@@ -9,9 +9,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import traceback
 
+from orharbor.verifiers.processes import end_foreign_processes
 from orharbor.verifiers.reward import FAIL
 from orharbor.verifiers.score import evaluator, score_level1, score_level2
 from orharbor.verifiers.solver_run import Limits
@@ -27,12 +29,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deliverable", default=None, help="override the deliverable path")
     parser.add_argument("--logs-dir", default=DEFAULT_LOGS)
     parser.add_argument("--workroot", default=None, help="where solve.py runs get their temp dirs")
+    parser.add_argument("--end-foreign-processes", action="store_true",
+                        help="inside a task container only: kill every process the verifier did not start")
     args = parser.parse_args(argv)
     tests_dir = args.tests_dir or os.path.dirname(os.path.abspath(sys.argv[0]))
+    ended = end_foreign_processes() if args.end_foreign_processes else 0
     try:
         reward, details = verify(tests_dir, args.deliverable, args.workroot)
     except Exception:  # a bug of ours must still leave a reward behind
         reward, details = FAIL, {"error": "verifier error", "traceback": traceback.format_exc()[-4000:]}
+    if args.end_foreign_processes:
+        ended += end_foreign_processes()
+        details["foreign_processes_ended"] = ended
     write_result(args.logs_dir, reward, details)
     print(json.dumps({"reward": reward, "feasible": details.get("feasible", 0)}))
     if details.get("error"):
@@ -71,21 +79,40 @@ def verify(tests_dir: str, deliverable: str | None = None, workroot: str | None 
 
 
 def write_result(logs_dir: str, reward: float, details: dict) -> None:
-    """Write details.json, then reward.json atomically (the reward file is last)."""
+    """Write details.json, then reward.json atomically (the reward file is last).
+
+    Whatever sits at the reward paths (a planted file, symlink or directory) is
+    removed first; as root, the folder is made root-owned and closed to others.
+    """
     os.makedirs(logs_dir, exist_ok=True)
-    for stale in ("reward.txt", "reward.json"):
+    if os.geteuid() == 0:
         try:
-            os.unlink(os.path.join(logs_dir, stale))
-        except (FileNotFoundError, IsADirectoryError, PermissionError):
+            os.chown(logs_dir, 0, 0)
+            os.chmod(logs_dir, 0o755)
+        except OSError:
             pass
+    for name in ("reward.txt", "reward.json", "details.json"):
+        _remove(os.path.join(logs_dir, name))
     _atomic_write(os.path.join(logs_dir, "details.json"), json.dumps(details, indent=2, default=str))
     flat = {"reward": float(reward), "feasible": int(details.get("feasible", 0))}
     _atomic_write(os.path.join(logs_dir, "reward.json"), json.dumps(flat))
 
 
+def _remove(path: str) -> None:
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+
+
 def _atomic_write(path: str, text: str) -> None:
     tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
+    _remove(tmp)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(text)
         f.flush()
         os.fsync(f.fileno())

@@ -103,6 +103,7 @@ def _finite_float(token: str) -> float:
 
 
 def _bounded_int(token: str) -> int:
-    if len(token.lstrip("-")) > MAX_INT_DIGITS:
-        raise BadOutput(f"integer with {len(token)} digits is out of range")
+    digits = len(token.lstrip("-"))
+    if digits > MAX_INT_DIGITS:
+        raise BadOutput(f"integer with {digits} digits is out of range")
     return int(token)
