@@ -1,16 +1,20 @@
 """check: prove every exported task solvable by its reference, without Docker.
 
 For each task, Harbor's trial flow is replayed at the task's real paths
-(``/app``, ``/tests``, ``/logs/verifier``, ``/solution``) inside a bubblewrap
-sandbox: build the agent's ``/app`` from the Dockerfile's COPY lines, run a
-deliverable policy, collect the deliverable as an artifact into a fresh
-verifier root (separate mode) or upload ``/tests`` beside it (shared mode),
-run ``tests/test.sh`` and read ``/logs/verifier/reward.json``.
+(``/app``, ``/tests``, ``/logs/verifier``, ``/solution``) inside bubblewrap:
+the agent's ``/app`` is built from the Dockerfile's COPY lines, a policy acts
+as the agent's unprivileged user, then the verifier runs ``tests/test.sh`` as
+root and ``/logs/verifier/reward.json`` is read the way Harbor reads it.
 
-Three policies per task: the oracle (``solution/solve.sh``) must score 1.0,
-the naive baseline (``solution/naive/``) must score what the reward formula
-gives the baseline (0.0 unless naive equals reference), and no deliverable
-must score -1.0.
+- separate mode: agent and verifier get two sandboxes; only the deliverable
+  crosses, copied as a regular file (Harbor's artifact collection).
+- shared mode: one sandbox for both phases, like one container: whatever the
+  agent left running is still running when ``/tests`` is uploaded and scored.
+
+Policies (:mod:`orharbor.policies`): the oracle must score 1.0, the naive
+baseline its formula value (0.0), no deliverable -1.0; with ``attacks=True``
+every attack of :mod:`orharbor.attacks` must score -1.0 without crashing the
+verifier.
 """
 
 from __future__ import annotations
@@ -29,12 +33,13 @@ from dataclasses import dataclass, field
 from importlib.util import find_spec
 from pathlib import Path
 
-from orharbor.verifiers.reward import FAIL, mean_reward, reward
+from orharbor.policies import Policy, reference_policies
 
-POLICIES = ("oracle", "naive", "nothing")
 SOLVER_VENV = "/opt/orharbor-solver"
 #: Host packages made visible to the sandbox's solver interpreter.
 SOLVER_PACKAGES = ("numpy", "scipy")
+#: The agent's user inside the sandbox (the Dockerfile's ``agent``).
+AGENT_UID = 1000
 TOLERANCE = 1e-9
 
 
@@ -49,11 +54,15 @@ class PolicyResult:
     policy: str
     reward: float | None
     expected: float
+    attack: bool = False
     error: str | None = None
+    verifier_crashed: bool = False
 
     @property
     def ok(self) -> bool:
-        return self.reward is not None and abs(self.reward - self.expected) <= TOLERANCE
+        if self.reward is None or self.verifier_crashed:
+            return False
+        return abs(self.reward - self.expected) <= TOLERANCE
 
 
 @dataclass
@@ -68,14 +77,16 @@ class CheckResult:
 
     @property
     def ok(self) -> bool:
-        return self.error is None and len(self.policies) == len(POLICIES) and all(p.ok for p in self.policies)
+        return self.error is None and bool(self.policies) and all(p.ok for p in self.policies)
 
     def problem_text(self) -> str:
         if self.error:
             return self.error
         bad = [p for p in self.policies if not p.ok]
-        return "; ".join(f"{p.policy} scored {p.reward} (expected {p.expected:g})"
-                         + (f": {p.error}" if p.error else "") for p in bad)
+        return "; ".join(
+            f"{p.policy} scored {p.reward} (expected {p.expected:g})"
+            + (" and crashed the verifier" if p.verifier_crashed else "")
+            + (f": {p.error}" if p.error else "") for p in bad)
 
 
 def require_bwrap() -> str:
@@ -89,6 +100,9 @@ def require_bwrap() -> str:
                             "--die-with-parent", "true"], capture_output=True, text=True)
     if probe.returncode != 0:
         raise SandboxUnavailable(f"bubblewrap cannot create a sandbox here: {probe.stderr.strip()}")
+    if os.geteuid() != 0:
+        raise SandboxUnavailable("orharbor check runs the verifier as root and the agent and solve.py as "
+                                 "unprivileged users inside the sandbox, so it must run as root")
     return path
 
 
@@ -99,8 +113,9 @@ def find_tasks(root: Path) -> list[Path]:
     return sorted(p.parent for p in root.glob("*/task.toml"))
 
 
-def check_tasks(root: Path, jobs: int = 1) -> list[CheckResult]:
-    """Check every task under ``root`` with ``jobs`` tasks in parallel."""
+def check_tasks(root: Path, jobs: int = 1, attacks: bool = False,
+                only: tuple[str, ...] = ()) -> list[CheckResult]:
+    """Check every task under ``root``, ``jobs`` at a time; ``only`` limits the policies by name."""
     bwrap = require_bwrap()
     tasks = find_tasks(root)
     if not tasks:
@@ -108,79 +123,136 @@ def check_tasks(root: Path, jobs: int = 1) -> list[CheckResult]:
     with tempfile.TemporaryDirectory(prefix="orharbor-check-") as scratch:
         venv = build_solver_venv(Path(scratch) / "solver-venv")
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            return list(pool.map(lambda t: check_task(t, bwrap, venv), tasks))
+            return list(pool.map(lambda t: check_task(t, bwrap, venv, attacks, only), tasks))
 
 
-def check_task(task: Path, bwrap: str, venv: "SolverVenv") -> CheckResult:
-    """Run the three policies on one task."""
+def task_policies(task: Path, test_config: dict, attacks: bool) -> list[Policy]:
+    """The reference policies, then the attack suite when asked for."""
+    policies = reference_policies(task, test_config)
+    if attacks:
+        from orharbor.attacks import attack_policies
+
+        policies += attack_policies(task, test_config)
+    return policies
+
+
+def check_task(task: Path, bwrap: str, venv: "SolverVenv", attacks: bool = False,
+               only: tuple[str, ...] = ()) -> CheckResult:
+    """Run every policy on one task."""
     try:
         config = tomllib.loads((task / "task.toml").read_text())
         test_config = json.loads((task / "tests" / "task.json").read_text())
-    except (OSError, ValueError) as exc:
+        policies = task_policies(task, test_config, attacks)
+    except (OSError, ValueError, KeyError) as exc:
         return CheckResult(task.name, 0, "?", error=f"unreadable task: {exc}")
-    level = test_config["level"]
     mode = config.get("verifier", {}).get("environment_mode", "shared")
-    result = CheckResult(task.name, level, mode)
-    for policy in POLICIES:
-        expected = expected_reward(policy, test_config)
+    result = CheckResult(task.name, test_config["level"], mode)
+    for policy in policies:
+        if only and policy.name not in only:
+            continue
         try:
-            got, error = run_policy(task, policy, config, test_config, bwrap, venv)
+            got, error, crashed = run_policy(task, policy, config, bwrap, venv)
         except Exception as exc:  # report, don't crash the whole check
-            got, error = None, f"{type(exc).__name__}: {exc}"
-        result.policies.append(PolicyResult(policy, got, expected, error))
+            got, error, crashed = None, f"{type(exc).__name__}: {exc}", False
+        result.policies.append(PolicyResult(policy.name, got, policy.expected, policy.attack, error, crashed))
     return result
 
 
-def expected_reward(policy: str, test_config: dict) -> float:
-    """What a correct verifier must give ``policy`` on this task."""
-    if policy == "oracle":
-        return 1.0
-    if policy == "nothing":
-        return FAIL
-    if test_config["level"] == 1:
-        return reward(test_config["naive"], test_config["naive"], test_config["reference"])
-    return mean_reward([reward(c["naive"], c["naive"], c["reference"]) for c in test_config["eval"]])
-
-
-def run_policy(task: Path, policy: str, config: dict, test_config: dict, bwrap: str,
-               venv: "SolverVenv") -> tuple[float | None, str | None]:
-    """One trial: agent phase, artifact collection, verifier phase; return the reward."""
-    deliverable = test_config["deliverable"]
+def run_policy(task: Path, policy: Policy, config: dict, bwrap: str,
+               venv: "SolverVenv") -> tuple[float | None, str | None, bool]:
+    """One trial of ``policy``: (reward as Harbor reads it, first error, verifier crashed)."""
     separate = config.get("verifier", {}).get("environment_mode", "shared") == "separate"
+    agent_timeout = float(config.get("agent", {}).get("timeout_sec", 600.0))
+    verifier_timeout = float(config.get("verifier", {}).get("timeout_sec", 600.0))
+    deliverable = json.loads((task / "tests" / "task.json").read_text())["deliverable"].removeprefix("/app/")
     with tempfile.TemporaryDirectory(prefix="orharbor-trial-") as tmp:
         agent = Path(tmp) / "agent"
         _make_root(agent)
         populate_app(task / "environment", agent / "app")
-        if policy == "oracle":
-            shutil.copytree(task / "solution", agent / "solution")
-            proc = _sandbox(bwrap, agent, venv, ["bash", "/solution/solve.sh"], extra=("solution",),
-                            timeout=float(config.get("agent", {}).get("timeout_sec", 600.0)))
-            if proc.returncode != 0:
-                return None, f"solve.sh failed ({proc.returncode}): {proc.stderr[-500:]}"
-        elif policy == "naive":
-            naive = task / "solution" / "naive" / Path(deliverable).name
-            shutil.copyfile(naive, agent / deliverable.lstrip("/"))
+        act(policy, agent / "app")
+        _chown_tree(agent / "app", AGENT_UID)
+        binds = {"/app": agent / "app", "/logs": agent / "logs", "/home/agent": agent / "home"}
+        ro_binds = {"/solution": task / "solution"} if policy.use_solution else {}
+        agent_cmd = ["setpriv", f"--reuid={AGENT_UID}", f"--regid={AGENT_UID}", "--clear-groups",
+                     "--inh-caps=-all", "bash", "-c", policy.agent_script or "true"]
         if separate:
+            proc = _sandbox(bwrap, venv, binds, ro_binds, agent_cmd, agent_timeout)
+            if policy.agent_script and not policy.attack and proc.returncode != 0:
+                return None, f"agent script failed ({proc.returncode}): {proc.stderr[-500:]}", False
             verifier = Path(tmp) / "verifier"
             _make_root(verifier)
-            (verifier / "app").mkdir(exist_ok=True)
-            collect_artifact(agent / deliverable.lstrip("/"), verifier / deliverable.lstrip("/"))
+            collect_artifact(agent / "app" / deliverable, verifier / "app" / deliverable)
+            shutil.copytree(task / "tests", verifier / "tests")
+            proc = _sandbox(bwrap, venv, {"/app": verifier / "app", "/logs": verifier / "logs",
+                                          "/tests": verifier / "tests"}, {}, ["bash", "/tests/test.sh"],
+                            verifier_timeout)
+            logs = verifier / "logs" / "verifier"
         else:
-            verifier = agent
-        shutil.copytree(task / "tests", verifier / "tests", dirs_exist_ok=True)
-        proc = _sandbox(bwrap, verifier, venv, ["bash", "/tests/test.sh"], extra=("tests",),
-                        timeout=float(config.get("verifier", {}).get("timeout_sec", 600.0)))
-        reward_file = verifier / "logs" / "verifier" / "reward.json"
-        if not reward_file.is_file():
-            return None, f"no reward.json (test.sh exit {proc.returncode}): {proc.stdout[-300:]} {proc.stderr[-300:]}"
-        value = json.loads(reward_file.read_text()).get("reward")
-        if not isinstance(value, (int, float)) or not math.isfinite(value):
-            return None, f"reward.json holds no finite reward: {value!r}"
-        error = None
-        details = verifier / "logs" / "verifier" / "details.json"
-        if details.is_file() and policy != "nothing":
-            error = first_error(json.loads(details.read_text()))
-        return float(value), error
+            # One sandbox, two phases: /tests appears only after the agent's script has ended.
+            upload = Path(tmp) / "upload"
+            upload.mkdir(mode=0o700)
+            shutil.copytree(task / "tests", upload / "tests")
+            (Path(tmp) / "tests").mkdir(mode=0o755)
+            driver = ('"$@"; status=$?; echo "agent-exit=$status" >&2; '
+                      "cp -a /.orh-upload/tests/. /tests/ && bash /tests/test.sh")
+            proc = _sandbox(bwrap, venv, {**binds, "/tests": Path(tmp) / "tests", "/.orh-upload": upload}, ro_binds,
+                            ["bash", "-c", driver, "driver", *agent_cmd], agent_timeout + verifier_timeout)
+            if policy.agent_script and not policy.attack and "agent-exit=0" not in proc.stderr:
+                return None, f"agent script failed: {proc.stderr[-500:]}", False
+            logs = agent / "logs" / "verifier"
+        value, error = read_reward(logs)
+        details = _read_details(logs)
+        crashed = "verifier failed" in proc.stdout or details is None or "traceback" in details
+        if value is None:
+            return None, f"{error} (test.sh exit {proc.returncode}): {proc.stdout[-300:]} {proc.stderr[-300:]}", crashed
+        if details and "traceback" in details:
+            error = details["traceback"][-500:]
+        elif details and policy.name != "nothing":
+            error = first_error(details)
+        return value, error, crashed
+
+
+def act(policy: Policy, app: Path) -> None:
+    """Put the policy's files, symlinks and sparse files into the agent's /app."""
+    for name, data in policy.files.items():
+        (app / name).parent.mkdir(parents=True, exist_ok=True)
+        (app / name).write_bytes(data)
+    for name, target in policy.symlinks.items():
+        (app / name).parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(target, app / name)
+    for name, (head, size) in policy.sparse_files.items():
+        with open(app / name, "wb") as f:
+            f.write(head)
+            f.truncate(size)
+
+
+def read_reward(logs: Path) -> tuple[float | None, str | None]:
+    """The reward as Harbor reads it: reward.json if present, else reward.txt."""
+    for name in ("reward.json", "reward.txt"):
+        path = logs / name
+        if not os.path.lexists(path):
+            continue
+        if path.is_symlink() or not path.is_file():
+            return None, f"{name} is not a regular file"
+        text = path.read_text(errors="replace")
+        try:
+            value = json.loads(text).get("reward") if name == "reward.json" else float(text)
+        except (ValueError, AttributeError):
+            return None, f"{name} is not readable: {text[:80]!r}"
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            return None, f"{name} holds no finite reward: {value!r}"
+        return float(value), None
+    return None, "no reward.json"
+
+
+def _read_details(logs: Path) -> dict | None:
+    path = logs / "details.json"
+    if path.is_symlink() or not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text())
+    except ValueError:
+        return None
 
 
 def first_error(details: dict) -> str | None:
@@ -216,8 +288,18 @@ def collect_artifact(source: Path, target: Path) -> None:
 
 
 def _make_root(root: Path) -> None:
-    for sub in ("app", "logs/verifier", "logs/agent", "logs/artifacts"):
+    """A trial's host folders; the log folders are world-writable, as Harbor leaves them."""
+    for sub in ("app", "home", "logs/verifier", "logs/agent", "logs/artifacts"):
         (root / sub).mkdir(parents=True, exist_ok=True)
+    for sub in ("logs", "logs/verifier", "logs/agent", "logs/artifacts"):
+        (root / sub).chmod(0o777)
+    os.chown(root / "home", AGENT_UID, AGENT_UID)
+
+
+def _chown_tree(root: Path, uid: int) -> None:
+    os.chown(root, uid, uid)
+    for path in root.rglob("*"):
+        os.lchown(path, uid, uid)
 
 
 @dataclass(frozen=True)
@@ -278,9 +360,9 @@ def _parents(path: str) -> list[str]:
     return args
 
 
-def _sandbox(bwrap: str, root: Path, venv: SolverVenv, command: list[str],
-             extra: tuple[str, ...] = (), timeout: float = 600.0) -> subprocess.CompletedProcess:
-    """Run ``command`` as root of a sandbox whose /app and /logs are ``root``'s."""
+def _sandbox(bwrap: str, venv: SolverVenv, binds: dict[str, Path], ro_binds: dict[str, Path],
+             command: list[str], timeout: float) -> subprocess.CompletedProcess:
+    """Run ``command`` as root in a fresh sandbox: host /usr and /etc read-only, our folders bound."""
     args = [bwrap, *_system_binds(), "--tmpfs", "/usr/local", "--dir", "/usr/local/bin",
             *_parents(str(venv.base_prefix)), *_parents(SOLVER_VENV),
             "--ro-bind", str(venv.base_prefix), str(venv.base_prefix),
@@ -288,27 +370,50 @@ def _sandbox(bwrap: str, root: Path, venv: SolverVenv, command: list[str],
             "--ro-bind", str(venv.root), SOLVER_VENV]
     for source, target in venv.binds:
         args += ["--ro-bind", source, target]
-    args += ["--bind", str(root / "app"), "/app", "--bind", str(root / "logs"), "/logs"]
-    for name in extra:
-        args += ["--bind", str(root / name), f"/{name}"]
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/app",
+    for target, source in binds.items():
+        args += [*_parents(target), "--bind", str(source), target]
+    for target, source in ro_binds.items():
+        args += [*_parents(target), "--ro-bind", str(source), target]
+    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp",
+             "--perms", "1777", "--dir", "/var/tmp", "--chdir", "/app",
              "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--die-with-parent",
              "--new-session", "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
-             "--setenv", "HOME", "/root", "--setenv", "LANG", "C.UTF-8", *command]
+             "--setenv", "HOME", "/home/agent", "--setenv", "LANG", "C.UTF-8", *command]
     return subprocess.run(args, capture_output=True, text=True, timeout=timeout)
 
 
 def format_table(results: list[CheckResult]) -> str:
-    """A fixed-width table: task, level, mode, one column per policy, status."""
-    header = ["task", "level", "mode", *POLICIES, "status"]
+    """A fixed-width table: task, level, mode, the three reference policies, attacks, status."""
+    header = ["task", "level", "mode", "oracle", "naive", "nothing", "attacks", "status"]
     rows = [header]
     for r in results:
-        cells = [r.task, str(r.level), r.mode]
         by_name = {p.policy: p for p in r.policies}
-        for policy in POLICIES:
-            p = by_name.get(policy)
+        cells = [r.task, str(r.level), r.mode]
+        for name in ("oracle", "naive", "nothing"):
+            p = by_name.get(name)
             cells.append("-" if p is None or p.reward is None else f"{p.reward:+.3f}")
+        attacks = [p for p in r.policies if p.attack]
+        cells.append(f"{sum(p.ok for p in attacks)}/{len(attacks)} held" if attacks else "-")
         cells.append("ok" if r.ok else "FAIL")
         rows.append(cells)
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    return _columns(rows)
+
+
+def format_attacks(results: list[CheckResult]) -> str:
+    """One row per attack: on how many tasks it was held to -1.0 without a verifier crash."""
+    outcome: dict[str, list[PolicyResult]] = {}
+    for r in results:
+        for p in r.policies:
+            if p.attack:
+                outcome.setdefault(p.policy, []).append(p)
+    rows = [["attack", "held", "best reward"]]
+    for name, tries in outcome.items():
+        rewards = [p.reward for p in tries if p.reward is not None]
+        rows.append([name, f"{sum(p.ok for p in tries)}/{len(tries)}",
+                     f"{max(rewards):+.3f}" if rewards else "-"])
+    return _columns(rows)
+
+
+def _columns(rows: list[list[str]]) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)

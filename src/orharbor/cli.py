@@ -197,16 +197,20 @@ def _check_unique_ids(rows: list[dict]) -> None:
 @main.command("check")
 @click.argument("tasks", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=os.cpu_count() or 1, show_default="all cores")
-def check_cmd(tasks: Path, jobs: int) -> None:
+@click.option("--attacks", is_flag=True, help="Also run the attack suite: every attack must score -1.0.")
+def check_cmd(tasks: Path, jobs: int, attacks: bool) -> None:
     """Prove every task under TASKS solvable: oracle 1.0, naive 0.0, nothing -1.0."""
     from orharbor import check
 
     try:
         start = time.monotonic()
-        results = check.check_tasks(tasks, jobs=jobs)
+        results = check.check_tasks(tasks, jobs=jobs, attacks=attacks)
     except check.SandboxUnavailable as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(check.format_table(results))
+    if attacks:
+        click.echo("")
+        click.echo(check.format_attacks(results))
     failed = [r for r in results if not r.ok]
     click.echo(f"{len(results) - len(failed)}/{len(results)} tasks passed in {time.monotonic() - start:.1f} s")
     if failed:

@@ -13,6 +13,7 @@ import shutil
 import sys
 import traceback
 
+from orharbor.verifiers.integrity import tampering
 from orharbor.verifiers.processes import end_foreign_processes
 from orharbor.verifiers.reward import FAIL
 from orharbor.verifiers.score import evaluator, score_level1, score_level2
@@ -29,16 +30,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deliverable", default=None, help="override the deliverable path")
     parser.add_argument("--logs-dir", default=DEFAULT_LOGS)
     parser.add_argument("--workroot", default=None, help="where solve.py runs get their temp dirs")
-    parser.add_argument("--end-foreign-processes", action="store_true",
-                        help="inside a task container only: kill every process the verifier did not start")
+    parser.add_argument("--in-container", action="store_true",
+                        help="inside a task container only: end every process the verifier did not start "
+                             "and refuse to score with a tampered interpreter")
     args = parser.parse_args(argv)
     tests_dir = args.tests_dir or os.path.dirname(os.path.abspath(sys.argv[0]))
-    ended = end_foreign_processes() if args.end_foreign_processes else 0
+    ended, suspicious = 0, []
+    if args.in_container:
+        ended = end_foreign_processes()
+        secure_logs_dir(args.logs_dir)
+        suspicious = tampering()
     try:
-        reward, details = verify(tests_dir, args.deliverable, args.workroot)
+        if suspicious:
+            reward, details = FAIL, {"error": "verifier environment tampered: " + "; ".join(suspicious)}
+        else:
+            reward, details = verify(tests_dir, args.deliverable, args.workroot)
     except Exception:  # a bug of ours must still leave a reward behind
         reward, details = FAIL, {"error": "verifier error", "traceback": traceback.format_exc()[-4000:]}
-    if args.end_foreign_processes:
+    if args.in_container:
         ended += end_foreign_processes()
         details["foreign_processes_ended"] = ended
     write_result(args.logs_dir, reward, details)
@@ -84,6 +93,14 @@ def write_result(logs_dir: str, reward: float, details: dict) -> None:
     Whatever sits at the reward paths (a planted file, symlink or directory) is
     removed first; as root, the folder is made root-owned and closed to others.
     """
+    secure_logs_dir(logs_dir)
+    _atomic_write(os.path.join(logs_dir, "details.json"), json.dumps(details, indent=2, default=str))
+    flat = {"reward": float(reward), "feasible": int(details.get("feasible", 0))}
+    _atomic_write(os.path.join(logs_dir, "reward.json"), json.dumps(flat))
+
+
+def secure_logs_dir(logs_dir: str) -> None:
+    """Empty the reward paths and, as root, make the folder root-owned and closed to writers."""
     os.makedirs(logs_dir, exist_ok=True)
     if os.geteuid() == 0:
         try:
@@ -93,9 +110,6 @@ def write_result(logs_dir: str, reward: float, details: dict) -> None:
             pass
     for name in ("reward.txt", "reward.json", "details.json"):
         _remove(os.path.join(logs_dir, name))
-    _atomic_write(os.path.join(logs_dir, "details.json"), json.dumps(details, indent=2, default=str))
-    flat = {"reward": float(reward), "feasible": int(details.get("feasible", 0))}
-    _atomic_write(os.path.join(logs_dir, "reward.json"), json.dumps(flat))
 
 
 def _remove(path: str) -> None:

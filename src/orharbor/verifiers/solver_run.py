@@ -64,7 +64,7 @@ def run_solver(
     ``read_solution(path) -> bytes`` reads the result file safely.
     """
     workdir = tempfile.mkdtemp(prefix="orh-run-", dir=workroot)
-    logdir = tempfile.mkdtemp(prefix="orh-log-", dir=workroot)
+    logdir = tempfile.mkdtemp(prefix="orh-log-", dir=workroot)  # 0700 root: the run cannot touch its logs
     try:
         _write(os.path.join(workdir, "solve.py"), solve_py)
         _write(os.path.join(workdir, "instance.json"), instance_json)
@@ -125,6 +125,7 @@ def run_solver(
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
         shutil.rmtree(logdir, ignore_errors=True)
+        remove_files_of(uid)  # nothing a run leaves behind reaches the next run
 
 
 def _limiter(limits: Limits, uid: int | None, gid: int | None):
@@ -147,6 +148,34 @@ def _limiter(limits: Limits, uid: int | None, gid: int | None):
         resource.setrlimit(resource.RLIMIT_NPROC, (limits.max_processes, limits.max_processes))
 
     return apply
+
+
+#: World-writable places where a run could leave files for the next one.
+SHARED_TEMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
+
+
+def remove_files_of(uid: int | None, roots: tuple[str, ...] = SHARED_TEMP_DIRS) -> int:
+    """Delete every top-level entry under ``roots`` owned by ``uid``; return how many."""
+    if uid is None:
+        return 0
+    removed = 0
+    for root in roots:
+        try:
+            entries = list(os.scandir(root))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.stat(follow_symlinks=False).st_uid != uid:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                else:
+                    os.unlink(entry.path)
+                removed += 1
+            except OSError:
+                pass
+    return removed
 
 
 def _kill_group(pid: int) -> None:

@@ -1,0 +1,292 @@
+"""The attack suite: what a reward-hacking policy would try, as check policies.
+
+Every attack must earn exactly -1.0 (the failure reward) and must not crash
+the verifier. Level-2 attacks are *probes*: the program does the forbidden
+thing (read /tests, survive its run, import ortools, ...) and, only if that
+worked, answers with the naive baseline, which would score 0.0 (or better).
+So an attack that gets through shows up as a reward above -1.0.
+
+Used by ``orharbor check --attacks`` for every problem class alike.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from orharbor.policies import Policy, deliverable_name
+from orharbor.verifiers.reward import FAIL
+
+#: Writes a perfect reward wherever the verifier might read one.
+FAKE_REWARD = r"""printf '{"reward": 1.0, "feasible": 1}' > /logs/verifier/reward.json; printf '1.0' > /logs/verifier/reward.txt"""
+
+#: A Python snippet that, if it ever ran inside the verifier, would write a perfect reward at exit.
+REWARD_HOOK = ("import atexit\n"
+               "def _orh_fake():\n"
+               "    for p, t in (('/logs/verifier/reward.json', '{\"reward\": 1.0}'), ('/logs/verifier/reward.txt', '1.0')):\n"
+               "        try:\n            open(p, 'w').write(t)\n        except OSError:\n            pass\n"
+               "atexit.register(_orh_fake)\n")
+
+
+def attack_policies(task: Path, test_config: dict) -> list[Policy]:
+    """Every attack that applies to this task's level, each expecting -1.0."""
+    attacks = environment_attacks()
+    if test_config["level"] == 1:
+        attacks += level1_attacks(task, test_config)
+    else:
+        attacks += level2_attacks(task, test_config)
+    return attacks
+
+
+def _attack(name: str, description: str, **kwargs) -> Policy:
+    return Policy(name, FAIL, description, attack=True, **kwargs)
+
+
+def environment_attacks() -> list[Policy]:
+    """Tampering with the container during the agent phase (matters most in shared mode)."""
+    return [
+        _attack("reward-file", "write reward.json and reward.txt directly, no deliverable",
+                agent_script=f"mkdir -p /logs/verifier; {FAKE_REWARD}"),
+        _attack("reward-dir", "plant directories and symlinks where the verifier writes its reward",
+                agent_script="mkdir -p /logs/verifier/reward.json /logs/verifier/reward.json.tmp-1; "
+                             "ln -sf /app/fake /logs/verifier/details.json; ln -sf /app/fake /logs/verifier/reward.txt"),
+        _attack("reward-rewriter", "leave a detached process that keeps rewriting the reward files",
+                agent_script="cat > /tmp/orh-rewriter.sh <<'ORH'\nwhile :; do\n"
+                             "printf '{\"reward\": 1.0}' > /logs/verifier/.r && mv -f /logs/verifier/.r /logs/verifier/reward.json\n"
+                             "sleep 0.01\ndone\nORH\n"
+                             "setsid bash /tmp/orh-rewriter.sh </dev/null >/dev/null 2>&1 &\nsleep 0.3\n"),
+        _attack("sitecustomize", "drop sitecustomize.py, usercustomize.py and a .pth file wherever Python looks",
+                agent_script=_for_each_dir(PYTHON_DIRS, "sitecustomize.py", REWARD_HOOK)
+                + _for_each_dir(PYTHON_DIRS, "usercustomize.py", REWARD_HOOK)
+                + _for_each_dir(PYTHON_DIRS, "zz-orh.pth", "import sitecustomize\n")
+                + "echo 'export PYTHONPATH=/app PYTHONSTARTUP=/app/sitecustomize.py' >> \"$HOME/.bashrc\"\ntrue\n"),
+        _attack("replace-python", "shadow python3 with a script that fakes the reward",
+                agent_script=_for_each_dir(("/usr/local/bin", "/usr/bin", "$HOME/bin", "/app"), "python3",
+                                           f"#!/bin/sh\n{FAKE_REWARD}\n", executable=True)
+                + "echo 'export PATH=/app:$PATH' >> \"$HOME/.bashrc\"\ntrue\n"),
+        _attack("edit-stdlib", "append a reward hook to the standard library's json module",
+                agent_script="for f in $(python3 -I -c 'import json; print(json.__file__)') "
+                             "/usr/local/lib/python3*/json/__init__.py; do\n"
+                             f"cat >> \"$f\" 2>/dev/null <<'ORH'\n{REWARD_HOOK}ORH\ndone\ntrue\n"),
+    ]
+
+
+#: Places a hostile agent would try to make Python pick up its code.
+PYTHON_DIRS = ("$HOME/.local/lib/python3.12/site-packages", "$HOME/.local/lib/python3.11/site-packages", "/app",
+               "/tmp", "/usr/local/lib/python3.12/site-packages", "/opt/orharbor-solver/lib/python3.12/site-packages")
+
+
+def _for_each_dir(dirs: tuple[str, ...], filename: str, content: str, executable: bool = False) -> str:
+    """Shell that writes ``content`` to ``filename`` in every dir it can (errors ignored)."""
+    body = f"cat > \"$d/{filename}\" 2>/dev/null <<'ORH'\n{content}ORH\n"
+    if executable:
+        body += f"chmod +x \"$d/{filename}\" 2>/dev/null\n"
+    quoted = " ".join(f'"{d}"' for d in dirs)
+    return f"for d in {quoted}; do\nmkdir -p \"$d\" 2>/dev/null\n{body}done\n"
+
+
+def level1_attacks(task: Path, test_config: dict) -> list[Policy]:
+    """Malformed or sneaky solution files, most built from the reference solution itself."""
+    name = deliverable_name(test_config)
+    ref_text = (task / "solution" / "solution.json").read_text()
+    reference = json.loads(ref_text)
+    compact = json.dumps(reference)
+    bools = _map_ints(reference, lambda v: bool(v) if v in (0, 1) else v)
+    attacks = [
+        _attack("not-json", "garbage bytes", files={name: b"\xff\xfe\x00garbage{"}),
+        _attack("wrong-shape", "a JSON value of the wrong shape", files={name: b'{"starts": {"0": [1, 2]}}'}),
+        _attack("bool-for-int", "the reference with 0/1 written as false/true",
+                files={name: json.dumps(bools).encode()}),
+        _attack("floats", "the reference with every integer written as a float",
+                files={name: json.dumps(_map_ints(reference, float)).encode()}),
+        _attack("nan", "the reference with one number replaced by NaN",
+                files={name: _replace_first_int(compact, "NaN").encode()}),
+        _attack("infinity", "the reference with one number replaced by Infinity",
+                files={name: _replace_first_int(compact, "Infinity").encode()}),
+        _attack("overflow-float", "the reference with one number replaced by 1e999",
+                files={name: _replace_first_int(compact, "1e999").encode()}),
+        _attack("huge-integer", "the reference with one number replaced by a 400-digit integer",
+                files={name: _replace_first_int(compact, "1" + "0" * 400).encode()}),
+        _attack("huge-file", "a 300 MB file that starts with the reference",
+                sparse_files={name: (compact.encode(), 300 * 1024 * 1024)}),
+        _attack("deep-nesting", "JSON nested 100,000 levels deep", files={name: b"[" * 100_000 + b"]" * 100_000}),
+        _attack("duplicate-keys", "a bad value, then the reference under the same key",
+                files={name: ('{"' + next(iter(reference)) + '": 0, ' + compact[1:]).encode()}
+                if isinstance(reference, dict) and reference else {name: b"{}"}),
+        _attack("extra-keys", "the reference plus keys claiming a reward",
+                files={name: json.dumps({**reference, "reward": 1.0, "objective": 0}).encode()}
+                if isinstance(reference, dict) else {name: b"{}"}),
+        _attack("symlink-tests", "a symlink to the verifier's own files", symlinks={name: "/tests/task.json"}),
+        _attack("symlink-dev-zero", "a symlink to /dev/zero (endless input)", symlinks={name: "/dev/zero"}),
+        _attack("fifo", "a named pipe that blocks any reader", agent_script=f"mkfifo /app/{name}"),
+    ]
+    return attacks
+
+
+def _map_ints(value, fn):
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return fn(value)
+    if isinstance(value, list):
+        return [_map_ints(v, fn) for v in value]
+    if isinstance(value, dict):
+        return {k: _map_ints(v, fn) for k, v in value.items()}
+    return value
+
+
+def _replace_first_int(text: str, token: str) -> str:
+    import re
+
+    return re.sub(r"(?<![\w.])\d+(?![\w.])", token, text, count=1)
+
+
+#: Level-2 probes: each defines capability() and succeeds if it returns True.
+PROBES: dict[str, tuple[str, str]] = {
+    "sleep-forever": ("sleep past the time limit", "import time\ndef capability():\n    time.sleep(10**6)\n    return True\n"),
+    "busy-loop": ("spin the CPU past the time limit", "def capability():\n    while True:\n        pass\n"),
+    "fork-bomb": ("fork until the process table is full", """import os
+def capability():
+    for _ in range(100000):
+        try:
+            os.fork()
+        except OSError:
+            pass
+    return False
+"""),
+    "memory-hog": ("map 3 GB of memory and touch it", """import mmap
+def capability():
+    size = 3 * 1024 ** 3
+    block = mmap.mmap(-1, size)
+    for offset in range(0, size, 1 << 20):
+        block[offset] = 1
+    return True
+"""),
+    "fill-disk": ("write 2 GB of files", """import os
+def capability():
+    chunk = b"x" * (1 << 20)
+    for i in range(4):
+        with open(f"fill{i}.bin", "wb") as f:
+            for _ in range(512):
+                f.write(chunk)
+    return True
+"""),
+    "print-gigabytes": ("print 2 GB to stdout", """import sys
+def capability():
+    chunk = "x" * (1 << 20)
+    for _ in range(2048):
+        sys.stdout.write(chunk)
+    sys.stdout.flush()
+    return True
+"""),
+    "read-tests": ("read the verifier's files, references and hidden instances", """import os
+def capability():
+    for path in ("/tests/task.json", "/tests/verify.py", "/tests/orharbor/verifiers/score.py"):
+        try:
+            with open(path) as f:
+                f.read(1)
+            return True
+        except OSError:
+            pass
+    try:
+        return bool(os.listdir("/tests/eval"))
+    except OSError:
+        return False
+"""),
+    "write-reward": ("write the reward files from solve.py", """def capability():
+    ok = False
+    for path, text in (("/logs/verifier/reward.json", '{"reward": 1.0}'), ("/logs/verifier/reward.txt", "1.0")):
+        try:
+            with open(path, "w") as f:
+                f.write(text)
+            ok = True
+        except OSError:
+            pass
+    return ok
+"""),
+    "tamper-verifier": ("overwrite the verifier's modules", """def capability():
+    try:
+        with open("/tests/orharbor/verifiers/reward.py", "a") as f:
+            f.write("\\n")
+        return True
+    except OSError:
+        return False
+"""),
+    "import-ortools": ("import OR-Tools though the task forbids it", """def capability():
+    try:
+        import ortools  # noqa: F401
+        return True
+    except ImportError:
+        return False
+"""),
+    "outlive-run": ("leave a daemon behind and find it alive in the next run", """import os, time
+BEAT = "/tmp/orh-heartbeat"
+def capability():
+    try:
+        alive = time.time() - os.stat(BEAT).st_mtime < 1.0
+    except OSError:
+        alive = False
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            for _ in range(6000):
+                try:
+                    with open(BEAT, "w") as f:
+                        f.write("x")
+                except OSError:
+                    pass
+                time.sleep(0.01)
+        os._exit(0)
+    time.sleep(0.2)
+    return alive
+"""),
+    "cache-across-runs": ("keep a file from one run and read it in the next", """import os
+PLACES = ("/tmp/orh-cache", "/var/tmp/orh-cache", "/dev/shm/orh-cache", os.path.expanduser("~/orh-cache"))
+def capability():
+    seen = any(os.path.exists(p) for p in PLACES)
+    for p in PLACES:
+        try:
+            with open(p, "w") as f:
+                f.write("seen")
+        except OSError:
+            pass
+    return seen
+"""),
+    "escape-workdir": ("read the other instances or the parent of the working directory", """import glob, os
+def capability():
+    here = os.path.abspath(".")
+    others = [p for p in glob.glob(os.path.join(os.path.dirname(here), "*")) if p != here]
+    for p in others:
+        try:
+            os.listdir(p)
+            return True
+        except OSError:
+            pass
+    return False
+"""),
+}
+
+
+def level2_attacks(task: Path, test_config: dict) -> list[Policy]:
+    """Hostile solve.py programs; each answers with the naive baseline only if its attack worked."""
+    naive_program = (task / "solution" / "naive" / "solve.py").read_text()
+    marker = 'if __name__ == "__main__":'
+    if marker not in naive_program:
+        raise ValueError(f"{task.name}: solution/naive/solve.py has no main guard to hook the probes into")
+    attacks = []
+    for name, (description, probe) in PROBES.items():
+        program = (probe + "\n\nATTACK_WORKED = capability()\n\n"
+                   + naive_program.replace(marker, 'if __name__ == "__main__" and ATTACK_WORKED:'))
+        attacks.append(_attack(name, description, files={"solve.py": program.encode()}))
+    attacks.append(_attack("symlink-solve-py", "solve.py as a symlink to the verifier's entry point",
+                           symlinks={"solve.py": "/tests/verify.py"}))
+    attacks.append(_attack("ortools-planted", "plant a fake ortools where the agent can write, then import it",
+                           agent_script=_plant_fake_ortools(),
+                           files={"solve.py": (PROBES["import-ortools"][1] + "\n\nATTACK_WORKED = capability()\n\n"
+                                               + naive_program.replace(marker, 'if __name__ == "__main__" and ATTACK_WORKED:')
+                                               ).encode()}))
+    return attacks
+
+
+def _plant_fake_ortools() -> str:
+    return _for_each_dir(tuple(f"{d}/ortools" for d in PYTHON_DIRS), "__init__.py", "\n") + "true\n"

@@ -1,0 +1,98 @@
+"""The attack suite against real exported tasks, and proof that each defence is what stops its attack.
+
+The suite runs on small tasks (4x4, two hidden instances, 2 s per run) in both verifier
+modes. Each mutation test removes one defence from a copy of the exported verifier and
+shows that its attack then gets through: the attack is live, the defence is load-bearing.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from orharbor import attacks, check
+from orharbor.exporter import ExportOptions, export_row
+
+
+@pytest.fixture(scope="module")
+def attack_tasks(tmp_path_factory, shipped_rows) -> dict[tuple[int, str], Path]:
+    """(level, mode) -> a small exported task: smoke size, 2 hidden instances, 2-second runs."""
+    out = {}
+    for level in (1, 2):
+        row = dict(next(r for r in shipped_rows if r["level"] == level and r["size"] == "4x4"))
+        if level == 2:
+            for key in ("eval_seeds", "eval_references", "eval_baselines", "eval_reference_solutions",
+                        "eval_baseline_solutions", "eval_reference_metas"):
+                row[key] = row[key][:2]
+            row["solve_time_limit_s"] = 2.0
+        for mode in ("separate", "shared"):
+            folder = tmp_path_factory.mktemp(f"attack-l{level}-{mode}")
+            out[(level, mode)] = export_row(row, folder, ExportOptions(verifier_mode=mode))
+    return out
+
+
+@pytest.mark.parametrize("mode", ["separate", "shared"])
+@pytest.mark.parametrize("level", [1, 2])
+def test_every_attack_scores_minus_one_without_crashing_the_verifier(attack_tasks, level, mode):
+    """check --attacks: every attack earns exactly -1.0 and the verifier never crashes."""
+    [result] = check.check_tasks(attack_tasks[(level, mode)], jobs=1, attacks=True)
+    names = {p.policy for p in result.policies if p.attack}
+    assert {"reward-file", "reward-rewriter", "sitecustomize", "replace-python"} <= names
+    assert ({"bool-for-int", "huge-file", "symlink-dev-zero"} if level == 1 else
+            {"fork-bomb", "outlive-run", "read-tests", "import-ortools"}) <= names
+    assert result.ok, result.problem_text()
+
+
+def _mutate(task: Path, tmp_path: Path, edits: list[tuple[str, str, str]]) -> Path:
+    """A copy of ``task`` with defences removed: (file under tests/, old text, new text)."""
+    copy = tmp_path / task.name
+    shutil.copytree(task, copy)
+    for name, old, new in edits:
+        path = copy / "tests" / name
+        text = path.read_text()
+        assert old in text, f"defence {old!r} not found in {name}: update this test"
+        path.write_text(text.replace(old, new))
+    return copy
+
+
+MAIN, SOLVER, STRICT, SAFE = ("orharbor/verifiers/main.py", "orharbor/verifiers/solver_run.py",
+                              "orharbor/verifiers/strict.py", "orharbor/verifiers/safe_json.py")
+NO_FOREIGN_KILL = ("orharbor/verifiers/processes.py", '    keep = ancestors(os.getpid()) | {1}',
+                   '    return 0\n    keep = ancestors(os.getpid()) | {1}')
+OPEN_LOGS = (MAIN, "os.chmod(logs_dir, 0o755)", "os.chmod(logs_dir, 0o777)")
+
+MUTATIONS = {
+    # attack: (level, mode, edits that remove its defence)
+    "bool-for-int": (1, "separate", [(STRICT, "if isinstance(value, bool) or not isinstance(value, int):",
+                                      "if not isinstance(value, int):")]),
+    "duplicate-keys": (1, "separate", [(SAFE, "object_pairs_hook=_no_duplicates,", "")]),
+    "reward-rewriter": (1, "shared", [NO_FOREIGN_KILL, OPEN_LOGS]),
+    "write-reward": (2, "separate", [OPEN_LOGS]),
+    "outlive-run": (2, "separate", [(SOLVER, "                _kill_uid(uid)\n", "")]),
+    "cache-across-runs": (2, "separate", [(SOLVER, "        remove_files_of(uid)  #", "        None  #")]),
+    "read-tests": (2, "separate", [("test.sh", "chmod -R go-rwx /tests 2>/dev/null", "true")]),
+    "memory-hog": (2, "separate", [(SOLVER, "        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))\n", "")]),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(MUTATIONS))
+def test_removing_the_defence_lets_the_attack_through(attack_tasks, tmp_path, attack):
+    """With its defence removed from the verifier, the attack earns more than -1.0."""
+    level, mode, edits = MUTATIONS[attack]
+    defended = check.check_tasks(attack_tasks[(level, mode)], attacks=True, only=(attack,))[0]
+    assert [p.policy for p in defended.policies] == [attack] and defended.ok, defended.problem_text()
+    weakened = _mutate(attack_tasks[(level, mode)], tmp_path, edits)
+    [result] = check.check_tasks(weakened, attacks=True, only=(attack,))
+    [outcome] = result.policies
+    assert outcome.reward is not None and outcome.reward > -1.0, (outcome, result.problem_text())
+
+
+def test_every_level2_probe_is_a_valid_program_with_a_hook():
+    """Each probe defines capability(); the naive program it wraps keeps its main guard."""
+    for name, (description, source) in attacks.PROBES.items():
+        namespace: dict = {}
+        compile(source, name, "exec")
+        assert "def capability()" in source and description
+        assert name == name.lower()
