@@ -64,7 +64,7 @@ def test_check_cli_prints_a_table_and_exits_nonzero_on_failure(exported, tmp_pat
     (good / "solution" / "solve.sh").write_text("#!/bin/bash\nexit 3\n")
     bad = runner.invoke(main, ["check", str(good.parent), "-j", "1"])
     assert bad.exit_code == 1
-    assert f"FAILED {good.name}" in bad.output and "solve.sh failed (3)" in bad.output
+    assert f"FAILED {good.name}" in bad.output and "`bash /solution/solve.sh` failed (exit 3)" in bad.output
 
 
 def test_missing_bubblewrap_is_a_clear_error(monkeypatch, tmp_path):

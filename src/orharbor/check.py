@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -178,7 +179,7 @@ def run_policy(task: Path, policy: Policy, config: dict, bwrap: str,
         if separate:
             proc = _sandbox(bwrap, venv, binds, ro_binds, agent_cmd, agent_timeout)
             if policy.agent_script and not policy.attack and proc.returncode != 0:
-                return None, f"agent script failed ({proc.returncode}): {proc.stderr[-500:]}", False
+                return None, _agent_failed(policy, proc.returncode, proc.stderr), False
             verifier = Path(tmp) / "verifier"
             _make_root(verifier)
             collect_artifact(agent / "app" / deliverable, verifier / "app" / deliverable)
@@ -197,8 +198,9 @@ def run_policy(task: Path, policy: Policy, config: dict, bwrap: str,
                       "cp -a /.orh-upload/tests/. /tests/ && bash /tests/test.sh")
             proc = _sandbox(bwrap, venv, {**binds, "/tests": Path(tmp) / "tests", "/.orh-upload": upload}, ro_binds,
                             ["bash", "-c", driver, "driver", *agent_cmd], agent_timeout + verifier_timeout)
-            if policy.agent_script and not policy.attack and "agent-exit=0" not in proc.stderr:
-                return None, f"agent script failed: {proc.stderr[-500:]}", False
+            status = re.search(r"agent-exit=(\d+)", proc.stderr)
+            if policy.agent_script and not policy.attack and (status is None or status.group(1) != "0"):
+                return None, _agent_failed(policy, int(status.group(1)) if status else None, proc.stderr), False
             logs = agent / "logs" / "verifier"
         value, error = read_reward(logs)
         details = _read_details(logs)
@@ -210,6 +212,10 @@ def run_policy(task: Path, policy: Policy, config: dict, bwrap: str,
         elif details and policy.name != "nothing":
             error = first_error(details)
         return value, error, crashed
+
+
+def _agent_failed(policy: Policy, code: int | None, stderr: str) -> str:
+    return f"`{policy.agent_script}` failed (exit {code}): {stderr[-400:].strip()}"
 
 
 def act(policy: Policy, app: Path) -> None:
