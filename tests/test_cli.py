@@ -283,3 +283,18 @@ def test_solve_json_instance_missing_key(tmp_path):
     path = tmp_path / "inst.json"
     path.write_text(json.dumps({"n_jobs": 2}))
     assert_clean_error(run("solve", "jobshop", path, "--time-limit", "1", "--workers", "1"), "n_machines")
+
+
+def test_module_entry_points_match_the_cli(tmp_path):
+    """python -m orharbor.build_dataset / orharbor.export_harbor take the same flags as the CLI."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "rows.jsonl"
+    subprocess.run([sys.executable, "-m", "orharbor.build_dataset", "--problem", "jobshop", "--sizes", "4x4", "6x6",
+                    "--level", "1", "--num-rows", "2", "--reference-time-limit", "1", "--workers", "1",
+                    "--out", str(out)], check=True, capture_output=True, timeout=120)
+    assert [json.loads(line)["size"] for line in out.read_text().splitlines()] == ["4x4", "6x6"]
+    subprocess.run([sys.executable, "-m", "orharbor.export_harbor", "--dataset", str(out), "--out",
+                    str(tmp_path / "tasks")], check=True, capture_output=True, timeout=120)
+    assert sorted(p.name for p in (tmp_path / "tasks").iterdir()) == ["jobshop-4x4-l1-s0", "jobshop-6x6-l1-s1"]

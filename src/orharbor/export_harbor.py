@@ -1,6 +1,8 @@
 """``python -m orharbor.export_harbor ...``: same as ``orharbor export``."""
 
-from orharbor.cli import main
+import sys
+
+from orharbor.cli import expand_multi_value, export_cmd
 
 if __name__ == "__main__":
-    main(["export", *__import__("sys").argv[1:]], prog_name="python -m orharbor.export_harbor")
+    export_cmd.main(expand_multi_value(sys.argv[1:]), prog_name="python -m orharbor.export_harbor")
