@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tomllib
 import shutil
 from pathlib import Path
 
@@ -102,3 +103,20 @@ def test_a_crashing_verifier_still_leaves_reward_minus_one(exported, tmp_path):
     [result] = check.check_tasks(task, jobs=1)
     oracle = next(p for p in result.policies if p.policy == "oracle")
     assert oracle.reward == -1.0 and not result.ok
+
+
+def test_solve_py_can_use_numpy_and_scipy_under_the_limits(exported, tmp_path):
+    """A level-2 solve.py that imports numpy and scipy runs under the verifier's limits and is scored."""
+    from orharbor.policies import Policy
+
+    task = next(p.parent for p in exported["separate"].glob("*-l2-*/task.toml"))
+    naive = (task / "solution" / "naive" / "solve.py").read_text()
+    program = ("import numpy, scipy.optimize, scipy.sparse\n"
+               "assert numpy.linalg.norm(numpy.ones(4)) == 2.0\n"
+               "assert abs(scipy.optimize.minimize_scalar(lambda x: (x - 3) ** 2).x - 3) < 1e-6\n" + naive)
+    config = tomllib.loads((task / "task.toml").read_text())
+    policy = Policy("numpy-scipy", 0.0, files={"solve.py": program.encode()})
+    bwrap = check.require_bwrap()
+    venv = check.build_solver_venv(tmp_path / "venv")
+    value, error, crashed = check.run_policy(task, policy, config, bwrap, venv)
+    assert (value, error, crashed) == (0.0, None, False)

@@ -335,7 +335,8 @@ def build_solver_venv(root: Path) -> SolverVenv:
     for package in SOLVER_PACKAGES:
         spec = find_spec(package)
         if spec is None or not spec.submodule_search_locations:
-            continue
+            raise SandboxUnavailable(f"check mirrors the task images' solver interpreter and needs {package} "
+                                     f"installed here (pip install {package})")
         folder = Path(list(spec.submodule_search_locations)[0])
         for path in (folder, folder.parent / f"{package}.libs"):
             if path.is_dir():
