@@ -41,7 +41,7 @@ def end_foreign_processes(rounds: int = 10) -> int:
                 ended += 1
             except (ProcessLookupError, PermissionError):
                 pass
-        _reap()
+        reap_children()
     return ended
 
 
@@ -63,7 +63,8 @@ def _pids() -> list[int]:
     return live
 
 
-def _reap() -> None:
+def reap_children() -> None:
+    """Collect every exited child, so none lingers as a zombie."""
     while True:
         try:
             pid, _ = os.waitpid(-1, os.WNOHANG)

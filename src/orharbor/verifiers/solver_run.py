@@ -19,6 +19,8 @@ import tempfile
 import time
 from dataclasses import dataclass
 
+from orharbor.verifiers.processes import reap_children
+
 #: How much of the child's stdout/stderr is kept for the details file.
 OUTPUT_TAIL_BYTES = 4096
 
@@ -200,17 +202,7 @@ def _kill_uid(uid: int | None) -> None:
                 pass
             os._exit(0)
         os.waitpid(pid, 0)
-    _reap()
-
-
-def _reap() -> None:
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
+    reap_children()
 
 
 def _write(path: str, data: bytes) -> None:
