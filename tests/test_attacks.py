@@ -41,7 +41,7 @@ def test_every_attack_scores_minus_one_without_crashing_the_verifier(attack_task
     names = {p.policy for p in result.policies if p.attack}
     assert {"reward-file", "reward-rewriter", "sitecustomize", "replace-python"} <= names
     assert ({"bool-for-int", "huge-file", "symlink-dev-zero"} if level == 1 else
-            {"fork-bomb", "outlive-run", "read-tests", "import-ortools"}) <= names
+            {"fork-bomb", "outlive-run", "read-tests", "import-ortools", "other-instance"}) <= names
     assert result.ok, result.problem_text()
 
 

@@ -278,6 +278,7 @@ def level2_attacks(task: Path, test_config: dict) -> list[Policy]:
         program = (probe + "\n\nATTACK_WORKED = capability()\n\n"
                    + naive_program.replace(marker, 'if __name__ == "__main__" and ATTACK_WORKED:'))
         attacks.append(_attack(name, description, files={"solve.py": program.encode()}))
+    attacks.append(other_instance_attack(task, test_config, naive_program))
     attacks.append(_attack("symlink-solve-py", "solve.py as a symlink to the verifier's entry point",
                            symlinks={"solve.py": "/tests/verify.py"}))
     attacks.append(_attack("ortools-planted", "plant a fake ortools where the agent can write, then import it",
@@ -286,6 +287,42 @@ def level2_attacks(task: Path, test_config: dict) -> list[Policy]:
                                                + naive_program.replace(marker, 'if __name__ == "__main__" and ATTACK_WORKED:')
                                                ).encode()}))
     return attacks
+
+
+def other_instance_attack(task: Path, test_config: dict, naive_program: str) -> Policy:
+    """Answer each hidden instance with the naive solution of the previous one.
+
+    The answers are scored against the instances the verifier handed over, so
+    the expected reward is what those answers are really worth there (almost
+    always -1.0: a schedule of one instance is rarely feasible for another).
+    """
+    from orharbor.exporter.harbor import lookup_program
+    from orharbor.jsonio import digest
+    from orharbor.verifiers.reward import mean_reward, reward
+    from orharbor.verifiers.score import evaluator, judge
+
+    answers = _stored_solutions(naive_program)
+    cases = test_config["eval"]
+    instances = [json.loads((task / "tests" / case["instance"]).read_text()) for case in cases]
+    shifted = {digest(instances[i]): answers[digest(instances[i - 1])] for i in range(len(instances))}
+    evaluate = evaluator(test_config["problem"])
+    rewards = [judge(evaluate, instances[i], shifted[digest(instances[i])], case["naive"], case["reference"])["reward"]
+               for i, case in enumerate(cases)]
+    expected = mean_reward(rewards) if len(instances) > 1 else FAIL
+    if len(instances) == 1:
+        shifted = {}
+    return Policy("other-instance", expected, "answer each hidden instance with another instance's solution",
+                  files={"solve.py": lookup_program(shifted).encode()}, attack=True)
+
+
+def _stored_solutions(program: str) -> dict:
+    """The SOLUTIONS table of a lookup program written by the exporter."""
+    import ast
+
+    for node in ast.walk(ast.parse(program)):
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "SOLUTIONS":
+            return json.loads(node.value.args[0].value)
+    raise ValueError("no SOLUTIONS table in the naive program")
 
 
 def _plant_fake_ortools() -> str:
