@@ -92,7 +92,6 @@ def test_removing_the_defence_lets_the_attack_through(attack_tasks, tmp_path, at
 def test_every_level2_probe_is_a_valid_program_with_a_hook():
     """Each probe defines capability(); the naive program it wraps keeps its main guard."""
     for name, (description, source) in attacks.PROBES.items():
-        namespace: dict = {}
         compile(source, name, "exec")
         assert "def capability()" in source and description
         assert name == name.lower()

@@ -12,6 +12,7 @@ Used by ``orharbor check --attacks`` for every problem class alike.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from orharbor.policies import Policy, deliverable_name
@@ -136,8 +137,6 @@ def _map_ints(value, fn):
 
 
 def _replace_first_int(text: str, token: str) -> str:
-    import re
-
     return re.sub(r"(?<![\w.])\d+(?![\w.])", token, text, count=1)
 
 
@@ -298,7 +297,7 @@ def other_instance_attack(task: Path, test_config: dict, naive_program: str) -> 
     """
     from orharbor.exporter.harbor import lookup_program
     from orharbor.jsonio import digest
-    from orharbor.verifiers.reward import mean_reward, reward
+    from orharbor.verifiers.reward import mean_reward
     from orharbor.verifiers.score import evaluator, judge
 
     answers = _stored_solutions(naive_program)

@@ -9,7 +9,6 @@ the agent phase, or both.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,7 +52,3 @@ def reference_policies(task: Path, test_config: dict) -> list[Policy]:
         Policy("naive", naive_reward(test_config), "the naive baseline's deliverable", files={name: naive}),
         Policy("nothing", FAIL, "no deliverable at all"),
     ]
-
-
-def load_json(path: Path) -> object:
-    return json.loads(path.read_text())

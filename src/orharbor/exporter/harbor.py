@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import shutil
 import string
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Callable, Iterable
@@ -65,7 +65,6 @@ class ExportOptions:
     examples: int = 2
     base_image: str = BASE_IMAGE
     reference_time_limit_s: float = 60.0
-    extra_metadata: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.verifier_mode not in ("separate", "shared"):
@@ -194,7 +193,6 @@ def task_config(module, row: dict, options: ExportOptions) -> dict:
     else:
         metadata.update(eval_instances=len(row["eval_seeds"]), solve_time_limit_s=row["solve_time_limit_s"])
         verifier_timeout = len(row["eval_seeds"]) * (float(row["solve_time_limit_s"]) + 15.0) + 120.0
-    metadata.update(options.extra_metadata)
     environment = {"build_timeout_sec": 1800.0, "cpus": options.cpus, "memory_mb": options.memory_mb,
                    "storage_mb": options.storage_mb, "network_mode": options.agent_network}
     if options.agent_network == "allowlist":

@@ -7,7 +7,6 @@ every failure is a reward of -1.0 with a message saying why.
 from __future__ import annotations
 
 import importlib
-import os
 from typing import Any, Callable
 
 from orharbor.verifiers import safe_json
