@@ -42,6 +42,9 @@ SOLVER_PACKAGES = ("numpy", "scipy")
 #: The agent's user inside the sandbox (the Dockerfile's ``agent``).
 AGENT_UID = 1000
 TOLERANCE = 1e-9
+#: The container outlives test.sh before Harbor reads the reward: so does the sandbox,
+#: giving anything left running the chance to tamper with the result.
+LINGER_S = 0.3
 
 
 class SandboxUnavailable(RuntimeError):
@@ -185,8 +188,8 @@ def run_policy(task: Path, policy: Policy, config: dict, bwrap: str,
             collect_artifact(agent / "app" / deliverable, verifier / "app" / deliverable)
             shutil.copytree(task / "tests", verifier / "tests")
             proc = _sandbox(bwrap, venv, {"/app": verifier / "app", "/logs": verifier / "logs",
-                                          "/tests": verifier / "tests"}, {}, ["bash", "/tests/test.sh"],
-                            verifier_timeout)
+                                          "/tests": verifier / "tests"}, {},
+                            ["bash", "-c", f"bash /tests/test.sh; sleep {LINGER_S}"], verifier_timeout)
             logs = verifier / "logs" / "verifier"
         else:
             # One sandbox, two phases: /tests appears only after the agent's script has ended.
@@ -195,7 +198,7 @@ def run_policy(task: Path, policy: Policy, config: dict, bwrap: str,
             shutil.copytree(task / "tests", upload / "tests")
             (Path(tmp) / "tests").mkdir(mode=0o755)
             driver = ('"$@"; status=$?; echo "agent-exit=$status" >&2; '
-                      "cp -a /.orh-upload/tests/. /tests/ && bash /tests/test.sh")
+                      f"cp -a /.orh-upload/tests/. /tests/ && bash /tests/test.sh; sleep {LINGER_S}")
             proc = _sandbox(bwrap, venv, {**binds, "/tests": Path(tmp) / "tests", "/.orh-upload": upload}, ro_binds,
                             ["bash", "-c", driver, "driver", *agent_cmd], agent_timeout + verifier_timeout)
             status = re.search(r"agent-exit=(\d+)", proc.stderr)
