@@ -105,7 +105,7 @@ def test_generate_standard_format_reads_back(fmt, tmp_path):
     "args, message",
     [
         (["generate", "jobshp", "4x4"], "unknown problem 'jobshp'; did you mean 'jobshop'?"),
-        (["generate", "knapsack", "4x4"], "unknown problem 'knapsack' (known: jobshop)"),
+        (["generate", "knapsack", "4x4"], "unknown problem 'knapsack' (known: jobshop, "),
         (["generate", "jobshop", "5x5"], "unknown jobshop size '5x5'; valid sizes: 4x4, 6x6"),
         (["generate", "jobshop", "4x4", "--format", "csv"], "unknown jobshop format 'csv'; known: taillard, orlib"),
         (["generate", "jobshop", "4x4", "--seed", "-1"], "Invalid value for '--seed'"),

@@ -88,7 +88,7 @@ BROKEN_LEVEL1 = [
     ("id-with-slash", _set("id", "a/b"), r"^row: id: 'a/b' does not match"),
     ("unknown-problem", _set("problem", "jobshp"),
      r"^row: problem: unknown problem 'jobshp'; did you mean 'jobshop'\?"),
-    ("unknown-problem-no-hint", _set("problem", "zzz"), r"^row: problem: unknown problem 'zzz' \(known: jobshop\)"),
+    ("unknown-problem-no-hint", _set("problem", "zzz"), r"^row: problem: unknown problem 'zzz' \(known: jobshop, rcpsp"),
     ("unknown-size", _set("size", "5x5"), r"^row: size: '5x5' is not a size of jobshop \(4x4, 6x6, 10x10, "),
     ("level-3", _set("level", 3), r"^row: level: 3 is not one of \[1, 2\]$"),
     ("level-bool", _set("level", True), r"^row: level: True is not one of \[1, 2\]$"),

@@ -17,6 +17,8 @@ from types import ModuleType
 #: and one line here.
 PROBLEMS: dict[str, str] = {
     "jobshop": "orharbor.problem_modules.jobshop",
+    "rcpsp": "orharbor.problem_modules.rcpsp",
+    "wtardiness": "orharbor.problem_modules.wtardiness",
 }
 
 

@@ -1,0 +1,105 @@
+"""Weighted tardiness instances after the OR-Library ``wt`` sets.
+
+Crauwels, H.A.J., Potts, C.N. and Van Wassenhove, L.N. (1998) "Local search
+heuristics for the single machine total weighted tardiness scheduling
+problem", INFORMS Journal on Computing 10, 341-350; the instances are OR-Library's
+wt40, wt50 and wt100. For every job an integer processing time ``p ~ U[1, 100]``
+and an integer weight ``w ~ U[1, 10]``; with ``P = sum(p)``, a tardiness factor
+TF and a relative range of due dates RDD, every due date is an integer
+``d ~ U[P (1 - TF - RDD/2), P (1 - TF + RDD/2)]``. OR-Library holds 5 instances
+of each of the 25 pairs (TF, RDD) in {0.2, 0.4, 0.6, 0.8, 1.0}^2; here the pair
+is drawn per seed. The lower end of the range is clamped at 0 (it is negative
+for large TF and RDD), as in common implementations of that design.
+
+All bounds are computed in exact integer arithmetic (TF = t/5, RDD = r/5), so
+the instances are the same on every platform.
+"""
+
+from __future__ import annotations
+
+import random
+
+SIZES = ("n8", "n40", "n50", "n100", "n200", "n500", "n1000")
+GENERATOR_VERSION = 1
+
+#: TF and RDD take the values k/5 for k in 1..5 (0.2, 0.4, 0.6, 0.8, 1.0).
+FACTORS = (0.2, 0.4, 0.6, 0.8, 1.0)
+P_RANGE = (1, 100)
+W_RANGE = (1, 10)
+
+_MASK64 = 2**64 - 1
+
+
+def parse_size(size: str) -> int:
+    """``"n40"`` -> 40; only the sizes of :data:`SIZES`."""
+    if not isinstance(size, str) or size not in SIZES:
+        raise ValueError(f"unknown wtardiness size {size!r}; valid sizes: {', '.join(SIZES)}")
+    return int(size[1:])
+
+
+def _splitmix64(x: int) -> int:
+    x = (x + 0x9E3779B97F4A7C15) & _MASK64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return x ^ (x >> 31)
+
+
+def _fnv1a64(text: str) -> int:
+    h = 0xCBF29CE484222325
+    for byte in text.encode("utf-8"):
+        h = ((h ^ byte) * 0x100000001B3) & _MASK64
+    return h
+
+
+def derive_seed(seed: int, size: str) -> int:
+    """A 64-bit PRNG seed from ``(seed, size)``: splitmix64 and FNV-1a, pure integer arithmetic."""
+    return _splitmix64(_splitmix64(seed & _MASK64) ^ _fnv1a64("wtardiness/" + size))
+
+
+def due_date_range(total: int, tf_fifths: int, rdd_fifths: int) -> tuple[int, int]:
+    """Integer bounds of ``[P (1 - TF - RDD/2), P (1 - TF + RDD/2)]``, lower end clamped at 0.
+
+    With TF = t/5 and RDD = r/5 the ends are ``P (10 - 2t -+ r) / 10``; the
+    lower one is rounded up, the upper one down (both exact).
+    """
+    low = -((-total * (10 - 2 * tf_fifths - rdd_fifths)) // 10)  # ceil
+    high = (total * (10 - 2 * tf_fifths + rdd_fifths)) // 10  # floor
+    low = max(0, low)
+    return min(low, high), high
+
+
+def generate(seed: int, size: str) -> dict:
+    """The instance of ``(seed, size)``: OR-Library wt design, (TF, RDD) drawn per seed."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        raise ValueError(
+            f"seed must be an integer in [0, 2^63), got {seed!r}; valid sizes: {', '.join(SIZES)}"
+        )
+    n = parse_size(size)
+    derived = derive_seed(seed, size)
+    rng = random.Random(derived)
+    tf_fifths = 1 + rng.randrange(5)
+    rdd_fifths = 1 + rng.randrange(5)
+    processing = [rng.randint(*P_RANGE) for _ in range(n)]
+    weights = [rng.randint(*W_RANGE) for _ in range(n)]
+    total = sum(processing)
+    low, high = due_date_range(total, tf_fifths, rdd_fifths)
+    due = [rng.randint(low, high) for _ in range(n)]
+    return {
+        "problem": "wtardiness",
+        "name": f"wtardiness-{size}-s{seed}",
+        "n_jobs": n,
+        "processing_times": processing,
+        "weights": weights,
+        "due_dates": due,
+        "generator": {
+            "seed": seed,
+            "size": size,
+            "version": GENERATOR_VERSION,
+            "prng_seed": derived,
+            "TF": FACTORS[tf_fifths - 1],
+            "RDD": FACTORS[rdd_fifths - 1],
+            "P": total,
+            "due_date_low": low,
+            "due_date_high": high,
+        },
+    }

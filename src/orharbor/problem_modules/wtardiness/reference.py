@@ -1,0 +1,140 @@
+"""CP-SAT reference for 1 || sum w_j T_j, in the spirit of OR-Tools' scheduling examples.
+
+One fixed-size interval per job on ``[0, P]`` (P = sum of processing times),
+one ``NoOverlap`` over all of them, tardiness ``T_j >= end_j - d_j``, ``T_j >= 0``
+and ``sum w_j T_j`` minimised. Up to :data:`PRECEDENCE_MAX_JOBS` jobs the model
+also gets one Boolean per pair of jobs (which one comes first), each enforcing
+its order on the intervals, and ``start_j = sum of p_i over the jobs i before j``
+(no idle time). That redundant linear layer gives CP-SAT a useful relaxation:
+on wt40 instances 2, 4 and 5 it reaches 1226, 2094 and 990 in 10 s against
+1374, 2901 and 1149 for intervals alone (optima 1225, 2094, 990). It has n^2/2
+Booleans, so larger instances use intervals alone (where CP-SAT rarely
+improves on the hint within seconds).
+
+The best of three cheap sequences (the typical-random-permutation baseline,
+earliest due date first, weighted shortest processing time first) is given as a solution hint
+and returned if CP-SAT finds nothing in time. The CP-SAT schedule becomes a
+sequence by sorting the jobs by start time, which removes any idle time and so
+never increases the objective.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from fractions import Fraction
+
+from .baseline import baseline
+from .verify import weighted_tardiness
+
+#: Largest instance that gets the pairwise-order Booleans (n (n-1) / 2 of them).
+PRECEDENCE_MAX_JOBS = 200
+#: Above this many jobs presolve probing is switched off: on that model it takes
+#: seconds at 200 jobs and left CP-SAT with no solution at a 10 s limit.
+PROBING_MAX_JOBS = 100
+
+
+def edd(instance: dict) -> list[int]:
+    """Earliest due date first (ties by index)."""
+    d = instance["due_dates"]
+    return sorted(range(instance["n_jobs"]), key=lambda j: (d[j], j))
+
+
+def wspt(instance: dict) -> list[int]:
+    """Weighted shortest processing time first: non-increasing w_j / p_j (ties by index)."""
+    p, w = instance["processing_times"], instance["weights"]
+    # exact ratios; weight-0 jobs last (they never cost anything)
+    return sorted(range(instance["n_jobs"]), key=lambda j: (w[j] == 0, Fraction(p[j], w[j]) if w[j] else 0, j))
+
+
+def best_rule(instance: dict) -> list[int]:
+    """The best of the baseline, EDD and WSPT (first one wins ties)."""
+    candidates = [baseline(instance)["sequence"], edd(instance), wspt(instance)]
+    return min(candidates, key=lambda seq: weighted_tardiness(instance, seq))
+
+
+def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 0) -> tuple[dict, dict]:
+    """Best sequence CP-SAT finds within ``time_limit_s``, and its meta record."""
+    import ortools
+    from ortools.sat.python import cp_model
+
+    n = instance["n_jobs"]
+    p, w, d = instance["processing_times"], instance["weights"], instance["due_dates"]
+    horizon = sum(p)
+    hint = best_rule(instance)
+    hint_objective = weighted_tardiness(instance, hint)
+    hint_start = [0] * n
+    clock = 0
+    for job in hint:
+        hint_start[job] = clock
+        clock += p[job]
+
+    model = cp_model.CpModel()
+    starts, terms = [], []
+    intervals = []
+    for j in range(n):
+        s = model.new_int_var(0, horizon - p[j], f"s_{j}")
+        intervals.append(model.new_fixed_size_interval_var(s, p[j], f"i_{j}"))
+        model.add_hint(s, hint_start[j])
+        starts.append(s)
+        late_max = max(0, horizon - d[j])
+        if w[j] > 0 and late_max > 0:
+            tardy = model.new_int_var(0, late_max, f"t_{j}")
+            model.add(tardy >= s + p[j] - d[j])
+            model.add_hint(tardy, max(0, hint_start[j] + p[j] - d[j]))
+            terms.append(w[j] * tardy)
+    if n > 1:
+        model.add_no_overlap(intervals)
+    if 1 < n <= PRECEDENCE_MAX_JOBS:
+        first = {}  # first[i, j] (i < j): job i runs before job j
+        for i in range(n):
+            for j in range(i + 1, n):
+                lit = model.new_bool_var(f"b_{i}_{j}")
+                model.add(starts[i] + p[i] <= starts[j]).only_enforce_if(lit)
+                model.add(starts[j] + p[j] <= starts[i]).only_enforce_if(~lit)
+                model.add_hint(lit, hint_start[i] < hint_start[j])
+                first[i, j] = lit
+        for j in range(n):
+            before = [p[i] * first[i, j] for i in range(j)]
+            before += [p[i] * (1 - first[j, i]) for i in range(j + 1, n)]
+            model.add(starts[j] == sum(before))
+    model.minimize(sum(terms) if terms else 0)
+
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = float(time_limit_s)
+    solver.parameters.num_workers = int(workers)
+    solver.parameters.random_seed = int(seed)
+    if n > PROBING_MAX_JOBS:
+        solver.parameters.cp_model_probing_level = 0
+    t0 = time.perf_counter()
+    status = solver.solve(model)
+    wall = time.perf_counter() - t0
+
+    meta = {
+        "solver": "ortools-cp-sat",
+        "version": ortools.__version__,
+        "time_limit_s": time_limit_s,
+        "workers": workers,
+        "seed": seed,
+        "wall_time_s": round(wall, 3),
+    }
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        sequence = sorted(range(n), key=lambda j: (solver.value(starts[j]), j))
+        objective = weighted_tardiness(instance, sequence)
+        if objective > hint_objective:  # never expected: CP-SAT keeps the hint's value or better
+            sequence, objective = hint, hint_objective
+        bound = max(0, math.ceil(solver.best_objective_bound - 1e-6))
+        meta.update(
+            status="OPTIMAL" if status == cp_model.OPTIMAL else "FEASIBLE",
+            objective=objective,
+            bound=min(bound, objective),
+        )
+        return {"sequence": sequence}, meta
+    meta.update(
+        status="FEASIBLE_HINT",
+        objective=hint_objective,
+        bound=0,
+        note=f"CP-SAT found no schedule in time ({solver.status_name(status)}); "
+        "the best of the baseline, EDD and WSPT is returned",
+    )
+    return {"sequence": hint}, meta
