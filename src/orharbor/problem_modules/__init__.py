@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+from importlib import resources
 from types import ModuleType
 
 #: name -> importable module path. Adding a problem class means adding a folder
@@ -41,6 +42,11 @@ def get(name: str) -> ModuleType:
 def names() -> list[str]:
     """Registered problem names, in registry order."""
     return list(PROBLEMS)
+
+
+def read_statement(package: str) -> str:
+    """The ``statement.md`` beside a problem module: what agents are told."""
+    return resources.files(package).joinpath("statement.md").read_text(encoding="utf-8")
 
 
 def verifier_module_name(name: str) -> str:

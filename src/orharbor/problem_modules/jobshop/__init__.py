@@ -7,7 +7,7 @@ reference: CP-SAT. OR-Tools is imported only when ``reference`` is called.
 
 from __future__ import annotations
 
-from importlib import resources
+from orharbor.problem_modules import read_statement
 
 from .baseline import BASELINE, baseline, dispatch
 from .formats import FORMATS, read, write
@@ -41,4 +41,4 @@ __all__ = [
 
 def statement() -> str:
     """The problem statement handed to agents (markdown)."""
-    return resources.files(__package__).joinpath("statement.md").read_text(encoding="utf-8")
+    return read_statement(__package__)

@@ -23,8 +23,7 @@ the end of the file), so the exact bytes come back.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+from ..textfile import Lines, load
 
 FORMATS = ("taillard", "orlib")
 
@@ -41,7 +40,7 @@ def read(path_or_text, fmt: str | None = None) -> dict:
     start with ``Nb of jobs``). Broken files raise ``ValueError`` naming the file,
     the line and what was expected, e.g. ``ta01:4: expected 30 integers, got 29``.
     """
-    text, name, stem = _load(path_or_text)
+    text, name, stem = load(path_or_text, "jobshop")
     if fmt is None:
         fmt = "taillard" if text.lstrip().lower().startswith("nb of jobs") else "orlib"
     if fmt not in FORMATS:
@@ -50,7 +49,7 @@ def read(path_or_text, fmt: str | None = None) -> dict:
     if newline == "\r\n":
         text = text.replace("\r\n", "\n")
     parser = _read_taillard if fmt == "taillard" else _read_orlib
-    inst = parser(_Lines(text, name), stem)
+    inst = parser(Lines(text, name), stem)
     if newline != "\n":
         inst.setdefault("layout", {"format": fmt})["newline"] = newline
     if stem is not None:
@@ -60,71 +59,12 @@ def read(path_or_text, fmt: str | None = None) -> dict:
     return inst
 
 
-def _load(path_or_text) -> tuple[str, str, str | None]:
-    if isinstance(path_or_text, Path) or (
-        isinstance(path_or_text, str) and "\n" not in path_or_text and path_or_text and os.path.isfile(path_or_text)
-    ):
-        path = Path(path_or_text)
-        with open(path, encoding="utf-8", newline="") as fh:
-            return fh.read(), path.name, path.stem
-    if isinstance(path_or_text, str) and "\n" not in path_or_text and (os.sep in path_or_text or "/" in path_or_text):
-        raise FileNotFoundError(f"no such jobshop file: {path_or_text}")
-    if not isinstance(path_or_text, str):
-        raise TypeError(f"expected a path or the file's text, got {type(path_or_text).__name__}")
-    return path_or_text, "<text>", None
-
-
-class _Lines:
-    """The lines of a file with 1-based numbering for messages."""
-
-    def __init__(self, text: str, name: str) -> None:
-        self.name = name
-        self.text = text
-        self.lines = text.split("\n")
-        if self.lines and self.lines[-1] == "":
-            self.lines.pop()  # the final newline ends the last line
-        self.pos = 0
-
-    def error(self, lineno: int, message: str) -> ValueError:
-        return ValueError(f"{self.name}:{lineno}: {message}")
-
-    def next(self, what: str) -> tuple[int, str]:
-        if self.pos >= len(self.lines):
-            raise self.error(len(self.lines) + 1, f"expected {what}, got the end of the file")
-        self.pos += 1
-        return self.pos, self.lines[self.pos - 1]
-
-    def ints(self, what: str, count: int) -> tuple[int, list[int]]:
-        lineno, line = self.next(what)
-        tokens = line.split()
-        for tok in tokens:
-            if not _is_int(tok):
-                raise self.error(lineno, f"expected an integer, got {tok!r}")
-        if len(tokens) != count:
-            raise self.error(lineno, f"expected {count} integers, got {len(tokens)}")
-        return lineno, [int(t) for t in tokens]
-
-    def tail(self) -> str:
-        """What follows the last line read: must be blank; returned verbatim."""
-        rest = self.lines[self.pos :]
-        for offset, line in enumerate(rest):
-            if line.strip():
-                raise self.error(self.pos + offset + 1, f"unexpected content after the last job: {line.strip()[:40]!r}")
-        consumed = "\n".join(self.lines[: self.pos])
-        return self.text[len(consumed) :]
-
-
-def _is_int(tok: str) -> bool:
-    body = tok[1:] if tok[:1] in "+-" else tok
-    return body.isascii() and body.isdigit()
-
-
-def _check_shape(lines: _Lines, n: int, m: int, lineno: int) -> None:
+def _check_shape(lines: Lines, n: int, m: int, lineno: int) -> None:
     if n < 1 or m < 1:
         raise lines.error(lineno, f"expected positive numbers of jobs and machines, got {n} and {m}")
 
 
-def _check_route(lines: _Lines, lineno: int, job: int, route: list[int], m: int, one_based: bool) -> None:
+def _check_route(lines: Lines, lineno: int, job: int, route: list[int], m: int, one_based: bool) -> None:
     seen: set[int] = set()
     shift = 1 if one_based else 0
     for k, machine in enumerate(route):
@@ -137,13 +77,13 @@ def _check_route(lines: _Lines, lineno: int, job: int, route: list[int], m: int,
         seen.add(machine)
 
 
-def _check_durations(lines: _Lines, lineno: int, job: int, durations: list[int]) -> None:
+def _check_durations(lines: Lines, lineno: int, job: int, durations: list[int]) -> None:
     for k, d in enumerate(durations):
         if d < 0:
             raise lines.error(lineno, f"job {job} operation {k}: negative duration {d}")
 
 
-def _read_taillard(lines: _Lines, stem: str | None) -> dict:
+def _read_taillard(lines: Lines, stem: str | None) -> dict:
     lineno, header = lines.next("the header line")
     if not header.strip().lower().startswith("nb of jobs"):
         raise lines.error(lineno, f"expected the header {TAILLARD_HEADER!r}")
@@ -178,7 +118,7 @@ def _read_taillard(lines: _Lines, stem: str | None) -> dict:
     width = _detect_width(lines.lines[3 : 3 + n] + lines.lines[4 + n : 4 + 2 * n], durations + [[x + 1 for x in r] for r in machines], _taillard_row)
     if width is not None and width != _taillard_width(inst):
         layout["width"] = width
-    tail = lines.tail()
+    tail = lines.tail("the last job")
     if tail != "\n":
         layout["tail"] = tail
     if layout:
@@ -186,7 +126,7 @@ def _read_taillard(lines: _Lines, stem: str | None) -> dict:
     return inst
 
 
-def _read_orlib(lines: _Lines, stem: str | None) -> dict:
+def _read_orlib(lines: Lines, stem: str | None) -> dict:
     comments = []
     while lines.pos < len(lines.lines) and lines.lines[lines.pos].startswith("#"):
         comments.append(lines.lines[lines.pos][1:])
@@ -222,7 +162,7 @@ def _read_orlib(lines: _Lines, stem: str | None) -> dict:
             if not trail:
                 layout["trail"] = False
             break
-    tail = lines.tail()
+    tail = lines.tail("the last job")
     if tail != "\n":
         layout["tail"] = tail
     if layout:

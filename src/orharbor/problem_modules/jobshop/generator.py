@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import math
 
+from ..seeds import MASK64, fnv1a64, splitmix64
+
 SIZES = ("4x4", "6x6", "10x10", "15x15", "20x15", "20x20", "30x15", "30x20", "50x15", "50x20", "100x20")
 GENERATOR_VERSION = 1
 
@@ -27,8 +29,6 @@ _C = 2836  # _M % _A
 
 #: Duration ranges drawn per seed: Taillard (1993), Demirkol-Mehta-Uzsoy (1998), narrow.
 DURATION_RANGES = ((1, 99), (1, 200), (50, 100))
-
-_MASK64 = 2**64 - 1
 
 
 class TaillardRng:
@@ -105,30 +105,16 @@ def parse_size(size: str) -> tuple[int, int]:
     return int(jobs), int(machines)
 
 
-def _splitmix64(x: int) -> int:
-    x = (x + 0x9E3779B97F4A7C15) & _MASK64
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK64
-    return x ^ (x >> 31)
-
-
-def _fnv1a64(text: str) -> int:
-    h = 0xCBF29CE484222325
-    for byte in text.encode("utf-8"):
-        h = ((h ^ byte) * 0x100000001B3) & _MASK64
-    return h
-
-
 def derive_seeds(seed: int, size: str) -> tuple[int, int, int]:
     """(time_seed, machine_seed, style_seed) in [1, 2^31 - 2] from ``(seed, size)``.
 
     Pure 64-bit integer arithmetic (splitmix64 over the seed and an FNV-1a hash
     of the size name), so the result is the same on every platform.
     """
-    state = _splitmix64(_splitmix64(seed & _MASK64) ^ _fnv1a64(size))
+    state = splitmix64(splitmix64(seed & MASK64) ^ fnv1a64(size))
     out = []
     for _ in range(3):
-        state = _splitmix64(state)
+        state = splitmix64(state)
         out.append(1 + state % (_M - 1))
     return out[0], out[1], out[2]
 

@@ -9,7 +9,7 @@ single-mode ``.sm``; reference: CP-SAT. OR-Tools is imported only when
 
 from __future__ import annotations
 
-from importlib import resources
+from orharbor.problem_modules import read_statement
 
 from .baseline import BASELINE, baseline, random_activity_list, ssgs
 from .formats import FORMATS, parse, read, write
@@ -44,4 +44,4 @@ __all__ = [
 
 def statement() -> str:
     """The problem statement handed to agents (markdown)."""
-    return resources.files(__package__).joinpath("statement.md").read_text(encoding="utf-8")
+    return read_statement(__package__)

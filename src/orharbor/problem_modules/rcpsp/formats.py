@@ -47,10 +47,9 @@ jobs by their number in the file.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 
 from .generator import earliest_starts
+from ..textfile import Lines, is_int, load
 
 FORMATS = ("psplib",)
 
@@ -72,7 +71,7 @@ def read(path_or_text, fmt: str | None = None) -> dict:
     """
     if fmt is not None and fmt not in FORMATS:
         raise ValueError(f"unknown rcpsp format {fmt!r}; known: {', '.join(FORMATS)}")
-    text, name, stem = _load(path_or_text)
+    text, name, stem = load(path_or_text, "rcpsp")
     return parse(text, name, stem)
 
 
@@ -83,7 +82,7 @@ def parse(text: str, name: str = "<text>", stem: str | None = None) -> dict:
         text = text.replace("\r\n", "\n")
     lines = _Lines(text, name)
     inst = _read_sm(lines, stem)
-    tail = lines.tail()
+    tail = lines.tail("the resource availabilities")
     layout: dict = {}
     if tail != "\n":
         layout["tail"] = tail
@@ -98,39 +97,8 @@ def parse(text: str, name: str = "<text>", stem: str | None = None) -> dict:
     return inst
 
 
-def _load(path_or_text) -> tuple[str, str, str | None]:
-    if isinstance(path_or_text, Path) or (
-        isinstance(path_or_text, str) and "\n" not in path_or_text and path_or_text and os.path.isfile(path_or_text)
-    ):
-        path = Path(path_or_text)
-        with open(path, encoding="utf-8", newline="") as fh:
-            return fh.read(), path.name, path.stem
-    if isinstance(path_or_text, str) and "\n" not in path_or_text and (os.sep in path_or_text or "/" in path_or_text):
-        raise FileNotFoundError(f"no such rcpsp file: {path_or_text}")
-    if not isinstance(path_or_text, str):
-        raise TypeError(f"expected a path or the file's text, got {type(path_or_text).__name__}")
-    return path_or_text, "<text>", None
-
-
-class _Lines:
-    """The lines of a file with 1-based numbering for messages."""
-
-    def __init__(self, text: str, name: str) -> None:
-        self.name = name
-        self.text = text
-        self.lines = text.split("\n")
-        if self.lines and self.lines[-1] == "":
-            self.lines.pop()  # the final newline ends the last line
-        self.pos = 0
-
-    def error(self, lineno: int, message: str) -> ValueError:
-        return ValueError(f"{self.name}:{lineno}: {message}")
-
-    def next(self, what: str) -> tuple[int, str]:
-        if self.pos >= len(self.lines):
-            raise self.error(len(self.lines) + 1, f"expected {what}, got the end of the file")
-        self.pos += 1
-        return self.pos, self.lines[self.pos - 1]
+class _Lines(Lines):
+    """PSPLIB lines: labelled fields and rows of stars on top of the shared reader."""
 
     def expect(self, label: str, what: str | None = None) -> int:
         """The next line must start with ``label`` (ignoring surrounding spaces)."""
@@ -155,35 +123,9 @@ class _Lines:
     def int_field(self, label: str) -> tuple[int, int]:
         lineno, value = self.field(label)
         tokens = value.split()
-        if not tokens or not _is_int(tokens[0]):
+        if not tokens or not is_int(tokens[0]):
             raise self.error(lineno, f"expected an integer after {label!r}, got {value[:40]!r}")
         return lineno, int(tokens[0])
-
-    def ints(self, what: str, count: int | None = None, at_least: int | None = None) -> tuple[int, list[int]]:
-        lineno, line = self.next(what)
-        tokens = line.split()
-        for tok in tokens:
-            if not _is_int(tok):
-                raise self.error(lineno, f"expected an integer, got {tok[:40]!r}")
-        if count is not None and len(tokens) != count:
-            raise self.error(lineno, f"expected {count} integers, got {len(tokens)}")
-        if at_least is not None and len(tokens) < at_least:
-            raise self.error(lineno, f"expected at least {at_least} integers, got {len(tokens)}")
-        return lineno, [int(t) for t in tokens]
-
-    def tail(self) -> str:
-        """What follows the last line read: must be blank; returned verbatim."""
-        rest = self.lines[self.pos :]
-        for offset, line in enumerate(rest):
-            if line.strip():
-                raise self.error(self.pos + offset + 1, f"unexpected content after the resource availabilities: {line.strip()[:40]!r}")
-        consumed = "\n".join(self.lines[: self.pos])
-        return self.text[len(consumed) :]
-
-
-def _is_int(tok: str) -> bool:
-    body = tok[1:] if tok[:1] in "+-" else tok
-    return body.isascii() and body.isdigit()
 
 
 def _read_sm(lines: _Lines, stem: str | None) -> dict:

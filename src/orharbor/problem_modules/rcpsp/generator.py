@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import random
 
+from ..seeds import MASK64, fnv1a64, splitmix64
+
 SIZES = ("j10", "j30", "j60", "j90", "j120", "j300")
 GENERATOR_VERSION = 1
 
@@ -43,27 +45,11 @@ MAX_FINISH = 3
 MAX_SUCCESSORS = 3
 MAX_PREDECESSORS = 3
 
-_MASK64 = 2**64 - 1
-
-
-def _splitmix64(x: int) -> int:
-    x = (x + 0x9E3779B97F4A7C15) & _MASK64
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK64
-    return x ^ (x >> 31)
-
-
-def _fnv1a64(text: str) -> int:
-    h = 0xCBF29CE484222325
-    for byte in text.encode("utf-8"):
-        h = ((h ^ byte) * 0x100000001B3) & _MASK64
-    return h
-
 
 def derive_seed(seed: int, size: str) -> int:
     """A 63-bit PRNG seed from ``(seed, size)`` by pure integer arithmetic (splitmix64, FNV-1a)."""
-    state = _splitmix64(_splitmix64(seed & _MASK64) ^ _fnv1a64("rcpsp:" + size))
-    return _splitmix64(state) >> 1
+    state = splitmix64(splitmix64(seed & MASK64) ^ fnv1a64("rcpsp:" + size))
+    return splitmix64(state) >> 1
 
 
 def _round_ratio(numerator: int, denominator: int) -> int:

@@ -8,8 +8,6 @@ hint and is returned if CP-SAT finds nothing in time.
 
 from __future__ import annotations
 
-import math
-import time
 
 from .baseline import baseline
 from .generator import earliest_starts
@@ -30,8 +28,9 @@ def trivial_lower_bound(instance: dict) -> int:
 
 def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 0) -> tuple[dict, dict]:
     """Best schedule CP-SAT finds within ``time_limit_s``, and its meta record."""
-    import ortools
     from ortools.sat.python import cp_model
+
+    from orharbor.problem_modules import cpsat
 
     n, n_res = instance["n_activities"], instance["n_resources"]
     durations, demands = instance["durations"], instance["demands"]
@@ -66,43 +65,10 @@ def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 
     model.add_hint(makespan, hint_makespan)
     model.minimize(makespan)
 
-    solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = float(time_limit_s)
-    solver.parameters.num_workers = int(workers)
-    solver.parameters.random_seed = int(seed)
-    t0 = time.perf_counter()
-    status = solver.solve(model)
-    wall = time.perf_counter() - t0
-
-    lower = trivial_lower_bound(instance)
-    meta = {
-        "solver": "ortools-cp-sat",
-        "version": ortools.__version__,
-        "time_limit_s": time_limit_s,
-        "workers": workers,
-        "seed": seed,
-        "wall_time_s": round(wall, 3),
-    }
-    solution = None
-    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        candidate = {"starts": [int(solver.value(s)) for s in starts]}
-        try:
-            objective = evaluate(instance, candidate)
-        except ValueError as exc:  # never expected; never hand back an infeasible schedule
-            meta["note"] = f"CP-SAT schedule rejected by the verifier ({exc})"
-        else:
-            solution = candidate
-            bound = max(lower, math.ceil(solver.best_objective_bound - 1e-6))
-            meta.update(
-                status="OPTIMAL" if status == cp_model.OPTIMAL else "FEASIBLE",
-                objective=objective,
-                bound=min(bound, objective),
-            )
-    if solution is None:
-        meta.setdefault(
-            "note",
-            f"CP-SAT found no schedule in time ({solver.status_name(status)}); the baseline hint is returned",
-        )
-        solution = hint
-        meta.update(status="FEASIBLE_HINT", objective=hint_makespan, bound=min(lower, hint_makespan))
-    return solution, meta
+    solver, status, meta = cpsat.solve(model, time_limit_s=time_limit_s, workers=workers, seed=seed)
+    return cpsat.finish(
+        instance, evaluate, solver, status, meta,
+        extract=lambda sol: {"starts": [int(sol.value(s)) for s in starts]},
+        hint=hint, hint_objective=hint_makespan, lower_bound=trivial_lower_bound(instance),
+        hint_name="the baseline hint",
+    )

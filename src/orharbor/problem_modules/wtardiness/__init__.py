@@ -8,7 +8,7 @@ reference: CP-SAT. OR-Tools is imported only when ``reference`` is called.
 
 from __future__ import annotations
 
-from importlib import resources
+from orharbor.problem_modules import read_statement
 
 from .baseline import BASELINE, baseline
 from .formats import FORMATS, parse, read, read_all, read_optima, write
@@ -48,4 +48,4 @@ __all__ = [
 
 def statement() -> str:
     """The problem statement handed to agents (markdown)."""
-    return resources.files(__package__).joinpath("statement.md").read_text(encoding="utf-8")
+    return read_statement(__package__)

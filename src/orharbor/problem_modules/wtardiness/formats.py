@@ -25,9 +25,9 @@ read by ``read_optima``.
 
 from __future__ import annotations
 
-import os
 import re
-from pathlib import Path
+
+from ..textfile import is_int, load
 
 FORMATS = ("orlib",)
 PER_LINE = 20
@@ -60,7 +60,7 @@ def read_all(path_or_text, fmt: str | None = None, n: int | None = None) -> list
     """Every instance of the file, in order (always a list)."""
     if fmt is not None and fmt not in FORMATS:
         raise ValueError(f"unknown wtardiness format {fmt!r}; known: {', '.join(FORMATS)}")
-    text, name, stem = _load(path_or_text)
+    text, name, stem = load(path_or_text, "wtardiness")
     instances = parse(text, n=n, name=name, stem=stem)
     if stem is not None:
         for inst in instances:
@@ -81,7 +81,7 @@ def parse(text: str, n: int | None = None, name: str = "<text>", stem: str | Non
     where: list[int] = []
     for lineno, line in enumerate(lines, 1):
         for tok in line.split():
-            if not _is_int(tok):
+            if not is_int(tok):
                 raise ValueError(f"{name}:{lineno}: expected an integer, got {tok[:40]!r}")
             values.append(int(tok))
             where.append(lineno)
@@ -116,13 +116,13 @@ def parse(text: str, n: int | None = None, name: str = "<text>", stem: str | Non
 
 def read_optima(path_or_text) -> list[int]:
     """The values of an OR-Library optimum file (``wtopt40.txt``): one integer per line."""
-    text, name, _ = _load(path_or_text)
+    text, name, _ = load(path_or_text, "wtardiness")
     out = []
     for lineno, line in enumerate(text.replace("\r\n", "\n").split("\n"), 1):
         tokens = line.split()
         if not tokens:
             continue
-        if len(tokens) != 1 or not _is_int(tokens[0]):
+        if len(tokens) != 1 or not is_int(tokens[0]):
             raise ValueError(f"{name}:{lineno}: expected one integer, got {line.strip()[:40]!r}")
         out.append(int(tokens[0]))
     return out
@@ -142,25 +142,6 @@ def _jobs_per_instance(n, stem: str | None, count: int, name: str) -> int:
         f"{name}: {count} integers do not make one instance (3 n integers); "
         "pass n=, the number of jobs per instance"
     )
-
-
-def _load(path_or_text) -> tuple[str, str, str | None]:
-    if isinstance(path_or_text, Path) or (
-        isinstance(path_or_text, str) and "\n" not in path_or_text and path_or_text and os.path.isfile(path_or_text)
-    ):
-        path = Path(path_or_text)
-        with open(path, encoding="utf-8", newline="") as fh:
-            return fh.read(), path.name, path.stem
-    if isinstance(path_or_text, str) and "\n" not in path_or_text and (os.sep in path_or_text or "/" in path_or_text):
-        raise FileNotFoundError(f"no such wtardiness file: {path_or_text}")
-    if not isinstance(path_or_text, str):
-        raise TypeError(f"expected a path or the file's text, got {type(path_or_text).__name__}")
-    return path_or_text, "<text>", None
-
-
-def _is_int(tok: str) -> bool:
-    body = tok[1:] if tok[:1] in "+-" else tok
-    return body.isascii() and body.isdigit()
 
 
 def _attach_layout(instances: list[dict], lines: list[str], body: str, newline: str) -> None:

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import random
 
+from ..seeds import MASK64, fnv1a64, splitmix64
+
 SIZES = ("n8", "n40", "n50", "n100", "n200", "n500", "n1000")
 GENERATOR_VERSION = 1
 
@@ -26,8 +28,6 @@ GENERATOR_VERSION = 1
 FACTORS = (0.2, 0.4, 0.6, 0.8, 1.0)
 P_RANGE = (1, 100)
 W_RANGE = (1, 10)
-
-_MASK64 = 2**64 - 1
 
 
 def parse_size(size: str) -> int:
@@ -37,23 +37,9 @@ def parse_size(size: str) -> int:
     return int(size[1:])
 
 
-def _splitmix64(x: int) -> int:
-    x = (x + 0x9E3779B97F4A7C15) & _MASK64
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK64
-    return x ^ (x >> 31)
-
-
-def _fnv1a64(text: str) -> int:
-    h = 0xCBF29CE484222325
-    for byte in text.encode("utf-8"):
-        h = ((h ^ byte) * 0x100000001B3) & _MASK64
-    return h
-
-
 def derive_seed(seed: int, size: str) -> int:
     """A 64-bit PRNG seed from ``(seed, size)``: splitmix64 and FNV-1a, pure integer arithmetic."""
-    return _splitmix64(_splitmix64(seed & _MASK64) ^ _fnv1a64("wtardiness/" + size))
+    return splitmix64(splitmix64(seed & MASK64) ^ fnv1a64("wtardiness/" + size))
 
 
 def due_date_range(total: int, tf_fifths: int, rdd_fifths: int) -> tuple[int, int]:

@@ -20,12 +20,10 @@ never increases the objective.
 
 from __future__ import annotations
 
-import math
-import time
 from fractions import Fraction
 
 from .baseline import baseline
-from .verify import weighted_tardiness
+from .verify import evaluate, weighted_tardiness
 
 #: Largest instance that gets the pairwise-order Booleans (n (n-1) / 2 of them).
 PRECEDENCE_MAX_JOBS = 200
@@ -55,8 +53,9 @@ def best_rule(instance: dict) -> list[int]:
 
 def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 0) -> tuple[dict, dict]:
     """Best sequence CP-SAT finds within ``time_limit_s``, and its meta record."""
-    import ortools
     from ortools.sat.python import cp_model
+
+    from orharbor.problem_modules import cpsat
 
     n = instance["n_jobs"]
     p, w, d = instance["processing_times"], instance["weights"], instance["due_dates"]
@@ -100,41 +99,11 @@ def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 
             model.add(starts[j] == sum(before))
     model.minimize(sum(terms) if terms else 0)
 
-    solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = float(time_limit_s)
-    solver.parameters.num_workers = int(workers)
-    solver.parameters.random_seed = int(seed)
-    if n > PROBING_MAX_JOBS:
-        solver.parameters.cp_model_probing_level = 0
-    t0 = time.perf_counter()
-    status = solver.solve(model)
-    wall = time.perf_counter() - t0
-
-    meta = {
-        "solver": "ortools-cp-sat",
-        "version": ortools.__version__,
-        "time_limit_s": time_limit_s,
-        "workers": workers,
-        "seed": seed,
-        "wall_time_s": round(wall, 3),
-    }
-    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        sequence = sorted(range(n), key=lambda j: (solver.value(starts[j]), j))
-        objective = weighted_tardiness(instance, sequence)
-        if objective > hint_objective:  # never expected: CP-SAT keeps the hint's value or better
-            sequence, objective = hint, hint_objective
-        bound = max(0, math.ceil(solver.best_objective_bound - 1e-6))
-        meta.update(
-            status="OPTIMAL" if status == cp_model.OPTIMAL else "FEASIBLE",
-            objective=objective,
-            bound=min(bound, objective),
-        )
-        return {"sequence": sequence}, meta
-    meta.update(
-        status="FEASIBLE_HINT",
-        objective=hint_objective,
-        bound=0,
-        note=f"CP-SAT found no schedule in time ({solver.status_name(status)}); "
-        "the best of the baseline, EDD and WSPT is returned",
+    parameters = {"cp_model_probing_level": 0} if n > PROBING_MAX_JOBS else {}
+    solver, status, meta = cpsat.solve(model, time_limit_s=time_limit_s, workers=workers, seed=seed, **parameters)
+    return cpsat.finish(
+        instance, evaluate, solver, status, meta,
+        extract=lambda sol: {"sequence": sorted(range(n), key=lambda j: (sol.value(starts[j]), j))},
+        hint={"sequence": hint}, hint_objective=hint_objective, lower_bound=0,
+        hint_name="the best of the baseline, EDD and WSPT",
     )
-    return {"sequence": hint}, meta

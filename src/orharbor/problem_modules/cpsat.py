@@ -1,0 +1,71 @@
+"""The CP-SAT boilerplate every reference solver shares: parameters, timing, meta.
+
+Imported only inside ``reference`` functions, so loading a problem module never
+loads OR-Tools.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import ortools
+from ortools.sat.python import cp_model
+
+
+def solve(model: cp_model.CpModel, *, time_limit_s: float, workers: int, seed: int,
+          **parameters) -> tuple[cp_model.CpSolver, int, dict]:
+    """Solve ``model``; return the solver, its status and the meta every reference records."""
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = float(time_limit_s)
+    solver.parameters.num_workers = int(workers)
+    solver.parameters.random_seed = int(seed)
+    for name, value in parameters.items():
+        setattr(solver.parameters, name, value)
+    start = time.perf_counter()
+    status = solver.solve(model)
+    meta = {
+        "solver": "ortools-cp-sat",
+        "version": ortools.__version__,
+        "time_limit_s": time_limit_s,
+        "workers": workers,
+        "seed": seed,
+        "wall_time_s": round(time.perf_counter() - start, 3),
+    }
+    return solver, status, meta
+
+
+def status_name(status: int) -> str:
+    """OPTIMAL or FEASIBLE for a solved model (what ``meta['status']`` records)."""
+    return "OPTIMAL" if status == cp_model.OPTIMAL else "FEASIBLE"
+
+
+def found(status: int) -> bool:
+    """Whether CP-SAT returned a solution."""
+    return status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
+
+
+def finish(instance: dict, evaluate, solver: cp_model.CpSolver, status: int, meta: dict, extract,
+           hint, hint_objective: int, lower_bound: int, hint_name: str) -> tuple[object, dict]:
+    """The reference's answer: CP-SAT's solution checked by the verifier, else the hint.
+
+    ``extract(solver)`` turns CP-SAT's values into a solution. The result is never
+    infeasible and never worse than the hint; ``meta`` gets status, objective and
+    the best proven lower bound (never above the objective).
+    """
+    if found(status):
+        candidate = extract(solver)
+        try:
+            objective = evaluate(instance, candidate)
+        except ValueError as exc:  # never expected; never hand back an infeasible answer
+            meta["note"] = f"CP-SAT solution rejected by the verifier ({exc})"
+        else:
+            if objective > hint_objective:  # never expected: CP-SAT keeps the hint's value or better
+                candidate, objective = hint, hint_objective
+            bound = max(lower_bound, math.ceil(solver.best_objective_bound - 1e-6))
+            meta.update(status=status_name(status), objective=objective, bound=min(bound, objective))
+            return candidate, meta
+    meta.setdefault("note", f"CP-SAT found no solution in time ({solver.status_name(status)}); "
+                            f"{hint_name} is returned")
+    meta.update(status="FEASIBLE_HINT", objective=hint_objective, bound=min(lower_bound, hint_objective))
+    return hint, meta

@@ -1,0 +1,25 @@
+"""Integer mixing for generator seeds: the same on every platform and Python.
+
+Generators derive their private PRNG seeds from ``(seed, size)`` with these
+(splitmix64 over the seed, FNV-1a over a text salt), never with ``hash()``.
+"""
+
+from __future__ import annotations
+
+MASK64 = 2**64 - 1
+
+
+def splitmix64(x: int) -> int:
+    """One splitmix64 step (Steele, Lea and Flood 2014) on a 64-bit integer."""
+    x = (x + 0x9E3779B97F4A7C15) & MASK64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & MASK64
+    return x ^ (x >> 31)
+
+
+def fnv1a64(text: str) -> int:
+    """64-bit FNV-1a hash of the UTF-8 bytes of ``text``."""
+    h = 0xCBF29CE484222325
+    for byte in text.encode("utf-8"):
+        h = ((h ^ byte) * 0x100000001B3) & MASK64
+    return h
