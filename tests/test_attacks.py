@@ -1,7 +1,8 @@
 """The attack suite against real exported tasks, and proof that each defence is what stops its attack.
 
-The suite runs on small tasks (4x4, two hidden instances, 2 s per run) in both verifier
-modes. Each mutation test removes one defence from a copy of the exported verifier and
+The suite runs on small tasks (smoke size, two hidden instances, 2 s per run) of every
+problem class: level 1 in both verifier modes, level 2 in separate mode (and in shared
+mode for job shop; the level-2 probes do not depend on the class). Each mutation test removes one defence from a copy of the exported verifier and
 shows that its attack then gets through: the attack is live, the defence is load-bearing.
 """
 
@@ -12,32 +13,37 @@ from pathlib import Path
 
 import pytest
 
-from orharbor import attacks, check
+from orharbor import attacks, check, problem_modules
 from orharbor.exporter import ExportOptions, export_row
 
 
+SMOKE_TASKS = [("jobshop", 1, "separate"), ("jobshop", 1, "shared"), ("jobshop", 2, "separate"),
+               ("jobshop", 2, "shared"), ("rcpsp", 1, "separate"), ("rcpsp", 1, "shared"),
+               ("rcpsp", 2, "separate"), ("wtardiness", 1, "separate"), ("wtardiness", 1, "shared"),
+               ("wtardiness", 2, "separate")]
+
+
 @pytest.fixture(scope="module")
-def attack_tasks(tmp_path_factory, shipped_rows) -> dict[tuple[int, str], Path]:
-    """(level, mode) -> a small exported task: smoke size, 2 hidden instances, 2-second runs."""
+def attack_tasks(tmp_path_factory, shipped_rows) -> dict[tuple[str, int, str], Path]:
+    """(problem, level, mode) -> a small exported task: smoke size, 2 hidden instances, 2-second runs."""
     out = {}
-    for level in (1, 2):
-        row = dict(next(r for r in shipped_rows if r["level"] == level and r["size"] == "4x4"))
+    for problem, level, mode in SMOKE_TASKS:
+        smoke = problem_modules.get(problem).SIZES[0]
+        row = dict(next(r for r in shipped_rows if (r["problem"], r["level"], r["size"]) == (problem, level, smoke)))
         if level == 2:
             for key in ("eval_seeds", "eval_references", "eval_baselines", "eval_reference_solutions",
                         "eval_baseline_solutions", "eval_reference_metas"):
                 row[key] = row[key][:2]
             row["solve_time_limit_s"] = 2.0
-        for mode in ("separate", "shared"):
-            folder = tmp_path_factory.mktemp(f"attack-l{level}-{mode}")
-            out[(level, mode)] = export_row(row, folder, ExportOptions(verifier_mode=mode))
+        folder = tmp_path_factory.mktemp(f"attack-{problem}-l{level}-{mode}")
+        out[(problem, level, mode)] = export_row(row, folder, ExportOptions(verifier_mode=mode))
     return out
 
 
-@pytest.mark.parametrize("mode", ["separate", "shared"])
-@pytest.mark.parametrize("level", [1, 2])
-def test_every_attack_scores_minus_one_without_crashing_the_verifier(attack_tasks, level, mode):
+@pytest.mark.parametrize("problem, level, mode", SMOKE_TASKS)
+def test_every_attack_scores_minus_one_without_crashing_the_verifier(attack_tasks, problem, level, mode):
     """check --attacks: every attack earns exactly -1.0 and the verifier never crashes."""
-    [result] = check.check_tasks(attack_tasks[(level, mode)], jobs=1, attacks=True)
+    [result] = check.check_tasks(attack_tasks[(problem, level, mode)], jobs=1, attacks=True)
     names = {p.policy for p in result.policies if p.attack}
     assert {"reward-file", "reward-rewriter", "sitecustomize", "replace-python"} <= names
     assert ({"bool-for-int", "huge-file", "symlink-dev-zero"} if level == 1 else
@@ -81,9 +87,10 @@ MUTATIONS = {
 def test_removing_the_defence_lets_the_attack_through(attack_tasks, tmp_path, attack):
     """With its defence removed from the verifier, the attack earns more than -1.0."""
     level, mode, edits = MUTATIONS[attack]
-    defended = check.check_tasks(attack_tasks[(level, mode)], attacks=True, only=(attack,))[0]
+    task = attack_tasks[("jobshop", level, mode)]
+    defended = check.check_tasks(task, attacks=True, only=(attack,))[0]
     assert [p.policy for p in defended.policies] == [attack] and defended.ok, defended.problem_text()
-    weakened = _mutate(attack_tasks[(level, mode)], tmp_path, edits)
+    weakened = _mutate(task, tmp_path, edits)
     [result] = check.check_tasks(weakened, attacks=True, only=(attack,))
     [outcome] = result.policies
     assert outcome.reward is not None and outcome.reward > -1.0, (outcome, result.problem_text())
