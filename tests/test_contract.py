@@ -104,6 +104,14 @@ def test_verifier_module_imports_only_the_standard_library(name):
             assert module.split(".")[0] in allowed or module.startswith("orharbor.verifiers"), module
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_importing_a_problem_module_does_not_load_ortools(name):
+    """OR-Tools is imported inside reference() only: exporting and verifying never need it."""
+    code = f"import sys; import orharbor.problem_modules.{name}; print('ortools' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
 def test_verifier_bundle_imports_only_the_standard_library():
     """Every file of orharbor/verifiers is stdlib-only too (they all ship in tests/)."""
     folder = Path(problem_modules.__file__).parent.parent / "verifiers"
