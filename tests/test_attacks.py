@@ -20,7 +20,8 @@ from orharbor.exporter import ExportOptions, export_row
 SMOKE_TASKS = [("jobshop", 1, "separate"), ("jobshop", 1, "shared"), ("jobshop", 2, "separate"),
                ("jobshop", 2, "shared"), ("rcpsp", 1, "separate"), ("rcpsp", 1, "shared"),
                ("rcpsp", 2, "separate"), ("wtardiness", 1, "separate"), ("wtardiness", 1, "shared"),
-               ("wtardiness", 2, "separate")]
+               ("wtardiness", 2, "separate"), ("cvrp", 1, "separate"), ("cvrp", 1, "shared"),
+               ("cvrp", 2, "separate"), ("vrptw", 1, "separate"), ("vrptw", 1, "shared"), ("vrptw", 2, "separate")]
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,8 @@ PROBLEMS: dict[str, str] = {
     "jobshop": "orharbor.problem_modules.jobshop",
     "rcpsp": "orharbor.problem_modules.rcpsp",
     "wtardiness": "orharbor.problem_modules.wtardiness",
+    "cvrp": "orharbor.problem_modules.cvrp",
+    "vrptw": "orharbor.problem_modules.vrptw",
 }
 
 

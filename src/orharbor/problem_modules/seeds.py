@@ -23,3 +23,15 @@ def fnv1a64(text: str) -> int:
     for byte in text.encode("utf-8"):
         h = ((h ^ byte) * 0x100000001B3) & MASK64
     return h
+
+
+def size_seed(salt: str, seed: int, size: str) -> int:
+    """A 64-bit PRNG seed from ``(seed, size)``, distinct per problem class through ``salt``."""
+    return splitmix64(splitmix64(seed & MASK64) ^ fnv1a64(salt + size))
+
+
+def count_size(size: str, sizes: tuple[str, ...], problem: str) -> int:
+    """``"n50"`` -> 50, for the classes whose sizes are ``n<count>``; only the sizes of ``sizes``."""
+    if not isinstance(size, str) or size not in sizes:
+        raise ValueError(f"unknown {problem} size {size!r}; valid sizes: {', '.join(sizes)}")
+    return int(size[1:])

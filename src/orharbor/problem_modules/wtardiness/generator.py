@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import random
 
-from ..seeds import MASK64, fnv1a64, splitmix64
+from ..seeds import count_size, size_seed
 
 SIZES = ("n8", "n40", "n50", "n100", "n200", "n500", "n1000")
 GENERATOR_VERSION = 1
@@ -32,14 +32,12 @@ W_RANGE = (1, 10)
 
 def parse_size(size: str) -> int:
     """``"n40"`` -> 40; only the sizes of :data:`SIZES`."""
-    if not isinstance(size, str) or size not in SIZES:
-        raise ValueError(f"unknown wtardiness size {size!r}; valid sizes: {', '.join(SIZES)}")
-    return int(size[1:])
+    return count_size(size, SIZES, "wtardiness")
 
 
 def derive_seed(seed: int, size: str) -> int:
     """A 64-bit PRNG seed from ``(seed, size)``: splitmix64 and FNV-1a, pure integer arithmetic."""
-    return splitmix64(splitmix64(seed & MASK64) ^ fnv1a64("wtardiness/" + size))
+    return size_seed("wtardiness/", seed, size)
 
 
 def due_date_range(total: int, tf_fifths: int, rdd_fifths: int) -> tuple[int, int]:
