@@ -35,3 +35,9 @@ def count_size(size: str, sizes: tuple[str, ...], problem: str) -> int:
     if not isinstance(size, str) or size not in sizes:
         raise ValueError(f"unknown {problem} size {size!r}; valid sizes: {', '.join(sizes)}")
     return int(size[1:])
+
+
+def check_seed(seed: object, sizes: tuple[str, ...]) -> None:
+    """Generators take a true integer seed in [0, 2^63); anything else is a ValueError."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        raise ValueError(f"seed must be an integer in [0, 2^63), got {seed!r}; valid sizes: {', '.join(sizes)}")

@@ -74,3 +74,9 @@ class Lines:
                 raise self.error(self.pos + offset + 1, f"unexpected content after {after}: {line.strip()[:40]!r}")
         consumed = "\n".join(self.lines[: self.pos])
         return self.text[len(consumed) :]
+
+
+def unify_newlines(text: str) -> tuple[str, str]:
+    """``(text with "\\n" line ends, the file's own line end)``, so writers can restore it."""
+    newline = "\r\n" if "\r\n" in text else "\n"
+    return (text.replace("\r\n", "\n") if newline == "\r\n" else text), newline

@@ -41,7 +41,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from ..textfile import is_int, load
+from ..textfile import is_int, load, unify_newlines
 
 FORMATS = ("vrplib",)
 MATRIX_FORMATS = ("LOWER_ROW", "UPPER_ROW", "LOWER_DIAG_ROW", "UPPER_DIAG_ROW", "FULL_MATRIX")
@@ -83,8 +83,7 @@ def parse(text: str, name: str = "<text>") -> dict:
     """The instance of a ``.vrp`` text (pure: text in, dict out)."""
     if not isinstance(text, str):
         raise TypeError(f"expected the file's text, got {type(text).__name__}")
-    newline = "\r\n" if "\r\n" in text else "\n"
-    body = text.replace("\r\n", "\n") if newline == "\r\n" else text
+    body, newline = unify_newlines(text)
     lines = body.split("\n")
     if lines and lines[-1] == "":
         lines.pop()

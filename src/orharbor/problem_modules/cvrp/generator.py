@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import random
 
-from ..seeds import count_size, size_seed
+from ..seeds import check_seed, count_size, size_seed
 
 SIZES = ("n8", "n20", "n50", "n100", "n200", "n400", "n1000")
 GENERATOR_VERSION = 1
@@ -110,10 +110,7 @@ def _demands(rng: random.Random, kind: str, customers: list[tuple[int, int]], ge
 
 def generate(seed: int, size: str) -> dict:
     """The instance of ``(seed, size)``: Uchoa et al. (2017) design, every choice drawn per seed."""
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
-        raise ValueError(
-            f"seed must be an integer in [0, 2^63), got {seed!r}; valid sizes: {', '.join(SIZES)}"
-        )
+    check_seed(seed, SIZES)
     n = parse_size(size)
     derived = derive_seed(seed, size)
     rng = random.Random(derived)

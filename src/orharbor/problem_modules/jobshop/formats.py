@@ -23,7 +23,7 @@ the end of the file), so the exact bytes come back.
 
 from __future__ import annotations
 
-from ..textfile import Lines, load
+from ..textfile import Lines, load, unify_newlines
 
 FORMATS = ("taillard", "orlib")
 
@@ -45,9 +45,7 @@ def read(path_or_text, fmt: str | None = None) -> dict:
         fmt = "taillard" if text.lstrip().lower().startswith("nb of jobs") else "orlib"
     if fmt not in FORMATS:
         raise ValueError(f"unknown jobshop format {fmt!r}; known: {', '.join(FORMATS)}")
-    newline = "\r\n" if "\r\n" in text else "\n"
-    if newline == "\r\n":
-        text = text.replace("\r\n", "\n")
+    text, newline = unify_newlines(text)
     parser = _read_taillard if fmt == "taillard" else _read_orlib
     inst = parser(Lines(text, name), stem)
     if newline != "\n":

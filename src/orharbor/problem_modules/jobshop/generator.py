@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 
-from ..seeds import MASK64, fnv1a64, splitmix64
+from ..seeds import MASK64, check_seed, fnv1a64, splitmix64
 
 SIZES = ("4x4", "6x6", "10x10", "15x15", "20x15", "20x20", "30x15", "30x20", "50x15", "50x20", "100x20")
 GENERATOR_VERSION = 1
@@ -121,10 +121,7 @@ def derive_seeds(seed: int, size: str) -> tuple[int, int, int]:
 
 def generate(seed: int, size: str) -> dict:
     """The instance of ``(seed, size)``: Taillard's design with per-seed structure."""
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
-        raise ValueError(
-            f"seed must be an integer in [0, 2^63), got {seed!r}; valid sizes: {', '.join(SIZES)}"
-        )
+    check_seed(seed, SIZES)
     n_jobs, n_machines = parse_size(size)
     time_seed, machine_seed, style_seed = derive_seeds(seed, size)
     style = TaillardRng(style_seed)

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 
 from .generator import earliest_starts
-from ..textfile import Lines, is_int, load
+from ..textfile import Lines, is_int, load, unify_newlines
 
 FORMATS = ("psplib",)
 
@@ -77,9 +77,7 @@ def read(path_or_text, fmt: str | None = None) -> dict:
 
 def parse(text: str, name: str = "<text>", stem: str | None = None) -> dict:
     """The instance in ``text`` (a pure function; ``name`` is used in messages)."""
-    newline = "\r\n" if "\r\n" in text else "\n"
-    if newline == "\r\n":
-        text = text.replace("\r\n", "\n")
+    text, newline = unify_newlines(text)
     lines = _Lines(text, name)
     inst = _read_sm(lines, stem)
     tail = lines.tail("the resource availabilities")

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import random
 
-from ..seeds import MASK64, fnv1a64, splitmix64
+from ..seeds import MASK64, check_seed, fnv1a64, splitmix64
 
 SIZES = ("j10", "j30", "j60", "j90", "j120", "j300")
 GENERATOR_VERSION = 1
@@ -185,8 +185,7 @@ def progen_network(rng: random.Random, n: int, nc10: int) -> tuple[list[list[int
 
 def generate(seed: int, size: str) -> dict:
     """The instance of ``(seed, size)``: ProGen's design with NC, RF, RS drawn per seed."""
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
-        raise ValueError(f"seed must be an integer in [0, 2^63), got {seed!r}; valid sizes: {', '.join(SIZES)}")
+    check_seed(seed, SIZES)
     if not isinstance(size, str) or size not in SIZES:
         raise ValueError(f"unknown rcpsp size {size!r}; valid sizes: {', '.join(SIZES)}")
     n = N_REAL[size]

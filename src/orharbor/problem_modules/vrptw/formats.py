@@ -29,7 +29,7 @@ A ``.sol`` file holds ``Route #k: c c c`` lines and a ``Cost x`` line;
 
 from __future__ import annotations
 
-from ..textfile import Lines, is_int, load
+from ..textfile import Lines, is_int, load, unify_newlines
 from .verify import TOL
 
 FORMATS = ("solomon",)
@@ -55,8 +55,7 @@ def parse(text: str, name: str = "<text>") -> dict:
     """The instance of a Solomon text (pure: text in, dict out)."""
     if not isinstance(text, str):
         raise TypeError(f"expected the file's text, got {type(text).__name__}")
-    newline = "\r\n" if "\r\n" in text else "\n"
-    body = text.replace("\r\n", "\n") if newline == "\r\n" else text
+    body, newline = unify_newlines(text)
     lines = Lines(body, name)
     lineno, title = lines.next("the instance name")
     if not title.strip():

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import random
 
-from ..seeds import count_size, size_seed
+from ..seeds import check_seed, count_size, size_seed
 
 SIZES = ("n8", "n25", "n50", "n100", "n200", "n400", "n1000")
 GENERATOR_VERSION = 1
@@ -71,10 +71,7 @@ def _clip(v: int) -> int:
 
 def generate(seed: int, size: str) -> dict:
     """The instance of ``(seed, size)``: Solomon / Gehring-Homberger design, parameters drawn per seed."""
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
-        raise ValueError(
-            f"seed must be an integer in [0, 2^63), got {seed!r}; valid sizes: {', '.join(SIZES)}"
-        )
+    check_seed(seed, SIZES)
     n = parse_size(size)
     derived = derive_seed(seed, size)
     rng = random.Random(derived)

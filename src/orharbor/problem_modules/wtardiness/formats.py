@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from ..textfile import is_int, load
+from ..textfile import is_int, load, unify_newlines
 
 FORMATS = ("orlib",)
 PER_LINE = 20
@@ -72,8 +72,7 @@ def parse(text: str, n: int | None = None, name: str = "<text>", stem: str | Non
     """The instances of an OR-Library ``wt`` text (pure: text in, dicts out)."""
     if not isinstance(text, str):
         raise TypeError(f"expected the file's text, got {type(text).__name__}")
-    newline = "\r\n" if "\r\n" in text else "\n"
-    body = text.replace("\r\n", "\n") if newline == "\r\n" else text
+    body, newline = unify_newlines(text)
     lines = body.split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the final newline ends the last line

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import random
 
-from ..seeds import count_size, size_seed
+from ..seeds import check_seed, count_size, size_seed
 
 SIZES = ("n8", "n40", "n50", "n100", "n200", "n500", "n1000")
 GENERATOR_VERSION = 1
@@ -54,10 +54,7 @@ def due_date_range(total: int, tf_fifths: int, rdd_fifths: int) -> tuple[int, in
 
 def generate(seed: int, size: str) -> dict:
     """The instance of ``(seed, size)``: OR-Library wt design, (TF, RDD) drawn per seed."""
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
-        raise ValueError(
-            f"seed must be an integer in [0, 2^63), got {seed!r}; valid sizes: {', '.join(SIZES)}"
-        )
+    check_seed(seed, SIZES)
     n = parse_size(size)
     derived = derive_seed(seed, size)
     rng = random.Random(derived)
