@@ -117,6 +117,6 @@ def test_solve_py_can_use_numpy_and_scipy_under_the_limits(exported, tmp_path):
     config = tomllib.loads((task / "task.toml").read_text())
     policy = Policy("numpy-scipy", 0.0, files={"solve.py": program.encode()})
     bwrap = check.require_bwrap()
-    venv = check.build_solver_venv(tmp_path / "venv")
+    venv = check.build_venv(tmp_path / "venv", check.SOLVER_PACKAGES)
     value, error, crashed = check.run_policy(task, policy, config, bwrap, venv)
     assert (value, error, crashed) == (0.0, None, False)

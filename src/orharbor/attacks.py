@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from orharbor.policies import Policy, deliverable_name
@@ -30,8 +31,10 @@ REWARD_HOOK = ("import atexit\n"
 
 
 def attack_policies(task: Path, test_config: dict) -> list[Policy]:
-    """Every attack that applies to this task's level, each expecting -1.0."""
+    """Every attack that applies to this task's level, each expecting -1.0 (0.0 in modelling tasks)."""
     attacks = environment_attacks()
+    if test_config.get("kind") == "modelling":
+        return [replace(a, expected=0.0) for a in attacks + modelling_attacks(test_config)]
     if test_config["level"] == 1:
         attacks += level1_attacks(task, test_config)
     else:
@@ -326,3 +329,82 @@ def _stored_solutions(program: str) -> dict:
 
 def _plant_fake_ortools() -> str:
     return _for_each_dir(tuple(f"{d}/ortools" for d in PYTHON_DIRS), "__init__.py", "\n") + "true\n"
+
+
+def modelling_attacks(test_config: dict) -> list[Policy]:
+    """Answer files that carry the right answer in a hostile or hedged form; each must score 0.0."""
+    grading = test_config["grading"]
+    if grading["type"] == "answer":
+        name = grading["answer"].removeprefix("/app/")
+        right = {"status": grading["status"], "objective": grading["objective"]}
+        text = json.dumps(right)
+        objective = grading["objective"] or 0.0
+        variants = {
+            "objective-as-string": json.dumps({**right, "objective": str(objective)}),
+            "objective-as-bool": json.dumps({**right, "objective": True}),
+            "objective-nan": json.dumps({**right, "objective": float("nan")}),
+            "objective-list": json.dumps({**right, "objective": [objective * 0.999, objective, objective * 1.001]}),
+            "duplicate-keys": '{"status": "%s", "objective": 0, "objective": %r}' % (grading["status"], objective),
+            "answer-list": json.dumps([{"status": "INFEASIBLE", "objective": None}, right]),
+            "not-json": "\udcff\x00{" + text,
+        }
+        files = {name: text}
+    else:
+        outputs = grading["outputs"]
+        files = {n: (e["text"] if "text" in e else repr(e["value"])) for n, e in outputs.items()}
+        name = next(n for n in outputs)
+        numeric = next((n for n, e in outputs.items() if "value" in e), None)
+        variants = {"not-utf8": "\udcff\udcfe" + files[name]}
+        if numeric:
+            value = outputs[numeric]["value"]
+            variants.update({
+                "hedged-numbers": f"{value * 0.99!r} {value!r} {value * 1.01!r}",
+                "number-in-words": f"the optimum is {value!r}",
+                "nan": "nan", "infinity": "inf",
+            })
+            name = numeric
+    attacks = [
+        _attack(label, "the answer in a form a lax grader might accept",
+                files={**_encode(files), name: content.encode("utf-8", "surrogateescape")})
+        for label, content in variants.items()
+    ]
+    right_bytes = files[name].encode()
+    attacks += [
+        _attack("symlink-tests", "answer files linked to the grader's expected values",
+                symlinks={n: "/tests/task.json" for n in files}),
+        _attack("fifo", "a named pipe in place of the answer", files={**_encode(files)},
+                agent_script=f"rm -f /app/{name}; mkfifo /app/{name}"),
+        _attack("directory", "a directory in place of the answer",
+                agent_script=f"rm -f /app/{name}; mkdir -p /app/{name}/x"),
+        _attack("huge-file", "a 300 MB file that starts with the right answer",
+                files={n: c for n, c in _encode(files).items() if n != name},
+                sparse_files={name: (right_bytes + b"\n", 300 * 1024 * 1024)}),
+        _attack("snoop-expected", "a process left behind that copies the expected values once /tests arrives",
+                agent_script=SNOOPER),
+    ]
+    return attacks
+
+
+def _encode(files: dict[str, str]) -> dict[str, bytes]:
+    return {n: (c + "\n").encode() for n, c in files.items()}
+
+
+#: Waits for the grader's task.json and writes every expected value as the answer.
+SNOOPER = """cat > /tmp/orh-snoop.py <<'ORH'
+import json, os, time
+for _ in range(3000):
+    try:
+        grading = json.load(open("/tests/task.json"))["grading"]
+    except Exception:
+        time.sleep(0.005)
+        continue
+    if grading["type"] == "answer":
+        json.dump({"status": grading["status"], "objective": grading["objective"]}, open(grading["answer"], "w"))
+    else:
+        for name, e in grading["outputs"].items():
+            open(os.path.join("/app", name), "w").write(str(e.get("text", e.get("value"))))
+    break
+ORH
+setsid python3 /tmp/orh-snoop.py </dev/null >/dev/null 2>&1 &
+sleep 0.2
+"""

@@ -25,30 +25,23 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
-import sys
 import tempfile
 import tomllib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from importlib.util import find_spec
 from pathlib import Path
 
-from orharbor.policies import Policy, reference_policies
+from orharbor.policies import Policy, deliverable_paths, reference_policies
+from orharbor.sandbox import (MODELLING_PACKAGES, SOLVER_PACKAGES, SandboxUnavailable, Venv, build_venv,
+                              require_bwrap, run_sandboxed)
+from orharbor.tables import columns
 
-SOLVER_VENV = "/opt/orharbor-solver"
-#: Host packages made visible to the sandbox's solver interpreter.
-SOLVER_PACKAGES = ("numpy", "scipy")
 #: The agent's user inside the sandbox (the Dockerfile's ``agent``).
 AGENT_UID = 1000
 TOLERANCE = 1e-9
 #: The container outlives test.sh before Harbor reads the reward: so does the sandbox,
 #: giving anything left running the chance to tamper with the result.
 LINGER_S = 0.3
-
-
-class SandboxUnavailable(RuntimeError):
-    """bubblewrap is missing or cannot create a sandbox here."""
 
 
 @dataclass
@@ -93,23 +86,6 @@ class CheckResult:
             + (f": {p.error}" if p.error else "") for p in bad)
 
 
-def require_bwrap() -> str:
-    """Path of a working bwrap, or a clear error saying how to install it."""
-    path = shutil.which("bwrap")
-    if path is None:
-        raise SandboxUnavailable("orharbor check needs bubblewrap (bwrap) for its sandbox; "
-                                 "install it with `apt-get install -y bubblewrap` (Debian/Ubuntu) "
-                                 "or `dnf install bubblewrap` (Fedora)")
-    probe = subprocess.run([path, *_system_binds(), "--proc", "/proc", "--dev", "/dev", "--unshare-pid",
-                            "--die-with-parent", "true"], capture_output=True, text=True)
-    if probe.returncode != 0:
-        raise SandboxUnavailable(f"bubblewrap cannot create a sandbox here: {probe.stderr.strip()}")
-    if os.geteuid() != 0:
-        raise SandboxUnavailable("orharbor check runs the verifier as root and the agent and solve.py as "
-                                 "unprivileged users inside the sandbox, so it must run as root")
-    return path
-
-
 def find_tasks(root: Path) -> list[Path]:
     """Task directories under ``root`` (``root`` itself if it is one)."""
     if (root / "task.toml").is_file():
@@ -125,9 +101,18 @@ def check_tasks(root: Path, jobs: int = 1, attacks: bool = False,
     if not tasks:
         raise SandboxUnavailable(f"no task directories (with task.toml) under {root}")
     with tempfile.TemporaryDirectory(prefix="orharbor-check-") as scratch:
-        venv = build_solver_venv(Path(scratch) / "solver-venv")
+        venv = build_venv(Path(scratch) / "solver-venv", SOLVER_PACKAGES)
+        modelling = (build_venv(Path(scratch) / "modelling-venv", MODELLING_PACKAGES)
+                     if any(_is_modelling(t) for t in tasks) else None)
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            return list(pool.map(lambda t: check_task(t, bwrap, venv, attacks, only), tasks))
+            return list(pool.map(lambda t: check_task(t, bwrap, venv, attacks, only, modelling), tasks))
+
+
+def _is_modelling(task: Path) -> bool:
+    try:
+        return json.loads((task / "tests" / "task.json").read_text()).get("kind") == "modelling"
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def task_policies(task: Path, test_config: dict, attacks: bool) -> list[Policy]:
@@ -140,8 +125,8 @@ def task_policies(task: Path, test_config: dict, attacks: bool) -> list[Policy]:
     return policies
 
 
-def check_task(task: Path, bwrap: str, venv: "SolverVenv", attacks: bool = False,
-               only: tuple[str, ...] = ()) -> CheckResult:
+def check_task(task: Path, bwrap: str, venv: Venv, attacks: bool = False,
+               only: tuple[str, ...] = (), modelling: Venv | None = None) -> CheckResult:
     """Run every policy on one task."""
     try:
         config = tomllib.loads((task / "task.toml").read_text())
@@ -150,25 +135,34 @@ def check_task(task: Path, bwrap: str, venv: "SolverVenv", attacks: bool = False
     except (OSError, ValueError, KeyError) as exc:
         return CheckResult(task.name, 0, "?", error=f"unreadable task: {exc}")
     mode = config.get("verifier", {}).get("environment_mode", "shared")
-    result = CheckResult(task.name, test_config["level"], mode)
+    result = CheckResult(task.name, test_config.get("level", 0), mode)
     for policy in policies:
         if only and policy.name not in only:
             continue
         try:
-            got, error, crashed = run_policy(task, policy, config, bwrap, venv)
+            got, error, crashed = run_policy(task, policy, config, bwrap, venv, modelling)
         except Exception as exc:  # report, don't crash the whole check
             got, error, crashed = None, f"{type(exc).__name__}: {exc}", False
         result.policies.append(PolicyResult(policy.name, got, policy.expected, policy.attack, error, crashed))
     return result
 
 
-def run_policy(task: Path, policy: Policy, config: dict, bwrap: str,
-               venv: "SolverVenv") -> tuple[float | None, str | None, bool]:
-    """One trial of ``policy``: (reward as Harbor reads it, first error, verifier crashed)."""
+def run_policy(task: Path, policy: Policy, config: dict, bwrap: str, venv: Venv,
+               modelling: Venv | None = None) -> tuple[float | None, str | None, bool]:
+    """One trial of ``policy``: (reward as Harbor reads it, first error, verifier crashed).
+
+    ``modelling`` is the venv mounted as the agent's ``/usr/local`` in modelling tasks.
+    """
     separate = config.get("verifier", {}).get("environment_mode", "shared") == "separate"
     agent_timeout = float(config.get("agent", {}).get("timeout_sec", 600.0))
     verifier_timeout = float(config.get("verifier", {}).get("timeout_sec", 600.0))
-    deliverable = json.loads((task / "tests" / "task.json").read_text())["deliverable"].removeprefix("/app/")
+    test_config = json.loads((task / "tests" / "task.json").read_text())
+    deliverables = [path.removeprefix("/app/") for path in deliverable_paths(test_config)]
+    local = None
+    if test_config.get("kind") == "modelling":
+        if modelling is None:
+            raise SandboxUnavailable("a modelling task needs the modelling venv (build_venv with MODELLING_PACKAGES)")
+        local = modelling
     with tempfile.TemporaryDirectory(prefix="orharbor-trial-") as tmp:
         agent = Path(tmp) / "agent"
         _make_root(agent)
@@ -180,16 +174,17 @@ def run_policy(task: Path, policy: Policy, config: dict, bwrap: str,
         agent_cmd = ["setpriv", f"--reuid={AGENT_UID}", f"--regid={AGENT_UID}", "--clear-groups",
                      "--inh-caps=-all", "bash", "-c", policy.agent_script or "true"]
         if separate:
-            proc = _sandbox(bwrap, venv, binds, ro_binds, agent_cmd, agent_timeout)
+            proc = run_sandboxed(bwrap, venv, binds, ro_binds, agent_cmd, agent_timeout, local)
             if policy.agent_script and not policy.attack and proc.returncode != 0:
                 return None, _agent_failed(policy, proc.returncode, proc.stderr), False
             verifier = Path(tmp) / "verifier"
             _make_root(verifier)
-            collect_artifact(agent / "app" / deliverable, verifier / "app" / deliverable)
+            for deliverable in deliverables:
+                collect_artifact(agent / "app" / deliverable, verifier / "app" / deliverable)
             shutil.copytree(task / "tests", verifier / "tests")
-            proc = _sandbox(bwrap, venv, {"/app": verifier / "app", "/logs": verifier / "logs",
-                                          "/tests": verifier / "tests"}, {},
-                            ["bash", "-c", f"bash /tests/test.sh; sleep {LINGER_S}"], verifier_timeout)
+            proc = run_sandboxed(bwrap, venv, {"/app": verifier / "app", "/logs": verifier / "logs",
+                                               "/tests": verifier / "tests"}, {},
+                                 ["bash", "-c", f"bash /tests/test.sh; sleep {LINGER_S}"], verifier_timeout)
             logs = verifier / "logs" / "verifier"
         else:
             # One sandbox, two phases: /tests appears only after the agent's script has ended.
@@ -199,8 +194,9 @@ def run_policy(task: Path, policy: Policy, config: dict, bwrap: str,
             (Path(tmp) / "tests").mkdir(mode=0o755)
             driver = ('"$@"; status=$?; echo "agent-exit=$status" >&2; '
                       f"cp -a /.orh-upload/tests/. /tests/ && bash /tests/test.sh; sleep {LINGER_S}")
-            proc = _sandbox(bwrap, venv, {**binds, "/tests": Path(tmp) / "tests", "/.orh-upload": upload}, ro_binds,
-                            ["bash", "-c", driver, "driver", *agent_cmd], agent_timeout + verifier_timeout)
+            proc = run_sandboxed(bwrap, venv, {**binds, "/tests": Path(tmp) / "tests", "/.orh-upload": upload},
+                                 ro_binds, ["bash", "-c", driver, "driver", *agent_cmd],
+                                 agent_timeout + verifier_timeout, local)
             status = re.search(r"agent-exit=(\d+)", proc.stderr)
             if policy.agent_script and not policy.attack and (status is None or status.group(1) != "0"):
                 return None, _agent_failed(policy, int(status.group(1)) if status else None, proc.stderr), False
@@ -311,102 +307,21 @@ def _chown_tree(root: Path, uid: int) -> None:
         os.lchown(path, uid, uid)
 
 
-@dataclass(frozen=True)
-class SolverVenv:
-    """A venv assembled from host files: the base interpreter plus numpy and scipy only."""
-
-    root: Path
-    base_prefix: Path
-    python: str
-    binds: tuple[tuple[str, str], ...]
-
-
-def build_solver_venv(root: Path) -> SolverVenv:
-    """Lay out a venv for ``/opt/orharbor-solver`` without downloading anything."""
-    base = Path(sys.base_prefix)
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    python = base / "bin" / version
-    site = root / "lib" / version / "site-packages"
-    (root / "bin").mkdir(parents=True)
-    site.mkdir(parents=True)
-    (root / "pyvenv.cfg").write_text(f"home = {base / 'bin'}\ninclude-system-site-packages = false\n"
-                                     f"version = {sys.version_info.major}.{sys.version_info.minor}."
-                                     f"{sys.version_info.micro}\n")
-    for name in ("python3", "python", version):
-        (root / "bin" / name).symlink_to(python)
-    binds = []
-    for package in SOLVER_PACKAGES:
-        spec = find_spec(package)
-        if spec is None or not spec.submodule_search_locations:
-            raise SandboxUnavailable(f"check mirrors the task images' solver interpreter and needs {package} "
-                                     f"installed here (pip install {package})")
-        folder = Path(list(spec.submodule_search_locations)[0])
-        for path in (folder, folder.parent / f"{package}.libs"):
-            if path.is_dir():
-                (site / path.name).mkdir()
-                binds.append((str(path), f"{SOLVER_VENV}/lib/{version}/site-packages/{path.name}"))
-    for folder in (root, *[p for p in root.rglob("*") if p.is_dir() and not p.is_symlink()]):
-        folder.chmod(0o755)  # the solver runs as an unprivileged user
-    (root / "pyvenv.cfg").chmod(0o644)
-    return SolverVenv(root, base, str(python), tuple(binds))
-
-
-def _system_binds() -> list[str]:
-    args = ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
-    for name in ("bin", "sbin", "lib", "lib64", "lib32", "libx32"):
-        path = Path("/") / name
-        if path.is_symlink():
-            args += ["--symlink", os.readlink(path), f"/{name}"]
-        elif path.is_dir():
-            args += ["--ro-bind", str(path), f"/{name}"]
-    return args
-
-
-def _parents(path: str) -> list[str]:
-    """Create ``path``'s ancestors world-traversable (bwrap would make them 0700)."""
-    args: list[str] = []
-    for parent in reversed(Path(path).parents[:-1]):
-        args += ["--perms", "0755", "--dir", str(parent)]
-    return args
-
-
-def _sandbox(bwrap: str, venv: SolverVenv, binds: dict[str, Path], ro_binds: dict[str, Path],
-             command: list[str], timeout: float) -> subprocess.CompletedProcess:
-    """Run ``command`` as root in a fresh sandbox: host /usr and /etc read-only, our folders bound."""
-    args = [bwrap, *_system_binds(), "--tmpfs", "/usr/local", "--dir", "/usr/local/bin",
-            *_parents(str(venv.base_prefix)), *_parents(SOLVER_VENV),
-            "--ro-bind", str(venv.base_prefix), str(venv.base_prefix),
-            "--symlink", venv.python, "/usr/local/bin/python3",
-            "--ro-bind", str(venv.root), SOLVER_VENV]
-    for source, target in venv.binds:
-        args += ["--ro-bind", source, target]
-    for target, source in binds.items():
-        args += [*_parents(target), "--bind", str(source), target]
-    for target, source in ro_binds.items():
-        args += [*_parents(target), "--ro-bind", str(source), target]
-    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp",
-             "--perms", "1777", "--dir", "/var/tmp", "--chdir", "/app",
-             "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--die-with-parent",
-             "--new-session", "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
-             "--setenv", "HOME", "/home/agent", "--setenv", "LANG", "C.UTF-8", *command]
-    return subprocess.run(args, capture_output=True, text=True, timeout=timeout)
-
-
 def format_table(results: list[CheckResult]) -> str:
     """A fixed-width table: task, level, mode, the three reference policies, attacks, status."""
-    header = ["task", "level", "mode", "oracle", "naive", "nothing", "attacks", "status"]
+    header = ["task", "level", "mode", "oracle", "naive/wrong", "nothing", "attacks", "status"]
     rows = [header]
     for r in results:
         by_name = {p.policy: p for p in r.policies}
-        cells = [r.task, str(r.level), r.mode]
+        cells = [r.task, str(r.level or "-"), r.mode]
         for name in ("oracle", "naive", "nothing"):
-            p = by_name.get(name)
+            p = by_name.get(name) or (by_name.get("wrong") if name == "naive" else None)
             cells.append("-" if p is None or p.reward is None else f"{p.reward:+.3f}")
         attacks = [p for p in r.policies if p.attack]
         cells.append(f"{sum(p.ok for p in attacks)}/{len(attacks)} held" if attacks else "-")
         cells.append("ok" if r.ok else "FAIL")
         rows.append(cells)
-    return _columns(rows)
+    return columns(rows)
 
 
 def format_attacks(results: list[CheckResult]) -> str:
@@ -421,9 +336,4 @@ def format_attacks(results: list[CheckResult]) -> str:
         rewards = [p.reward for p in tries if p.reward is not None]
         rows.append([name, f"{sum(p.ok for p in tries)}/{len(tries)}",
                      f"{max(rewards):+.3f}" if rewards else "-"])
-    return _columns(rows)
-
-
-def _columns(rows: list[list[str]]) -> str:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)
+    return columns(rows)

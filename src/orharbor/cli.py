@@ -46,7 +46,7 @@ def expand_multi_value(args: list[str]) -> list[str]:
 def _user_errors():
     from orharbor.datasets.rows import RowError
 
-    return (RowError, problem_modules.UnknownProblem, ValueError, FileNotFoundError)
+    return (RowError, problem_modules.UnknownProblem, ValueError, FileNotFoundError, json.JSONDecodeError)
 
 
 @click.group(cls=Group)
@@ -155,35 +155,84 @@ def build_dataset_cmd(problem, sizes, level, num_rows, reference_time_limit, eva
 
 @main.command("export")
 @click.option("--dataset", "datasets", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="JSONL dataset(s) [default: the datasets shipped in the package].")
+              help="JSONL dataset(s): build-dataset rows or imported RetailOpt rows.")
+@click.option("--specs", "specs_dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="A folder of modelling specs (*.yaml); each becomes a task.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True)
 @click.option("--verifier-mode", type=click.Choice(["separate", "shared"]), default="separate", show_default=True)
-@click.option("--allow-ortools", is_flag=True, help="Let the agent and solve.py use OR-Tools.")
+@click.option("--allow-ortools", is_flag=True, help="Let the agent and solve.py use OR-Tools (algorithm tasks).")
 @click.option("--agent-network", type=click.Choice(["public", "allowlist"]), default="public", show_default=True)
 @click.option("--allowed-hosts", multiple=True, help="Hosts the agent may reach with --agent-network allowlist.")
 @click.option("--agent-timeout", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Agent seconds [default: 1800 level 1, 3600 level 2].")
+              help="Agent seconds [default: 1800 level 1 and modelling, 3600 level 2].")
 @click.option("--problem", "problems", multiple=True, help="Export only rows of these problems.")
-def export_cmd(datasets, out, verifier_mode, allow_ortools, agent_network, allowed_hosts, agent_timeout,
-               problems) -> None:
-    """Export dataset rows as Harbor task directories."""
+@click.option("--hints", type=click.Choice(["none", "all"]), default="none", show_default=True,
+              help="Specs: include their legitimate hints in the instruction.")
+@click.option("--prompt", type=click.Choice(["full", "schema"]), default="full", show_default=True,
+              help="RetailOpt rows: data in the instruction (full) or in /app/data.json (schema).")
+def export_cmd(datasets, specs_dir, out, verifier_mode, allow_ortools, agent_network, allowed_hosts, agent_timeout,
+               problems, hints, prompt) -> None:
+    """Export dataset rows and modelling specs as Harbor task directories.
+
+    With neither --dataset nor --specs, exports everything shipped in the package:
+    the small algorithm datasets and the modelling specs.
+    """
     from orharbor.datasets.rows import read_rows, shipped_datasets
     from orharbor.exporter import ExportOptions, export_dataset
+    from orharbor.exporter.modelling import export_retail, export_spec
+    from orharbor.modelling.spec import load_specs, shipped_specs_dir
 
     try:
         options = ExportOptions(verifier_mode=verifier_mode, allow_ortools=allow_ortools,
                                 agent_network=agent_network, allowed_hosts=tuple(allowed_hosts),
                                 agent_timeout_s=agent_timeout)
-        rows = [row for path in (datasets or shipped_datasets()) for row in read_rows(path)]
+        shipped = not datasets and specs_dir is None
+        rows, retail = [], []
+        for path in (shipped_datasets() if shipped else datasets):
+            if _is_retail_file(path):
+                retail += _read_retail_rows(path)
+            else:
+                rows += read_rows(path)
         if problems:
             rows = [row for row in rows if row["problem"] in problems]
-        _check_unique_ids(rows)
+        specs = load_specs(shipped_specs_dir() if shipped else specs_dir) if shipped or specs_dir else []
+        _check_unique_ids([*rows, *retail, *({"id": s.id} for s in specs)])
         start = time.monotonic()
-        with click.progressbar(length=len(rows), label="exporting", file=sys.stderr) as bar:
+        with click.progressbar(length=len(rows) + len(retail) + len(specs), label="exporting",
+                               file=sys.stderr) as bar:
             paths = export_dataset(rows, out, options, progress=bar.update)
+            for row in retail:
+                paths.append(export_retail(row, out, options, prompt))
+                bar.update(1)
+            for spec in specs:
+                paths.append(export_spec(spec, out, options, hints))
+                bar.update(1)
     except _user_errors() as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"exported {len(paths)} tasks to {out} in {time.monotonic() - start:.1f} s")
+
+
+def _is_retail_file(path: Path) -> bool:
+    """Whether a JSONL file holds imported RetailOpt rows (its first row's kind says so)."""
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                try:
+                    return json.loads(line).get("kind") == "retailopt"
+                except (ValueError, AttributeError):
+                    return False
+    return False
+
+
+def _read_retail_rows(path: Path) -> list[dict]:
+    from orharbor.modelling.retailopt import validate_retail_row
+
+    rows = []
+    with path.open(encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if line.strip():
+                rows.append(validate_retail_row(json.loads(line), f"{path.name}:{number}"))
+    return rows
 
 
 def _check_unique_ids(rows: list[dict]) -> None:
@@ -242,6 +291,82 @@ def verify_cmd(task: Path, solution: Path, python: str) -> None:
     for row in details.get("instances", []):
         click.echo(f"  instance {row['index']}: reward {row['reward']:.4f} objective {row.get('objective')} "
                    f"({row.get('error') or 'ok'})")
+
+
+@main.command("validate-specs")
+@click.argument("specs_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--no-sandbox", is_flag=True,
+              help="Run golden scripts here with this interpreter instead of the bubblewrap sandbox (no root needed).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True)
+def validate_specs_cmd(specs_dir: Path, no_sandbox: bool, jobs: int) -> None:
+    """Check every spec in SPECS_DIR: schema, then its golden script's outputs on a clean template."""
+    from orharbor.modelling.spec import load_specs
+    from orharbor.modelling.validate import validate_specs
+    from orharbor.sandbox import SandboxUnavailable
+
+    try:
+        specs = load_specs(specs_dir)
+        results = validate_specs(specs, sandbox=not no_sandbox, jobs=jobs)
+    except (ValueError, SandboxUnavailable) as exc:
+        raise click.ClickException(str(exc)) from None
+    width = max(len(r.spec) for r in results)
+    for r in results:
+        click.echo(f"{r.spec.ljust(width)}  {'ok' if r.ok else 'FAIL'}  {r.seconds:6.1f} s")
+        for error in r.errors:
+            click.echo(f"  {error}")
+    failed = [r for r in results if not r.ok]
+    click.echo(f"{len(results) - len(failed)}/{len(results)} specs valid")
+    if failed:
+        sys.exit(1)
+
+
+@main.group("import")
+def import_group() -> None:
+    """Import published modelling datasets as orharbor rows."""
+
+
+@import_group.command("retailopt")
+@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+def import_retailopt_cmd(source: Path, out: Path) -> None:
+    """Turn a downloaded RetailOpt-190 JSONL file (either published shape) into rows."""
+    from orharbor.modelling.retailopt import import_file
+
+    try:
+        rows = import_file(source)
+    except (ValueError, OSError) as exc:
+        raise click.ClickException(str(exc)) from None
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps(row, separators=(",", ":"), allow_nan=False) + "\n")
+    click.echo(f"imported {len(rows)} scenarios to {out}")
+
+
+@main.command("metrics")
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--rows", "rows_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="RetailOpt rows: grade the answer files in PATH (<scenario_id>.json) against them.")
+@click.option("--by", type=click.Choice(["agent", "family", "all"]), default="agent", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
+def metrics_cmd(path: Path, rows_file: Path | None, by: str, as_json: bool) -> None:
+    """Execution rate, accuracy and silent failure rate of modelling attempts.
+
+    PATH is a Harbor jobs folder (trials' result.json), or with --rows a folder of answer files.
+    """
+    from orharbor.modelling import metrics
+
+    try:
+        if rows_file:
+            attempts = metrics.attempts_from_answers(path, _read_retail_rows(rows_file))
+        else:
+            attempts = metrics.attempts_from_jobs(path)
+    except (ValueError, OSError) as exc:
+        raise click.ClickException(str(exc)) from None
+    if not attempts:
+        raise click.ClickException(f"no modelling attempts found under {path}")
+    table = metrics.summarise(attempts, by)
+    click.echo(json.dumps(table, indent=1) if as_json else metrics.format_summary(table, by))
 
 
 def _problem(name: str):

@@ -16,6 +16,7 @@ from typing import Iterable, Iterator
 import jsonschema
 
 from orharbor import problem_modules
+from orharbor.schema import first_error, load_validator
 
 
 #: Also enforced in Python: JSON Schema's "$" would accept a trailing newline.
@@ -28,19 +29,16 @@ class RowError(ValueError):
 
 @lru_cache(maxsize=1)
 def _validator() -> jsonschema.Draft202012Validator:
-    schema = json.loads(resources.files("orharbor.datasets").joinpath("row_schema.json").read_text())
-    return jsonschema.Draft202012Validator(schema)
+    return load_validator("orharbor.datasets", "row_schema.json")
 
 
 def validate_row(row: object, where: str = "row") -> dict:
     """Check ``row`` against the schema and the problem registry; return it."""
     if isinstance(row, dict) and row.get("level") == 1 and "instance_seed" not in row and "instance" not in row:
         raise RowError(f"{where}: instance_seed: a level-1 row needs 'instance_seed' or an explicit 'instance'")
-    errors = sorted(_validator().iter_errors(row), key=lambda e: list(e.absolute_path))
-    if errors:
-        error = errors[0]
-        key = ".".join(str(p) for p in error.absolute_path) or _missing_key(error)
-        raise RowError(f"{where}: {key}: {error.message}")
+    error = first_error(_validator(), row, "(row)")
+    if error:
+        raise RowError(f"{where}: {error}")
     assert isinstance(row, dict)
     if not ID_PATTERN.fullmatch(row["id"]):
         raise RowError(f"{where}: id: {row['id']!r} must be lowercase letters, digits, '.', '_' or '-'")
@@ -61,12 +59,6 @@ def validate_row(row: object, where: str = "row") -> dict:
             if key in row and len(row[key]) != n:
                 raise RowError(f"{where}: {key}: has {len(row[key])} items for {n} eval_seeds")
     return row
-
-
-def _missing_key(error: jsonschema.ValidationError) -> str:
-    if error.validator == "required" and error.message.startswith("'"):
-        return error.message.split("'")[1]
-    return "(row)"
 
 
 def read_rows(path: str | Path) -> list[dict]:

@@ -18,12 +18,15 @@ PACKAGE_DIR = Path(orharbor.__file__).resolve().parent
 _EMPTY_INIT = '"""orharbor verifier bundle (standard library only)."""\n'
 
 
-def write_bundle(problem: str, tests_dir: Path) -> list[Path]:
-    """Copy the verifier package and ``problem``'s verify.py under ``tests_dir``."""
-    problem_modules.get(problem)  # validates the name
+def write_bundle(problem: str | None, tests_dir: Path) -> list[Path]:
+    """Copy the verifier package and ``problem``'s verify.py (if any: modelling tasks have none) under ``tests_dir``."""
     root = tests_dir / "orharbor"
+    packages = [root, root / "verifiers"]
+    if problem is not None:
+        problem_modules.get(problem)  # validates the name
+        packages += [root / "problem_modules", root / "problem_modules" / problem]
     written = []
-    for package in (root, root / "verifiers", root / "problem_modules", root / "problem_modules" / problem):
+    for package in packages:
         package.mkdir(parents=True, exist_ok=True)
         (package / "__init__.py").write_text(_EMPTY_INIT)
         written.append(package / "__init__.py")
@@ -31,7 +34,8 @@ def write_bundle(problem: str, tests_dir: Path) -> list[Path]:
         if source.name != "__init__.py":
             shutil.copyfile(source, root / "verifiers" / source.name)
             written.append(root / "verifiers" / source.name)
-    target = root / "problem_modules" / problem / "verify.py"
-    shutil.copyfile(PACKAGE_DIR / "problem_modules" / problem / "verify.py", target)
-    written.append(target)
+    if problem is not None:
+        target = root / "problem_modules" / problem / "verify.py"
+        shutil.copyfile(PACKAGE_DIR / "problem_modules" / problem / "verify.py", target)
+        written.append(target)
     return written

@@ -108,14 +108,15 @@ def export_row(row: dict, out: Path, options: ExportOptions = ExportOptions()) -
     else:
         _write_level2(module, row, task, options)
     write_bundle(row["problem"], task / "tests")
-    _copy_template("verify.py", task / "tests" / "verify.py")
-    _copy_template("test.sh", task / "tests" / "test.sh", executable=True)
+    copy_template("verify.py", task / "tests" / "verify.py")
+    write_test_sh(task / "tests", modelling=False)
     if options.verifier_mode == "separate":
-        (task / "tests" / "Dockerfile").write_text(_render("verifier.Dockerfile", {
+        (task / "tests" / "Dockerfile").write_text(render("verifier.Dockerfile", {
             "task_id": row["id"], "base_image": options.base_image, "solver_venv": SOLVER_VENV,
             "solver_packages": " ".join(_solver_packages(options))}))
     (task / "task.toml").write_text(tomli_w.dumps(task_config(module, row, options)))
     (task / "instruction.md").write_text(instruction(module, row, options))
+    seal(task / "tests")
     return task
 
 
@@ -124,14 +125,14 @@ def _write_level1(module, row: dict, task: Path, options: ExportOptions) -> None
     text = json.dumps(instance, indent=1) + "\n"
     (task / "environment" / "instance.json").write_text(text)
     (task / "tests" / "instance.json").write_text(text)
-    _write_json(task / "tests" / "task.json", {
+    write_json(task / "tests" / "task.json", {
         "task_id": row["id"], "problem": row["problem"], "level": 1, "deliverable": DELIVERABLE[1],
         "instance": "instance.json", "instance_sha256": digest(instance),
         "naive": row["baseline"], "reference": row["reference"]})
-    _write_json(task / "solution" / "solution.json", row["reference_solution"])
+    write_json(task / "solution" / "solution.json", row["reference_solution"])
     (task / "solution" / "naive").mkdir()
-    _write_json(task / "solution" / "naive" / "solution.json", row["baseline_solution"])
-    _copy_template("solve_level1.sh", task / "solution" / "solve.sh", executable=True)
+    write_json(task / "solution" / "naive" / "solution.json", row["baseline_solution"])
+    copy_template("solve_level1.sh", task / "solution" / "solve.sh", executable=True)
     _write_dockerfile(row, task, options, ["COPY instance.json /app/instance.json"])
 
 
@@ -147,14 +148,14 @@ def _write_level2(module, row: dict, task: Path, options: ExportOptions) -> None
         answers[digest(instance)] = row["eval_reference_solutions"][i]
         naive[digest(instance)] = row["eval_baseline_solutions"][i]
     limits = {"wall_s": float(row["solve_time_limit_s"]), "memory_mb": options.solve_memory_mb}
-    _write_json(task / "tests" / "task.json", {
+    write_json(task / "tests" / "task.json", {
         "task_id": row["id"], "problem": row["problem"], "level": 2, "deliverable": DELIVERABLE[2],
         "eval": cases, "limits": limits, "solver_python": f"{SOLVER_VENV}/bin/python3",
         "solver_uid": SOLVER_UID})
     (task / "solution" / "solve.py").write_text(lookup_program(answers))
     (task / "solution" / "naive").mkdir()
     (task / "solution" / "naive" / "solve.py").write_text(lookup_program(naive))
-    _copy_template("solve_level2.sh", task / "solution" / "solve.sh", executable=True)
+    copy_template("solve_level2.sh", task / "solution" / "solve.sh", executable=True)
     examples = task / "environment" / "examples"
     examples.mkdir()
     seeds = [row["instance_seed"] + k for k in range(options.examples)] if "instance_seed" in row else []
@@ -165,11 +166,11 @@ def _write_level2(module, row: dict, task: Path, options: ExportOptions) -> None
 
 def lookup_program(answers: dict[str, object]) -> str:
     """A solve.py that answers each known instance (by canonical-JSON SHA-256) with a stored solution."""
-    return _render("lookup_solve.py", {"solutions_json": repr(canonical(answers))})
+    return render("lookup_solve.py", {"solutions_json": repr(canonical(answers))})
 
 
 def _write_dockerfile(row: dict, task: Path, options: ExportOptions, copy_lines: list[str]) -> None:
-    (task / "environment" / "Dockerfile").write_text(_render("environment.Dockerfile", {
+    (task / "environment" / "Dockerfile").write_text(render("environment.Dockerfile", {
         "task_id": row["id"], "base_image": options.base_image,
         "apt_packages": " ".join(AGENT_APT_PACKAGES), "solver_venv": SOLVER_VENV,
         "solver_packages": " ".join(_solver_packages(options)), "agent_user": AGENT_USER,
@@ -244,7 +245,7 @@ def instruction(module, row: dict, options: ExportOptions) -> str:
     network_text = ("The network is open (your model API needs it)." if options.agent_network == "public"
                     else "The network is limited to an allowlist (your model API); package "
                          "installs will fail.")
-    return _render("instruction.md", {
+    return render("instruction.md", {
         "title": f"{module.TITLE} ({row['size']}), level {level}",
         "statement": demote_headings(module.statement().strip()),
         "task_section": task_section,
@@ -287,19 +288,38 @@ def _solver_packages(options: ExportOptions) -> list[str]:
     return [*SOLVER_PACKAGES, *([ORTOOLS_PACKAGE] if options.allow_ortools else [])]
 
 
-def _template(name: str) -> str:
+def template_text(name: str) -> str:
     return resources.files("orharbor.task_template").joinpath(name).read_text()
 
 
-def _render(name: str, values: dict) -> str:
-    return string.Template(_template(name)).substitute(values)
+def render(name: str, values: dict) -> str:
+    return string.Template(template_text(name)).substitute(values)
 
 
-def _copy_template(name: str, target: Path, executable: bool = False) -> None:
-    target.write_text(_template(name))
+def copy_template(name: str, target: Path, executable: bool = False) -> None:
+    target.write_text(template_text(name))
     if executable:
         target.chmod(0o755)
 
 
-def _write_json(path: Path, value: object) -> None:
+def seal(tests: Path) -> None:
+    """Make tests/ readable by its owner only.
+
+    Uploads keep these modes and land owned by root, so in shared mode a process
+    the agent left behind cannot read the expected values or hidden instances in
+    the moment between the upload and test.sh's own ``chmod``.
+    """
+    for path in (tests, *tests.rglob("*")):
+        path.chmod(0o700 if path.is_dir() or path.name == "test.sh" else 0o600)
+
+
+def write_test_sh(tests: Path, modelling: bool) -> None:
+    """tests/test.sh; if Python itself fails it still leaves the failure reward behind."""
+    fail = {"reward": 0.0, "executed": 0, "correct": 0} if modelling else {"reward": -1.0, "feasible": 0}
+    (tests / "test.sh").write_text(render("test.sh", {"fail_reward": f"{fail['reward']:.1f}",
+                                                     "fail_json": json.dumps(fail)}))
+    (tests / "test.sh").chmod(0o755)
+
+
+def write_json(path: Path, value: object) -> None:
     path.write_text(json.dumps(value, indent=1) + "\n")

@@ -4,9 +4,9 @@
 chmod -R go-rwx /tests 2>/dev/null
 mkdir -p /logs/verifier
 if ! /usr/local/bin/python3 -I /tests/verify.py --in-container; then
-  echo "verifier failed; scoring -1.0"
+  echo "verifier failed; scoring $fail_reward"
   rm -rf /logs/verifier/reward.json /logs/verifier/reward.json.tmp
-  printf '{"reward": -1.0, "feasible": 0}\n' > /logs/verifier/reward.json.tmp
+  printf '$fail_json\n' > /logs/verifier/reward.json.tmp
   mv -f /logs/verifier/reward.json.tmp /logs/verifier/reward.json
 fi
 exit 0

@@ -14,6 +14,7 @@ import sys
 import traceback
 
 from orharbor.verifiers.integrity import tampering
+from orharbor.verifiers.modelling import score_answer, score_outputs
 from orharbor.verifiers.processes import end_foreign_processes
 from orharbor.verifiers.reward import FAIL
 from orharbor.verifiers.score import evaluator, score_level1, score_level2
@@ -40,18 +41,21 @@ def main(argv: list[str] | None = None) -> int:
         ended = end_foreign_processes()
         secure_logs_dir(args.logs_dir)
         suspicious = tampering()
+    kind = task_kind(tests_dir)
+    failed = 0.0 if kind == "modelling" else FAIL
     try:
         if suspicious:
-            reward, details = FAIL, {"error": "verifier environment tampered: " + "; ".join(suspicious)}
+            reward, details = failed, {"kind": kind, "error": "verifier environment tampered: " + "; ".join(suspicious)}
         else:
             reward, details = verify(tests_dir, args.deliverable, args.workroot)
     except Exception:  # a bug of ours must still leave a reward behind
-        reward, details = FAIL, {"error": "verifier error", "traceback": traceback.format_exc()[-4000:]}
+        reward, details = failed, {"kind": kind, "error": "verifier error",
+                                   "traceback": traceback.format_exc()[-4000:]}
     if args.in_container:
         ended += end_foreign_processes()
         details["foreign_processes_ended"] = ended
     write_result(args.logs_dir, reward, details)
-    print(json.dumps({"reward": reward, "feasible": details.get("feasible", 0)}))
+    print(json.dumps(flat_result(reward, details)))
     if details.get("error"):
         print(f"error: {details['error']}")
     return 0
@@ -65,8 +69,9 @@ def verify(tests_dir: str, deliverable: str | None = None, workroot: str | None 
     can turn off the switch to the solver uid: both for scoring outside a task
     container (``orharbor verify``).
     """
-    with open(os.path.join(tests_dir, TASK_CONFIG), encoding="utf-8") as f:
-        config = json.load(f)
+    config = _load(tests_dir, TASK_CONFIG)
+    if config.get("kind") == "modelling":
+        return verify_modelling(config, deliverable)
     evaluate = evaluator(config["problem"])
     path = deliverable or config["deliverable"]
     if config["level"] == 1:
@@ -87,6 +92,35 @@ def verify(tests_dir: str, deliverable: str | None = None, workroot: str | None 
     return reward, details
 
 
+def verify_modelling(config: dict, deliverable: str | None = None) -> tuple[float, dict]:
+    """Grade a modelling task's answer files (``deliverable`` overrides the answer's path or folder)."""
+    grading = config["grading"]
+    if grading["type"] == "outputs":
+        reward, details = score_outputs(deliverable or config.get("app_dir", "/app"), grading["outputs"])
+    else:
+        reward, details = score_answer(deliverable or grading["answer"], grading)
+    details.update(task_id=config.get("task_id"), reward=reward)
+    return reward, details
+
+
+def task_kind(tests_dir: str) -> str:
+    """'modelling' or 'algorithm': decides what a broken or tampered run scores (0.0 or -1.0)."""
+    try:
+        return "modelling" if _load(tests_dir, TASK_CONFIG).get("kind") == "modelling" else "algorithm"
+    except (OSError, ValueError, AttributeError):
+        return "algorithm"
+
+
+def flat_result(reward: float, details: dict) -> dict:
+    """reward.json: the reward, then executed/correct (modelling) or feasible (algorithm tasks)."""
+    flat = {"reward": float(reward)}
+    if details.get("kind") == "modelling":
+        flat.update(executed=int(details.get("executed", 0)), correct=int(details.get("correct", 0)))
+    else:
+        flat["feasible"] = int(details.get("feasible", 0))
+    return flat
+
+
 def write_result(logs_dir: str, reward: float, details: dict) -> None:
     """Write details.json, then reward.json atomically (the reward file is last).
 
@@ -95,8 +129,7 @@ def write_result(logs_dir: str, reward: float, details: dict) -> None:
     """
     secure_logs_dir(logs_dir)
     _atomic_write(os.path.join(logs_dir, "details.json"), json.dumps(details, indent=2, default=str))
-    flat = {"reward": float(reward), "feasible": int(details.get("feasible", 0))}
-    _atomic_write(os.path.join(logs_dir, "reward.json"), json.dumps(flat))
+    _atomic_write(os.path.join(logs_dir, "reward.json"), json.dumps(flat_result(reward, details)))
 
 
 def secure_logs_dir(logs_dir: str) -> None:

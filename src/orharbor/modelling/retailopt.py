@@ -1,0 +1,196 @@
+"""RetailOpt-190 scenarios: import a downloaded file into rows, and the prompts they export with.
+
+Both published shapes of the dataset are accepted, one JSON object per line:
+
+- ``scenario_id, en_question, en_answer`` (the data-embedded prompt and the
+  reference objective, as in the benchmark's JSONL);
+- ``scenario_id, prompt_full, prompt_schema, data, reference_status,
+  reference_objective`` (the dataset card's fields; ``data`` a JSON string or object).
+
+Rows keep the original prompts; at export time the solver-specific output
+instructions (GurobiPy) are replaced by solver-neutral ones. Nothing is fetched:
+the input is a file the user downloaded.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterator
+
+import jsonschema
+
+from orharbor.modelling.retail.prompts import archetype, extract_data, family
+from orharbor.schema import first_error, load_validator
+from orharbor.verifiers.modelling import STATUSES
+
+SOURCE = ("RetailOpt-190 (ReLoop, Lian et al. 2026), data CC BY 4.0: "
+          "https://github.com/junbolian/ReLoop")
+#: Published accuracy tolerance: 0.01% relative, 1% for the two hardest MIP archetypes.
+REL_TOL = 1e-4
+LOOSE_REL_TOL = 1e-2
+LOOSE_ARCHETYPES = ("retail_f6_pack_size_integer", "retail_f6_fixed_order_cost")
+PROMPTS = ("full", "schema")
+
+_SECTION = re.compile(r"^\[(?P<name>[A-Z][A-Z ]*)\]\s*$", re.M)
+
+
+class RetailImportError(ValueError):
+    """A line of a RetailOpt file that cannot be imported; the message names file and line."""
+
+
+def tolerance(archetype_name: str) -> float:
+    """The relative objective tolerance of an archetype."""
+    return LOOSE_REL_TOL if archetype_name in LOOSE_ARCHETYPES else REL_TOL
+
+
+def import_file(path: str | Path) -> list[dict]:
+    """Rows (validated) from a RetailOpt-190 JSONL file in either published shape."""
+    return list(_iter_import(Path(path)))
+
+
+def _iter_import(path: Path) -> Iterator[dict]:
+    seen: set[str] = set()
+    with path.open(encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            where = f"{path.name}:{number}"
+            try:
+                record = json.loads(line)
+                row = to_row(record)
+            except json.JSONDecodeError as exc:
+                raise RetailImportError(f"{where}: not valid JSON: {exc.msg}") from None
+            except (ValueError, KeyError, TypeError) as exc:
+                raise RetailImportError(f"{where}: {exc}") from None
+            if row["id"] in seen:
+                raise RetailImportError(f"{where}: scenario_id {record['scenario_id']!r} appears twice")
+            seen.add(row["id"])
+            yield validate_retail_row(row, where)
+
+
+def to_row(record: dict) -> dict:
+    """One published record as an orharbor row."""
+    if not isinstance(record, dict) or not isinstance(record.get("scenario_id"), str):
+        raise ValueError("scenario_id: missing (expected the fields scenario_id, en_question, en_answer "
+                         "or scenario_id, prompt_full, prompt_schema, data, reference_status, reference_objective)")
+    scenario = record["scenario_id"]
+    if "en_question" in record:
+        prompt_full = _text(record, "en_question")
+        status, objective = parse_answer(record.get("en_answer"))
+        prompt_schema = None
+        data = extract_data(prompt_full)
+    elif "prompt_full" in record:
+        prompt_full = _text(record, "prompt_full")
+        prompt_schema = record.get("prompt_schema")
+        data = record.get("data")
+        data = json.loads(data) if isinstance(data, str) else data
+        if not isinstance(data, dict):
+            raise ValueError("data: expected the instance as a JSON object or a JSON string of one")
+        status = _status(record.get("reference_status"))
+        objective = record.get("reference_objective")
+        if status == "OPTIMAL":
+            objective = _number(objective, "reference_objective")
+    else:
+        raise ValueError("neither en_question nor prompt_full: not a RetailOpt-190 record")
+    kind = archetype(scenario)
+    row = {"id": "retailopt-" + scenario.lower().replace("_", "-"), "kind": "retailopt",
+           "scenario_id": scenario, "archetype": kind, "family": family(scenario),
+           "prompt_full": prompt_full, "data": data, "reference_status": status,
+           "reference_objective": objective, "rel_tol": tolerance(kind), "source": SOURCE}
+    if prompt_schema:
+        row["prompt_schema"] = prompt_schema
+    return row
+
+
+def parse_answer(answer: object) -> tuple[str, float | None]:
+    """``en_answer``: a number (an optimal objective) or a status word such as INFEASIBLE."""
+    if isinstance(answer, str):
+        word = answer.strip().upper()
+        if word in STATUSES and word != "OPTIMAL":
+            return word, None
+        try:
+            answer = float(answer)
+        except ValueError:
+            raise ValueError(f"en_answer: {answer[:40]!r} is neither a number nor a status") from None
+    return "OPTIMAL", _number(answer, "en_answer")
+
+
+def _number(value: object, key: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"{key}: expected a finite number, got {value!r}")
+    return float(value)
+
+
+def _status(value: object) -> str:
+    status = str(value).strip().upper()
+    if status not in STATUSES:
+        raise ValueError(f"reference_status: {value!r} is not one of {', '.join(STATUSES)}")
+    return status
+
+
+def _text(record: dict, key: str) -> str:
+    value = record.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{key}: expected the prompt text")
+    return value
+
+
+@lru_cache(maxsize=1)
+def _validator() -> jsonschema.Draft202012Validator:
+    return load_validator("orharbor.modelling", "retail_row_schema.json")
+
+
+def validate_retail_row(row: object, where: str = "row") -> dict:
+    """Check a row against the RetailOpt row schema; return it."""
+    error = first_error(_validator(), row, "(row)")
+    if error:
+        raise RetailImportError(f"{where}: {error}")
+    assert isinstance(row, dict)
+    return row
+
+
+def sections(prompt: str) -> dict[str, str]:
+    """The prompt's ``[SECTION]`` blocks by name, in order (text without the header line)."""
+    marks = list(_SECTION.finditer(prompt))
+    return {m["name"]: prompt[m.end():marks[i + 1].start() if i + 1 < len(marks) else len(prompt)].strip("\n")
+            for i, m in enumerate(marks)}
+
+
+def agent_prompt(row: dict, prompt: str = "full") -> str:
+    """The scenario as the agent reads it: the chosen prompt without its solver-specific parts.
+
+    ``full`` keeps the data in the text; ``schema`` uses the row's schema prompt
+    or, without one, points at ``/app/data.json`` and lists the data's keys.
+    """
+    if prompt not in PROMPTS:
+        raise ValueError(f"prompt must be one of {', '.join(PROMPTS)}, got {prompt!r}")
+    text = row.get("prompt_schema") if prompt == "schema" else None
+    parts = sections(text or row["prompt_full"])
+    if prompt == "schema" and not text:
+        parts["DATA"] = schema_section(row["data"])
+    kept = [f"[{name}]\n{body.strip()}" for name, body in parts.items() if name not in ("OUTPUT FORMAT", "TASK")]
+    return "\n\n".join(kept)
+
+
+def schema_section(data: dict) -> str:
+    """A [DATA] section that describes ``/app/data.json`` instead of embedding it."""
+    lines = ["The instance data is in `/app/data.json` (one JSON object). Its top-level keys:", ""]
+    for key, value in data.items():
+        lines.append(f"- `{key}`: {_shape(value)}")
+    return "\n".join(lines)
+
+
+def _shape(value: object) -> str:
+    if isinstance(value, dict):
+        keys = list(value)
+        shown = ", ".join(map(str, keys[:6])) + (", ..." if len(keys) > 6 else "")
+        return f"object with keys {shown}"
+    if isinstance(value, list):
+        return f"list of {len(value)}" + (f" ({_shape(value[0])})" if value else "")
+    if value is None:
+        return "null"
+    return type(value).__name__.replace("str", "string").replace("float", "number").replace("int", "integer")

@@ -1,0 +1,179 @@
+"""The bubblewrap sandbox ``orharbor check`` replays Harbor trials in.
+
+Host ``/usr`` and ``/etc`` are read-only, the task's folders are bound at their
+real paths, and the interpreters of the task images are mirrored from host
+files without downloading anything:
+
+- the level-2 solver venv (``/opt/orharbor-solver``: numpy and scipy only);
+- for modelling tasks, ``/usr/local`` itself, laid out as a venv holding the
+  modelling packages (ortools, pyomo, highspy, numpy, scipy and what they
+  require), as ``pip install`` leaves them in the python image.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+SOLVER_VENV = "/opt/orharbor-solver"
+#: Host packages visible to the level-2 solver interpreter.
+SOLVER_PACKAGES = ("numpy", "scipy")
+#: Host packages visible to python3 in a modelling task (and their requirements).
+MODELLING_PACKAGES = ("ortools", "pyomo", "highspy", "numpy", "scipy")
+
+
+class SandboxUnavailable(RuntimeError):
+    """bubblewrap is missing or cannot create a sandbox here."""
+
+
+def require_bwrap() -> str:
+    """Path of a working bwrap, or a clear error saying how to install it."""
+    path = shutil.which("bwrap")
+    if path is None:
+        raise SandboxUnavailable("orharbor check needs bubblewrap (bwrap) for its sandbox; "
+                                 "install it with `apt-get install -y bubblewrap` (Debian/Ubuntu) "
+                                 "or `dnf install bubblewrap` (Fedora)")
+    probe = subprocess.run([path, *_system_binds(), "--proc", "/proc", "--dev", "/dev", "--unshare-pid",
+                            "--die-with-parent", "true"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        raise SandboxUnavailable(f"bubblewrap cannot create a sandbox here: {probe.stderr.strip()}")
+    if os.geteuid() != 0:
+        raise SandboxUnavailable("orharbor check runs the verifier as root and the agent and solve.py as "
+                                 "unprivileged users inside the sandbox, so it must run as root")
+    return path
+
+
+@dataclass(frozen=True)
+class Venv:
+    """A venv assembled from host files: the base interpreter plus chosen packages only.
+
+    ``binds`` are (host path, path relative to the venv root) pairs, so the same
+    layout can be mounted at any prefix.
+    """
+
+    root: Path
+    base_prefix: Path
+    python: str
+    binds: tuple[tuple[str, str], ...]
+
+
+def build_venv(root: Path, packages: tuple[str, ...]) -> Venv:
+    """Lay out a venv holding ``packages`` and their requirements, without downloading anything."""
+    base = Path(sys.base_prefix)
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    python = base / "bin" / version
+    site = root / "lib" / version / "site-packages"
+    (root / "bin").mkdir(parents=True)
+    site.mkdir(parents=True)
+    (root / "pyvenv.cfg").write_text(f"home = {base / 'bin'}\ninclude-system-site-packages = false\n"
+                                     f"version = {sys.version_info.major}.{sys.version_info.minor}."
+                                     f"{sys.version_info.micro}\n")
+    for name in ("python3", "python", version):
+        (root / "bin" / name).symlink_to(python)
+    binds = []
+    for path in installed_paths(packages):
+        mount_point = site / path.name
+        if path.is_dir():
+            mount_point.mkdir()
+        else:
+            mount_point.touch()
+        binds.append((str(path), str(mount_point.relative_to(root))))
+    for folder in (root, *[p for p in root.rglob("*") if p.is_dir() and not p.is_symlink()]):
+        folder.chmod(0o755)  # the solver runs as an unprivileged user
+    for file in (root / "pyvenv.cfg", *[p for p in site.iterdir() if p.is_file()]):
+        file.chmod(0o644)
+    return Venv(root, base, str(python), tuple(binds))
+
+
+def installed_paths(packages: tuple[str, ...]) -> list[Path]:
+    """Top-level site-packages entries of ``packages`` and everything they require."""
+    paths: dict[str, Path] = {}
+    for dist in _closure(packages):
+        for file in dist.files or ():
+            if file.parts[0] in ("..", "__pycache__"):
+                continue
+            top = Path(str(dist.locate_file(file.parts[0])))
+            if top.exists():
+                paths.setdefault(top.name, top)
+    return [paths[name] for name in sorted(paths)]
+
+
+def _closure(packages: tuple[str, ...]) -> list[metadata.Distribution]:
+    found: dict[str, metadata.Distribution] = {}
+    todo = list(packages)
+    while todo:
+        name = todo.pop()
+        key = re.sub(r"[-_.]+", "-", name).lower()
+        if key in found:
+            continue
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            if name in packages:
+                raise SandboxUnavailable(f"check mirrors the task images' interpreters and needs {name} "
+                                         f"installed here (pip install {name})") from None
+            continue  # an optional or platform-specific requirement
+        found[key] = dist
+        for requirement in dist.requires or ():
+            if "extra ==" not in requirement:
+                todo.append(re.match(r"[A-Za-z0-9._-]+", requirement).group(0))
+    return [found[key] for key in sorted(found)]
+
+
+def _system_binds() -> list[str]:
+    args = ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
+    for name in ("bin", "sbin", "lib", "lib64", "lib32", "libx32"):
+        path = Path("/") / name
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), f"/{name}"]
+        elif path.is_dir():
+            args += ["--ro-bind", str(path), f"/{name}"]
+    return args
+
+
+def _parents(path: str) -> list[str]:
+    """Create ``path``'s ancestors world-traversable (bwrap would make them 0700)."""
+    args: list[str] = []
+    for parent in reversed(Path(path).parents[:-1]):
+        args += ["--perms", "0755", "--dir", str(parent)]
+    return args
+
+
+def _mount_venv(venv: Venv, prefix: str) -> list[str]:
+    args = ["--ro-bind", str(venv.root), prefix]
+    for source, relative in venv.binds:
+        args += ["--ro-bind", source, f"{prefix}/{relative}"]
+    return args
+
+
+def run_sandboxed(bwrap: str, solver: Venv, binds: dict[str, Path], ro_binds: dict[str, Path],
+                  command: list[str], timeout: float, local: Venv | None = None) -> subprocess.CompletedProcess:
+    """Run ``command`` as root in a fresh sandbox: host /usr and /etc read-only, our folders bound.
+
+    ``/usr/local/bin/python3`` is the bare base interpreter, or with ``local``
+    the python of that venv mounted as ``/usr/local`` (a modelling image).
+    """
+    args = [bwrap, *_system_binds(), *_parents(str(solver.base_prefix)), *_parents(SOLVER_VENV),
+            "--ro-bind", str(solver.base_prefix), str(solver.base_prefix)]
+    if local is None:
+        args += ["--tmpfs", "/usr/local", "--dir", "/usr/local/bin", "--symlink", solver.python,
+                 "/usr/local/bin/python3"]
+    else:
+        args += _mount_venv(local, "/usr/local")
+    args += _mount_venv(solver, SOLVER_VENV)
+    for target, source in binds.items():
+        args += [*_parents(target), "--bind", str(source), target]
+    for target, source in ro_binds.items():
+        args += [*_parents(target), "--ro-bind", str(source), target]
+    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp",
+             "--perms", "1777", "--dir", "/var/tmp", "--chdir", "/app",
+             "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--die-with-parent",
+             "--new-session", "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
+             "--setenv", "HOME", "/home/agent", "--setenv", "LANG", "C.UTF-8", *command]
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout)

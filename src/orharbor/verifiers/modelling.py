@@ -1,0 +1,138 @@
+"""Grading of modelling tasks: answer files compared with known values.
+
+Two graders, both binary (1.0 correct, 0.0 otherwise, never negative):
+
+- ``outputs``: a spec's required output files, each exact text after trimming
+  or a number within a tolerance;
+- ``answer``: a RetailOpt-style ``answer.json`` with ``status`` and
+  ``objective``, the status equal to the reference's and the objective within
+  a relative tolerance.
+
+Every answer file is hostile input: it must be a small regular file (no
+symlink, FIFO or device) of UTF-8 text; anything else is a clear message and
+reward 0.0. ``executed`` says an answer of the right shape was there,
+``correct`` that it matched; executed but not correct is a silent failure.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+
+from orharbor.verifiers.safe_json import BadOutput, parse_strict, read_regular_file
+from orharbor.verifiers.strict import Infeasible
+
+#: Output files are a number or a short list: anything bigger is not an answer.
+MAX_OUTPUT_BYTES = 1 << 20
+#: Solver statuses an answer may report (upper case).
+STATUSES = ("OPTIMAL", "INFEASIBLE", "UNBOUNDED", "INFEASIBLE_OR_UNBOUNDED", "TIME_LIMIT", "ERROR")
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d{1,4})?")
+DEFAULT_REL_TOL = 1e-6
+DEFAULT_ABS_TOL = 1e-9
+
+
+def parse_number(text: str, where: str) -> float:
+    """A single finite decimal number, strictly (no NaN, no infinity, no words, no lists)."""
+    token = text.strip()
+    if not _NUMBER.fullmatch(token):
+        shown = token if len(token) <= 40 else token[:40] + "..."
+        raise Infeasible(f"{where} must hold a single number, got {shown!r}")
+    value = float(token)
+    if not math.isfinite(value):
+        raise Infeasible(f"{where} holds a number out of range: {token[:40]!r}")
+    return value
+
+
+def within(got: float, expected: float, rel_tol: float, abs_tol: float) -> bool:
+    """|got - expected| <= max(abs_tol, rel_tol * |expected|)."""
+    return abs(got - expected) <= max(abs_tol, rel_tol * abs(expected))
+
+
+def read_text(path: str, name: str) -> str:
+    """A small regular UTF-8 text file, or BadOutput saying what is wrong with it."""
+    data = read_regular_file(path, MAX_OUTPUT_BYTES, name=name)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadOutput(f"{name} is not UTF-8 text (byte {exc.start})") from None
+
+
+def check_output(text: str, name: str, expected: dict) -> str | None:
+    """Why ``text`` does not match one required output, or None when it does."""
+    if "text" in expected:
+        got = text.strip()
+        if got == expected["text"]:
+            return None
+        shown = got if len(got) <= 60 else got[:60] + "..."
+        return f"{name} holds {shown!r}, which is not the expected answer"
+    try:
+        value = parse_number(text, name)
+    except Infeasible as exc:
+        return str(exc)
+    rel = expected.get("rel_tol", DEFAULT_REL_TOL)
+    absolute = expected.get("abs_tol", DEFAULT_ABS_TOL)
+    if within(value, expected["value"], rel, absolute):
+        return None
+    return f"{name} holds {value!r}, which is not within tolerance of the expected answer"
+
+
+def score_outputs(app_dir: str, outputs: dict[str, dict]) -> tuple[float, dict]:
+    """Grade every required output file under ``app_dir``: 1.0 only if all match."""
+    rows, executed, correct = [], True, True
+    for name, expected in outputs.items():
+        try:
+            problem = check_output(read_text(os.path.join(app_dir, name), name), name, expected)
+        except BadOutput as exc:
+            executed, problem = False, str(exc)
+        correct = correct and problem is None
+        rows.append({"file": name, "ok": problem is None, "error": problem})
+    details = {"kind": "modelling", "outputs": rows, "executed": int(executed), "correct": int(correct),
+               "matched": sum(r["ok"] for r in rows), "required": len(rows)}
+    first = next((r["error"] for r in rows if r["error"]), None)
+    if first:
+        details["error"] = first
+    return (1.0 if correct else 0.0), details
+
+
+def read_answer(path: str, name: str = "answer.json") -> tuple[str, float | None]:
+    """(status, objective) of an answer.json; objective is required when the status is OPTIMAL."""
+    data = parse_strict(read_regular_file(path, MAX_OUTPUT_BYTES, name=name), name)
+    if not isinstance(data, dict):
+        raise BadOutput(f"{name} must hold a JSON object with 'status' and 'objective'")
+    status = data.get("status")
+    if not isinstance(status, str) or status.strip().upper() not in STATUSES:
+        raise BadOutput(f"{name}: 'status' must be one of {', '.join(STATUSES)}, got {str(status)[:40]!r}")
+    status = status.strip().upper()
+    objective = data.get("objective")
+    if objective is None and status != "OPTIMAL":
+        return status, None
+    if isinstance(objective, bool) or not isinstance(objective, (int, float)):
+        raise BadOutput(f"{name}: 'objective' must be a number, got {type(objective).__name__}")
+    try:
+        objective = float(objective)
+    except OverflowError:
+        objective = math.inf
+    if not math.isfinite(objective):
+        raise BadOutput(f"{name}: 'objective' must be finite")
+    return status, objective
+
+
+def score_answer(path: str, expected: dict) -> tuple[float, dict]:
+    """Grade answer.json: status equal to the reference's, objective within ``rel_tol``."""
+    details: dict = {"kind": "modelling", "executed": 0, "correct": 0,
+                     "expected_status": expected["status"]}
+    try:
+        status, objective = read_answer(path)
+    except (BadOutput, Infeasible) as exc:
+        details["error"] = str(exc)
+        return 0.0, details
+    details.update(executed=1, status=status, objective=objective)
+    if status != expected["status"]:
+        details["error"] = f"status {status} differs from the reference status"
+    elif status == "OPTIMAL" and not within(objective, expected["objective"], expected["rel_tol"],
+                                                       expected.get("abs_tol", 0.0)):
+        details["error"] = f"objective {objective!r} is not within {expected['rel_tol']:g} of the reference"
+    else:
+        details["correct"] = 1
+    return float(details["correct"]), details

@@ -1,0 +1,158 @@
+"""The modelling grader: answer files are hostile input, rewards are 1.0 or 0.0 and nothing else."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from orharbor.verifiers import main as verifier_main
+from orharbor.verifiers.modelling import (check_output, parse_number, read_answer, score_answer, score_outputs,
+                                          within)
+from orharbor.verifiers.safe_json import BadOutput
+from orharbor.verifiers.strict import Infeasible
+
+NUMERIC = {"value": 2300.0, "rel_tol": 1e-6, "abs_tol": 1e-9}
+ANSWER = {"status": "OPTIMAL", "objective": 378951.5, "rel_tol": 1e-4}
+
+
+@pytest.mark.parametrize("text, value", [("2300", 2300.0), (" 2300.0\n", 2300.0), ("2.3e3", 2300.0),
+                                         ("-0.5", -0.5), (".5", 0.5), ("+7", 7.0)])
+def test_numbers_are_read_strictly(text, value):
+    assert parse_number(text, "x.txt") == value
+
+
+@pytest.mark.parametrize("text", ["", "nan", "NaN", "inf", "-Infinity", "1e99999", "2300 2301", "2,300",
+                                  "about 2300", "0x10", "[2300]", "True", "2300\n2301", "1_000"])
+def test_anything_but_one_finite_number_is_refused(text):
+    with pytest.raises(Infeasible, match="x.txt"):
+        parse_number(text, "x.txt")
+
+
+def test_tolerance_is_relative_to_the_expected_value_with_an_absolute_floor():
+    assert within(1000.0009, 1000.0, 1e-6, 0.0) and not within(1000.0011, 1000.0, 1e-6, 0.0)
+    assert within(1e-10, 0.0, 1e-6, 1e-9) and not within(1e-8, 0.0, 1e-6, 1e-9)
+
+
+def test_exact_text_outputs_compare_after_trimming_only():
+    assert check_output("S02,S09\n", "open.txt", {"text": "S02,S09"}) is None
+    assert "not the expected answer" in check_output("S09,S02", "open.txt", {"text": "S02,S09"})
+    assert check_output("s02,s09", "open.txt", {"text": "S02,S09"}) is not None
+
+
+def _app(tmp_path, files: dict[str, bytes]):
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    return str(tmp_path)
+
+
+def test_all_outputs_must_match_for_a_reward(tmp_path):
+    outputs = {"profit.txt": NUMERIC, "chairs.txt": {"text": "30"}}
+    good = _app(tmp_path, {"profit.txt": b"2300.0000001\n", "chairs.txt": b" 30 \n"})
+    assert score_outputs(good, outputs)[0] == 1.0
+    (tmp_path / "chairs.txt").write_bytes(b"31")
+    reward, details = score_outputs(good, outputs)
+    assert (reward, details["executed"], details["correct"], details["matched"]) == (0.0, 1, 0, 1)
+    assert "chairs.txt" in details["error"]
+
+
+def test_missing_output_is_not_executed(tmp_path):
+    reward, details = score_outputs(_app(tmp_path, {"profit.txt": b"2300"}), {"profit.txt": NUMERIC,
+                                                                              "chairs.txt": {"text": "30"}})
+    assert (reward, details["executed"]) == (0.0, 0) and "chairs.txt does not exist" in details["error"]
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: os.symlink("/etc/hostname", p), "cannot be opened as a regular file"),
+    (lambda p: os.mkfifo(p), "not a regular file"),
+    (lambda p: os.mkdir(p), "not a regular file"),
+    (lambda p: open(p, "wb").truncate(5 << 20), "over the limit"),
+    (lambda p: open(p, "wb").write(b"\xff\xfe2300"), "not UTF-8"),
+])
+def test_hostile_files_score_zero_with_a_message(tmp_path, make, message):
+    make(str(tmp_path / "profit.txt"))
+    reward, details = score_outputs(str(tmp_path), {"profit.txt": NUMERIC})
+    assert reward == 0.0 and details["executed"] == 0 and message in details["error"]
+
+
+def _answer(tmp_path, text: str) -> str:
+    path = tmp_path / "answer.json"
+    path.write_text(text)
+    return str(path)
+
+
+def test_answer_within_tolerance_is_correct(tmp_path):
+    reward, details = score_answer(_answer(tmp_path, '{"status": "optimal", "objective": 378980}'), ANSWER)
+    assert (reward, details["executed"], details["correct"]) == (1.0, 1, 1)
+    reward, details = score_answer(_answer(tmp_path, '{"status": "OPTIMAL", "objective": 379000}'), ANSWER)
+    assert (reward, details["executed"], details["correct"]) == (0.0, 1, 0)
+    assert "not within" in details["error"]
+
+
+def test_status_must_match_the_reference(tmp_path):
+    reward, details = score_answer(_answer(tmp_path, '{"status": "INFEASIBLE", "objective": null}'), ANSWER)
+    assert (reward, details["executed"]) == (0.0, 1) and "status INFEASIBLE" in details["error"]
+    infeasible = {"status": "INFEASIBLE", "objective": None, "rel_tol": 1e-4}
+    assert score_answer(_answer(tmp_path, '{"status": "INFEASIBLE"}'), infeasible)[0] == 1.0
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[]", "JSON object"),
+    ('{"objective": 378951.5}', "'status' must be one of"),
+    ('{"status": "SOLVED", "objective": 378951.5}', "'status' must be one of"),
+    ('{"status": 2, "objective": 378951.5}', "'status' must be one of"),
+    ('{"status": "OPTIMAL"}', "'objective' must be a number"),
+    ('{"status": "OPTIMAL", "objective": "378951.5"}', "'objective' must be a number"),
+    ('{"status": "OPTIMAL", "objective": true}', "'objective' must be a number"),
+    ('{"status": "OPTIMAL", "objective": NaN}', "NaN is not allowed"),
+    ('{"status": "OPTIMAL", "objective": 1e999}', "overflows"),
+    ('{"status": "OPTIMAL", "objective": 0, "objective": 378951.5}', "duplicate"),
+    ("\udcff{", "not valid UTF-8"),
+])
+def test_malformed_answers_are_not_executed(tmp_path, text, message):
+    path = tmp_path / "answer.json"
+    path.write_bytes(text.encode("utf-8", "surrogateescape"))
+    with pytest.raises((BadOutput, Infeasible), match=message):
+        read_answer(str(path))
+    reward, details = score_answer(str(path), ANSWER)
+    assert (reward, details["executed"], details["correct"]) == (0.0, 0, 0) and details["error"]
+
+
+def _tests_dir(tmp_path, grading: dict, deliverables: list[str]) -> str:
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "task.json").write_text(json.dumps({"kind": "modelling", "task_id": "t", "grading": grading,
+                                                 "deliverables": deliverables}))
+    return str(tests)
+
+
+def test_reward_json_carries_reward_executed_and_correct(tmp_path):
+    tests = _tests_dir(tmp_path, {"type": "answer", "answer": "/app/answer.json", **ANSWER}, ["/app/answer.json"])
+    logs = tmp_path / "logs"
+    answer = _answer(tmp_path, '{"status": "OPTIMAL", "objective": 378951.5}')
+    verifier_main.main(["--tests-dir", tests, "--deliverable", answer, "--logs-dir", str(logs)])
+    assert json.loads((logs / "reward.json").read_text()) == {"reward": 1.0, "executed": 1, "correct": 1}
+
+
+def test_a_verifier_crash_in_a_modelling_task_scores_zero_not_minus_one(tmp_path, monkeypatch):
+    tests = _tests_dir(tmp_path, {"type": "answer", "answer": "/app/answer.json", **ANSWER}, ["/app/answer.json"])
+    monkeypatch.setattr(verifier_main, "verify", lambda *a, **k: 1 / 0)
+    logs = tmp_path / "logs"
+    verifier_main.main(["--tests-dir", tests, "--logs-dir", str(logs)])
+    assert json.loads((logs / "reward.json").read_text()) == {"reward": 0.0, "executed": 0, "correct": 0}
+    assert "ZeroDivisionError" in json.loads((logs / "details.json").read_text())["traceback"]
+
+
+def test_test_sh_fallback_writes_the_modelling_failure_reward(tmp_path):
+    from orharbor.exporter.harbor import write_test_sh
+
+    write_test_sh(tmp_path, modelling=True)
+    text = (tmp_path / "test.sh").read_text()
+    assert '{"reward": 0.0, "executed": 0, "correct": 0}' in text and "-1.0" not in text
+    write_test_sh(tmp_path, modelling=False)
+    assert '{"reward": -1.0, "feasible": 0}' in (tmp_path / "test.sh").read_text()
+    result = subprocess.run(["bash", "-n", str(tmp_path / "test.sh")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
