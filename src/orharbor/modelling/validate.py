@@ -4,7 +4,7 @@ In the sandbox (the default; as ``orharbor check``: bubblewrap, root, the
 task image's modelling stack mirrored at ``/usr/local``) the script runs as the
 agent's unprivileged user in ``/app``; with ``sandbox=False`` it runs here,
 with this interpreter, in a temporary folder. A spec whose golden script fails,
-runs over its time limit or writes outputs other than the required ones is an error.
+runs over its time limit or writes outputs that differ from the required ones is an error.
 """
 
 from __future__ import annotations
