@@ -36,3 +36,44 @@ def exported(tmp_path_factory, shipped_rows) -> dict[str, Path]:
         export_dataset(shipped_rows, folder, ExportOptions(verifier_mode=mode))
         out[mode] = folder
     return out
+
+
+@pytest.fixture(scope="session")
+def shipped_specs():
+    """The modelling specs shipped in the package."""
+    from orharbor.modelling.spec import load_specs, shipped_specs_dir
+
+    return load_specs(shipped_specs_dir())
+
+
+@pytest.fixture(scope="session")
+def retail_rows() -> list[dict]:
+    """The 38 RetailOpt-190 v0 scenarios of ../shared/data, imported as rows."""
+    from orharbor.modelling.retailopt import import_file
+
+    path = SHARED_DATA / "retailopt190" / "v0.jsonl"
+    assert path.is_file(), f"fixture missing: {path} (CI checks out ../shared beside the repo)"
+    return import_file(path)
+
+
+#: Quick RetailOpt scenarios (the retail model solves each in well under a second) for exported-task tests.
+QUICK_RETAIL = ("retail_f1_base_v0", "retail_f6_pack_size_integer_v0")
+
+
+@pytest.fixture(scope="session")
+def exported_modelling(tmp_path_factory, shipped_specs, retail_rows) -> dict[str, Path]:
+    """Every shipped spec and the quick RetailOpt rows (both prompts) exported per verifier mode."""
+    from orharbor.exporter.modelling import export_retail, export_spec
+
+    out = {}
+    for mode in ("separate", "shared"):
+        folder = tmp_path_factory.mktemp(f"modelling-{mode}")
+        options = ExportOptions(verifier_mode=mode)
+        for spec in shipped_specs:
+            export_spec(spec, folder, options, hints="all")
+        for row in retail_rows:
+            if row["scenario_id"] in QUICK_RETAIL:
+                export_retail(row, folder, options, prompt="full")
+                export_retail(dict(row, id=row["id"] + "-schema"), folder, options, prompt="schema")
+        out[mode] = folder
+    return out

@@ -27,8 +27,8 @@ from orharbor.modelling.retail.prompts import archetype, extract_data, family
 from orharbor.schema import first_error, load_validator
 from orharbor.verifiers.modelling import STATUSES
 
-SOURCE = ("RetailOpt-190 (ReLoop, Lian et al. 2026), data CC BY 4.0: "
-          "https://github.com/junbolian/ReLoop")
+#: Attribution carried by every imported row (the dataset card licenses the data CC BY 4.0).
+SOURCE = "RetailOpt-190 (ReLoop benchmark, Junbo Jacob Lian et al.), data CC BY 4.0"
 #: Published accuracy tolerance: 0.01% relative, 1% for the two hardest MIP archetypes.
 REL_TOL = 1e-4
 LOOSE_REL_TOL = 1e-2

@@ -1,0 +1,188 @@
+"""RetailOpt-190: import of both published shapes, the prompts agents see, export, check and metrics."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from orharbor import check
+from orharbor.cli import main
+from orharbor.modelling import metrics, retailopt
+from orharbor.modelling.retail.prompts import extract_data
+
+from conftest import QUICK_RETAIL, SHARED_DATA
+
+V0 = SHARED_DATA / "retailopt190" / "v0.jsonl"
+
+
+def _card_shape(record: dict) -> dict:
+    """The dataset card's shape of a benchmark record."""
+    prompt = record["en_question"]
+    return {"scenario_id": record["scenario_id"], "prompt_full": prompt,
+            "prompt_schema": prompt.split("[DATA]")[0] + "[DATA]\nRead the data from data.json.\n\n[TASK]\nSolve.",
+            "data": json.dumps(extract_data(prompt)), "reference_status": "OPTIMAL",
+            "reference_objective": float(record["en_answer"])}
+
+
+def test_import_reads_all_38_scenarios_with_their_tolerances(retail_rows):
+    assert len(retail_rows) == 38 and len({r["id"] for r in retail_rows}) == 38
+    loose = {r["archetype"] for r in retail_rows if r["rel_tol"] == 1e-2}
+    assert loose == {"retail_f6_pack_size_integer", "retail_f6_fixed_order_cost"}
+    assert all(r["rel_tol"] == 1e-4 for r in retail_rows if r["archetype"] not in loose)
+    base = next(r for r in retail_rows if r["scenario_id"] == "retail_f1_base_v0")
+    assert (base["family"], base["reference_status"], base["reference_objective"]) == ("F1", "OPTIMAL", 378951.5)
+    assert base["data"]["name"] == "retail_f1_base_v0" and base["data"]["periods"] == 20
+
+
+def test_both_published_shapes_give_the_same_rows(tmp_path, retail_rows):
+    records = [json.loads(line) for line in V0.read_text().splitlines()]
+    card = tmp_path / "card.jsonl"
+    card.write_text("".join(json.dumps(_card_shape(r)) + "\n" for r in records))
+    rows = retailopt.import_file(card)
+    for got, want in zip(rows, retail_rows):
+        assert got["prompt_schema"].endswith("Solve.")
+        assert {k: v for k, v in got.items() if k != "prompt_schema"} == want
+
+
+@pytest.mark.parametrize("line, message", [
+    ("not json", "card.jsonl:2: not valid JSON"),
+    ('{"en_question": "x", "en_answer": 1}', "card.jsonl:2: scenario_id: missing"),
+    ('{"scenario_id": "retail_f1_base_v9", "question": "x"}', "neither en_question nor prompt_full"),
+    ('{"scenario_id": "retail_f1_base_v9", "en_question": "[DATA]\\nno json here", "en_answer": 1}', "card.jsonl:2:"),
+    ('{"scenario_id": "retail_f1_base_v9", "prompt_full": "p", "data": "{}", "reference_status": "SOLVED",'
+     ' "reference_objective": 1}', "reference_status: 'SOLVED' is not one of"),
+    ('{"scenario_id": "retail_f1_base_v9", "prompt_full": "p", "data": "[1]", "reference_status": "OPTIMAL",'
+     ' "reference_objective": 1}', "data: expected the instance as a JSON object"),
+    ('{"scenario_id": "retail_f1_base_v9", "prompt_full": "p", "data": "{}", "reference_status": "OPTIMAL",'
+     ' "reference_objective": NaN}', "reference_objective: expected a finite number"),
+    ('{"scenario_id": "retail_f1_base_v9", "en_question": "x", "en_answer": "lots"}', "neither a number nor"),
+])
+def test_bad_lines_name_file_line_and_key(tmp_path, line, message):
+    first = V0.read_text().splitlines()[0]
+    path = tmp_path / "card.jsonl"
+    path.write_text(first + "\n" + line + "\n")
+    with pytest.raises(retailopt.RetailImportError, match=message.replace("(", r"\(")):
+        retailopt.import_file(path)
+
+
+def test_duplicate_scenarios_are_refused(tmp_path):
+    first = V0.read_text().splitlines()[0]
+    path = tmp_path / "twice.jsonl"
+    path.write_text(first + "\n\n" + first + "\n")
+    with pytest.raises(retailopt.RetailImportError, match="twice.jsonl:3: scenario_id .* appears twice"):
+        retailopt.import_file(path)
+
+
+def test_an_infeasible_reference_is_kept_as_a_status():
+    status, objective = retailopt.parse_answer("infeasible")
+    assert (status, objective) == ("INFEASIBLE", None)
+    assert retailopt.parse_answer("378951.5") == ("OPTIMAL", 378951.5)
+
+
+def test_agent_prompt_drops_the_gurobi_instructions_and_keeps_the_model(retail_rows):
+    row = next(r for r in retail_rows if r["scenario_id"] == "retail_f1_base_v0")
+    full = retailopt.agent_prompt(row, "full")
+    assert "gurobi" not in full.lower() and "[OUTPUT FORMAT]" not in full and "[TASK]" not in full
+    assert "KEY EQUATIONS" in full and '"periods": 20' in full and full.startswith("[SCENARIO]")
+    schema = retailopt.agent_prompt(row, "schema")
+    assert '"periods": 20' not in schema and "/app/data.json" in schema and "`periods`: integer" in schema
+    assert "KEY EQUATIONS" in schema and "gurobi" not in schema.lower()
+    with pytest.raises(ValueError, match="prompt must be one of"):
+        retailopt.agent_prompt(row, "short")
+
+
+def test_a_rows_own_schema_prompt_is_used_when_it_has_one(retail_rows):
+    row = dict(retail_rows[0], prompt_schema="[SCENARIO]\nmine\n\n[DATA]\nsee data.json\n\n[OUTPUT FORMAT]\ngurobi")
+    assert retailopt.agent_prompt(row, "schema") == "[SCENARIO]\nmine\n\n[DATA]\nsee data.json"
+
+
+def test_import_and_export_from_the_command_line(tmp_path):
+    rows = tmp_path / "rows.jsonl"
+    result = CliRunner().invoke(main, ["import", "retailopt", str(V0), "--out", str(rows)])
+    assert result.exit_code == 0 and "imported 38 scenarios" in result.output
+    out = tmp_path / "tasks"
+    result = CliRunner().invoke(main, ["export", "--dataset", str(rows), "--out", str(out), "--prompt", "schema"])
+    assert result.exit_code == 0, result.output
+    tasks = sorted(p.name for p in out.iterdir())
+    assert len(tasks) == 38 and "retailopt-retail-f1-base-v0" in tasks
+    task = out / "retailopt-retail-f1-base-v0"
+    data = json.loads((task / "environment" / "files" / "data.json").read_text())
+    assert data["periods"] == 20 and "COPY files/ /app/" in (task / "environment" / "Dockerfile").read_text()
+    config = json.loads((task / "tests" / "task.json").read_text())
+    assert config["grading"] == {"type": "answer", "answer": "/app/answer.json", "status": "OPTIMAL",
+                                 "objective": 378951.5, "rel_tol": 1e-4}
+    assert config["deliverables"] == ["/app/answer.json", "/app/model.py"]
+    instruction = (task / "instruction.md").read_text()
+    assert "378951" not in instruction and "/app/answer.json" in instruction and "1e-04" in instruction
+
+
+def test_full_prompt_tasks_ship_no_data_file(exported_modelling):
+    task = exported_modelling["separate"] / "retailopt-retail-f1-base-v0"
+    assert not (task / "environment" / "files").exists()
+    assert "COPY" not in (task / "environment" / "Dockerfile").read_text()
+    assert '"periods": 20' in (task / "instruction.md").read_text()
+
+
+@pytest.mark.parametrize("mode", ["separate", "shared"])
+def test_check_runs_the_retail_model_as_oracle(exported_modelling, mode):
+    tasks = [exported_modelling[mode] / f"retailopt-{s.replace('_', '-')}{suffix}"
+             for s in QUICK_RETAIL for suffix in ("", "-schema")]
+    for task in tasks:
+        [result] = check.check_tasks(task, jobs=1, attacks=mode == "shared" and task == tasks[0])
+        assert result.ok, (task.name, result.problem_text())
+        rewards = {p.policy: p.reward for p in result.policies}
+        assert (rewards["oracle"], rewards["wrong"], rewards["nothing"]) == (1.0, 0.0, 0.0)
+
+
+def _trial(jobs: Path, name: str, task: str, agent: str, rewards: dict | None) -> None:
+    folder = jobs / "job-1" / name
+    folder.mkdir(parents=True)
+    (folder / "result.json").write_text(json.dumps({
+        "task_name": f"orharbor/{task}", "trial_name": name, "agent_info": {"name": agent, "version": "1",
+                                                                            "model_info": {"name": "m"}},
+        "verifier_result": None if rewards is None else {"rewards": rewards}}))
+
+
+def test_metrics_over_a_harbor_job_folder(tmp_path):
+    _trial(tmp_path, "t1", "retailopt-retail-f1-base-v0", "codex", {"reward": 1.0, "executed": 1, "correct": 1})
+    _trial(tmp_path, "t2", "retailopt-retail-f6-moq-binary-v0", "codex", {"reward": 0.0, "executed": 1,
+                                                                          "correct": 0})
+    _trial(tmp_path, "t3", "retailopt-retail-f6-lead-time-v0", "codex", None)
+    _trial(tmp_path, "t4", "jobshop-4x4-l1-s0", "codex", {"reward": 0.5, "feasible": 1})
+    _trial(tmp_path, "t5", "production_planning_lp", "claude-code", {"reward": 0.0, "executed": 0, "correct": 0})
+    (tmp_path / "job-1" / "result.json").write_text('{"id": "job"}')
+    attempts = metrics.attempts_from_jobs(tmp_path)
+    assert len(attempts) == 4
+    by_agent = {r["agent"]: r for r in metrics.summarise(attempts, "agent")}
+    codex = by_agent["codex (m)"]
+    assert codex["attempts"] == 3
+    assert (codex["execution_rate"], codex["accuracy"], codex["silent_failure_rate"]) == (2 / 3, 1 / 3, 1 / 3)
+    by_family = {r["family"]: r for r in metrics.summarise(attempts, "family")}
+    assert set(by_family) == {"F1", "F6", "spec"} and by_family["F6"]["attempts"] == 2
+    result = CliRunner().invoke(main, ["metrics", str(tmp_path), "--by", "family"])
+    assert result.exit_code == 0 and "F6" in result.output and "50.0%" in result.output
+
+
+def test_metrics_over_a_folder_of_answers(tmp_path, retail_rows):
+    rows_file = tmp_path / "rows.jsonl"
+    rows_file.write_text("".join(json.dumps(r) + "\n" for r in retail_rows[:3]))
+    answers = tmp_path / "answers"
+    answers.mkdir()
+    first, second = retail_rows[0], retail_rows[1]
+    (answers / f"{first['scenario_id']}.json").write_text(
+        json.dumps({"status": "OPTIMAL", "objective": first["reference_objective"]}))
+    (answers / second["scenario_id"]).mkdir()
+    (answers / second["scenario_id"] / "answer.json").write_text('{"status": "OPTIMAL", "objective": 1}')
+    result = CliRunner().invoke(main, ["metrics", str(answers), "--rows", str(rows_file), "--by", "all", "--json"])
+    assert result.exit_code == 0, result.output
+    [row] = json.loads(result.output)
+    assert row["attempts"] == 3
+    assert (row["execution_rate"], row["accuracy"], row["silent_failure_rate"]) == (2 / 3, 1 / 3, 1 / 3)
+
+
+def test_metrics_with_nothing_to_count_is_a_clear_error(tmp_path):
+    result = CliRunner().invoke(main, ["metrics", str(tmp_path)])
+    assert result.exit_code == 1 and "no modelling attempts" in result.output
