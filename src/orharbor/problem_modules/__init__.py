@@ -22,6 +22,8 @@ PROBLEMS: dict[str, str] = {
     "wtardiness": "orharbor.problem_modules.wtardiness",
     "cvrp": "orharbor.problem_modules.cvrp",
     "vrptw": "orharbor.problem_modules.vrptw",
+    "rostering": "orharbor.problem_modules.rostering",
+    "timetabling": "orharbor.problem_modules.timetabling",
 }
 
 
