@@ -95,14 +95,19 @@ def level1_attacks(task: Path, test_config: dict) -> list[Policy]:
     ref_text = (task / "solution" / "solution.json").read_text()
     reference = json.loads(ref_text)
     compact = json.dumps(reference)
-    bools = _map_ints(reference, lambda v: bool(v) if v in (0, 1) else v)
+    bools = json.dumps(_map_ints(reference, lambda v: bool(v) if v in (0, 1) else v))
+    floats = json.dumps(_map_ints(reference, float))
+    if bools == compact:  # no 0/1 integer to confuse (a roster of shift names): retype a value instead
+        bools = _replace_first_int(compact, "true")
+    if floats == compact:
+        floats = _replace_first_int(compact, "1.0")
     attacks = [
         _attack("not-json", "garbage bytes", files={name: b"\xff\xfe\x00garbage{"}),
         _attack("wrong-shape", "a JSON value of the wrong shape", files={name: b'{"starts": {"0": [1, 2]}}'}),
-        _attack("bool-for-int", "the reference with 0/1 written as false/true",
-                files={name: json.dumps(bools).encode()}),
-        _attack("floats", "the reference with every integer written as a float",
-                files={name: json.dumps(_map_ints(reference, float)).encode()}),
+        _attack("bool-for-int", "the reference with 0/1 written as false/true (or a value retyped as true)",
+                files={name: bools.encode()}),
+        _attack("floats", "the reference with every integer written as a float (or a value as 1.0)",
+                files={name: floats.encode()}),
         _attack("nan", "the reference with one number replaced by NaN",
                 files={name: _replace_first_int(compact, "NaN").encode()}),
         _attack("infinity", "the reference with one number replaced by Infinity",
@@ -140,7 +145,11 @@ def _map_ints(value, fn):
 
 
 def _replace_first_int(text: str, token: str) -> str:
-    return re.sub(r"(?<![\w.])\d+(?![\w.])", token, text, count=1)
+    """``token`` in place of the first integer of ``text`` or, if it has none, of its first string value."""
+    out = re.sub(r"(?<![\w.])\d+(?![\w.])", token, text, count=1)
+    if out == text:
+        out = re.sub(r'(?:(?<=\[)|(?<=, )|(?<=: ))"(?:[^"\\]|\\.)*"(?!:)', token, text, count=1)
+    return out
 
 
 #: Level-2 probes: each defines capability() and succeeds if it returns True.
