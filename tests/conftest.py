@@ -61,16 +61,28 @@ QUICK_RETAIL = ("retail_f1_base_v0", "retail_f6_pack_size_integer_v0")
 
 
 @pytest.fixture(scope="session")
-def exported_modelling(tmp_path_factory, shipped_specs, retail_rows) -> dict[str, Path]:
-    """Every shipped spec and the quick RetailOpt rows (both prompts) exported per verifier mode."""
-    from orharbor.exporter.modelling import export_retail, export_spec
+def exported_specs(tmp_path_factory, shipped_specs) -> dict[str, Path]:
+    """Every shipped spec exported (with hints) once per verifier mode: mode -> tasks folder."""
+    from orharbor.exporter.modelling import export_spec
 
     out = {}
     for mode in ("separate", "shared"):
-        folder = tmp_path_factory.mktemp(f"modelling-{mode}")
-        options = ExportOptions(verifier_mode=mode)
+        folder = tmp_path_factory.mktemp(f"specs-{mode}")
         for spec in shipped_specs:
-            export_spec(spec, folder, options, hints="all")
+            export_spec(spec, folder, ExportOptions(verifier_mode=mode), hints="all")
+        out[mode] = folder
+    return out
+
+
+@pytest.fixture(scope="session")
+def exported_retail(tmp_path_factory, retail_rows) -> dict[str, Path]:
+    """The quick RetailOpt rows exported with both prompts, once per verifier mode."""
+    from orharbor.exporter.modelling import export_retail
+
+    out = {}
+    for mode in ("separate", "shared"):
+        folder = tmp_path_factory.mktemp(f"retail-{mode}")
+        options = ExportOptions(verifier_mode=mode)
         for row in retail_rows:
             if row["scenario_id"] in QUICK_RETAIL:
                 export_retail(row, folder, options, prompt="full")

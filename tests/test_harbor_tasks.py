@@ -26,6 +26,10 @@ def task_dirs(folder: Path) -> list[Path]:
     return sorted(p.parent for p in folder.glob("*/task.toml"))
 
 
+def modelling_dirs(specs: dict[str, Path], retail: dict[str, Path], mode: str) -> list[Path]:
+    return task_dirs(specs[mode]) + task_dirs(retail[mode])
+
+
 def test_shipped_dataset_covers_smoke_and_a_real_size_in_both_levels(shipped_rows):
     """The shipped rows hold the smoke size and one real size, at levels 1 and 2."""
     from orharbor import problem_modules
@@ -83,12 +87,12 @@ def _required_system_dependencies(agent_file: Path) -> set[str]:
 
 
 @pytest.mark.parametrize("agent", ["claude_code", "codex"])
-def test_agent_image_has_what_harbors_installed_agents_install(exported, agent):
+def test_agent_image_has_what_harbors_installed_agents_install(exported, exported_specs, exported_retail, agent):
     """The agent Dockerfile apt-installs every Debian package claude-code and codex check for."""
     needed = _required_system_dependencies(HARBOR_DIR / "agents" / "installed" / f"{agent}.py")
     assert needed, "Harbor's agent source changed shape; update this test"
     packages = {p for name in needed for p in BaseInstalledAgent.SYSTEM_PACKAGES[name].packages["apt-get"]}
-    for path in task_dirs(exported["separate"]):
+    for path in [*task_dirs(exported["separate"]), *modelling_dirs(exported_specs, exported_retail, "separate")]:
         dockerfile = (path / "environment" / "Dockerfile").read_text()
         match = re.search(r"apt-get install -y --no-install-recommends ([^\n\\&]+)", dockerfile)
         assert match, dockerfile
@@ -128,3 +132,34 @@ def test_task_toml_round_trips_through_harbors_config_model(exported):
         assert config.verifier.timeout_sec == data["verifier"]["timeout_sec"]
         assert config.environment.network_mode.value == "public"
         assert config.verifier.network_mode.value == "no-network"
+
+
+@pytest.mark.parametrize("mode", ["separate", "shared"])
+def test_modelling_tasks_load_with_harbor(exported_specs, exported_retail, mode):
+    """Spec and RetailOpt tasks load with Task(path): their answer files are the artifacts."""
+    dirs = modelling_dirs(exported_specs, exported_retail, mode)
+    assert len(dirs) >= 16
+    for path in dirs:
+        task = Task(path)
+        assert task.config.verifier.environment_mode.value == mode
+        assert task.config.metadata["kind"] == "modelling"
+        expected = json.loads((path / "tests" / "task.json").read_text())["deliverables"]
+        assert task.config.artifacts == expected and task.config.agent.user == AGENT_USER
+        assert task.instruction.startswith("# ")
+
+
+def test_modelling_tasks_pass_harbor_lint(exported_specs, exported_retail):
+    """Zero findings in separate mode (every rule); only shared-verifier in shared mode."""
+    for path in modelling_dirs(exported_specs, exported_retail, "separate"):
+        assert lint_task(path, selected_rules=set(LintRule)) == []
+    for path in modelling_dirs(exported_specs, exported_retail, "shared"):
+        assert {f.rule for f in lint_task(path, selected_rules=set(DEFAULT_RULES))} == {LintRule.SHARED_VERIFIER}
+
+
+def test_modelling_agent_image_pins_the_modelling_stack(exported_specs, exported_retail):
+    """ortools, pyomo, highspy, numpy and scipy, each pinned to one version; no grading file copied in."""
+    for path in modelling_dirs(exported_specs, exported_retail, "separate"):
+        dockerfile = (path / "environment" / "Dockerfile").read_text()
+        pins = dict(re.findall(r"\b([a-z]+)==([0-9.]+)", dockerfile))
+        assert set(pins) == {"ortools", "pyomo", "highspy", "numpy", "scipy"}
+        assert re.findall(r"^COPY (\S+)", dockerfile, flags=re.M) in ([], ["files/"])

@@ -165,28 +165,27 @@ def test_exported_spec_task_holds_data_oracle_and_sealed_tests(toy, tmp_path):
         assert "2300" not in path.read_text() if path.is_file() else True
 
 
-def test_check_scores_spec_tasks_oracle_one_wrong_zero_nothing_zero(exported_modelling):
-    results = check.check_tasks(exported_modelling["separate"], jobs=2, only=("oracle", "wrong", "nothing"))
-    specs = [r for r in results if not r.task.startswith("retailopt-")]
-    assert len(specs) >= 12
-    for r in specs:
+def test_check_scores_spec_tasks_oracle_one_wrong_zero_nothing_zero(exported_specs):
+    results = check.check_tasks(exported_specs["separate"], jobs=2)
+    assert len(results) >= 12
+    for r in results:
         assert r.ok, (r.task, r.problem_text())
         assert {p.policy: p.reward for p in r.policies} == {"oracle": 1.0, "wrong": 0.0, "nothing": 0.0}
 
 
 @pytest.mark.parametrize("mode", ["separate", "shared"])
-def test_every_attack_on_a_spec_task_scores_zero(exported_modelling, mode):
-    task = exported_modelling[mode] / "capacitated_facility_location"
+def test_every_attack_on_a_spec_task_scores_zero(exported_specs, mode):
+    task = exported_specs[mode] / "capacitated_facility_location"
     [result] = check.check_tasks(task, jobs=1, attacks=True)
     names = {p.policy for p in result.policies if p.attack}
     assert {"symlink-tests", "hedged-numbers", "snoop-expected", "reward-file"} <= names
     assert result.ok, result.problem_text()
 
 
-def test_without_sealed_tests_a_lingering_process_copies_the_expected_values(exported_modelling, tmp_path):
+def test_without_sealed_tests_a_lingering_process_copies_the_expected_values(exported_specs, tmp_path):
     """The mutation that shows the seal is load-bearing in shared mode."""
     task = tmp_path / "unsealed"
-    shutil.copytree(exported_modelling["shared"] / "capacitated_facility_location", task)
+    shutil.copytree(exported_specs["shared"] / "capacitated_facility_location", task)
     for path in (task / "tests").rglob("*"):
         path.chmod(0o755 if path.is_dir() else 0o644)
     (task / "tests").chmod(0o755)

@@ -116,19 +116,19 @@ def test_import_and_export_from_the_command_line(tmp_path):
                                  "objective": 378951.5, "rel_tol": 1e-4}
     assert config["deliverables"] == ["/app/answer.json", "/app/model.py"]
     instruction = (task / "instruction.md").read_text()
-    assert "378951" not in instruction and "/app/answer.json" in instruction and "1e-04" in instruction
+    assert "378951" not in instruction and "/app/answer.json" in instruction and "tolerance of 0.0001" in instruction
 
 
-def test_full_prompt_tasks_ship_no_data_file(exported_modelling):
-    task = exported_modelling["separate"] / "retailopt-retail-f1-base-v0"
+def test_full_prompt_tasks_ship_no_data_file(exported_retail):
+    task = exported_retail["separate"] / "retailopt-retail-f1-base-v0"
     assert not (task / "environment" / "files").exists()
     assert "COPY" not in (task / "environment" / "Dockerfile").read_text()
     assert '"periods": 20' in (task / "instruction.md").read_text()
 
 
 @pytest.mark.parametrize("mode", ["separate", "shared"])
-def test_check_runs_the_retail_model_as_oracle(exported_modelling, mode):
-    tasks = [exported_modelling[mode] / f"retailopt-{s.replace('_', '-')}{suffix}"
+def test_check_runs_the_retail_model_as_oracle(exported_retail, mode):
+    tasks = [exported_retail[mode] / f"retailopt-{s.replace('_', '-')}{suffix}"
              for s in QUICK_RETAIL for suffix in ("", "-schema")]
     for task in tasks:
         [result] = check.check_tasks(task, jobs=1, attacks=mode == "shared" and task == tasks[0])
