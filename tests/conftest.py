@@ -57,7 +57,7 @@ def retail_rows() -> list[dict]:
 
 
 #: Quick RetailOpt scenarios (the retail model solves each in well under a second) for exported-task tests.
-QUICK_RETAIL = ("retail_f1_base_v0", "retail_f6_pack_size_integer_v0")
+QUICK_RETAIL = ("retail_f1_base_v0", "retail_f7_multiechelon_chain_v0")
 
 
 @pytest.fixture(scope="session")
