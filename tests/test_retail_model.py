@@ -1,0 +1,173 @@
+"""The retail model (orharbor.modelling.retail.model) against the 38 RetailOpt-190 v0 references,
+and the prompt helpers of orharbor.modelling.retail.prompts.
+
+Every scenario is solved once, two at a time in worker processes (each solve uses one thread):
+the 35 LPs take well under a second each; the three integer archetypes of family F6 (MOQ,
+fixed order cost, pack size) run fix-and-optimize until MIP_TIME_LIMIT_S and end at the time
+limit. The published tolerance is 1e-4 relative, 1e-2 for retail_f6_pack_size_integer and
+retail_f6_fixed_order_cost (their references come from Gurobi stopped at a 1% MIP gap).
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import subprocess
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+import pytest
+
+from orharbor.modelling.retail import model as retail_model
+from orharbor.modelling.retail.prompts import archetype, extract_data, family
+
+from conftest import SHARED_DATA
+
+V0 = SHARED_DATA / "retailopt190" / "v0.jsonl"
+RECORDS = [json.loads(line) for line in V0.read_text(encoding="utf-8").splitlines() if line.strip()] \
+    if V0.is_file() else []
+IDS = [r["scenario_id"] for r in RECORDS]
+LOOSE = {"retail_f6_pack_size_integer", "retail_f6_fixed_order_cost"}
+#: The integer scenarios: HiGHS does not close their gap, the model returns its best at the limit.
+MIP_ROWS = {"retail_f6_moq_binary_v0", "retail_f6_fixed_order_cost_v0", "retail_f6_pack_size_integer_v0"}
+LP_TIME_LIMIT_S = 60.0
+MIP_TIME_LIMIT_S = 75.0
+
+#: Rows whose objective cannot match the reference, with the measured evidence.
+OBJECTIVE_XFAIL = {
+    "retail_f6_moq_binary_v0": (
+        "the reference 506120.72 is not optimal (Gurobi stopped at its 1% MIP gap): the model finds "
+        "lower-cost feasible plans, 504266.75 after 90 CPU seconds (-0.37%, verified by re-solving the "
+        "plain formulation, without the added inequalities, with those orders fixed); HiGHS's best "
+        "bound is 501880 (B&B, 240 s), so no solver run can confirm 506120.72 within 1e-4"),
+}
+#: Rows solved to a good incumbent but not proven optimal, hence status TIME_LIMIT.
+STATUS_XFAIL = {
+    "retail_f6_moq_binary_v0": (
+        "MOQ 300 on 300 orders: best ~504267-505500, HiGHS bound ~501900 after 240 s (gap ~0.5-0.7%); "
+        "not closed within the time limit"),
+    "retail_f6_fixed_order_cost_v0": (
+        "fixed cost 5000 on 300 orders: best ~754300-760000 (reference 755550.05), HiGHS bound ~741600 "
+        "(gap ~1.8%); not closed within the time limit"),
+    "retail_f6_pack_size_integer_v0": (
+        "packs of 100 on 300 orders: best ~399071-402400 (reference 399680.25), HiGHS bound ~391000 "
+        "(gap ~2%); not closed within the time limit"),
+}
+
+
+def _solve(record: dict) -> tuple[dict, float]:
+    data = extract_data(record["en_question"])
+    limit = MIP_TIME_LIMIT_S if record["scenario_id"] in MIP_ROWS else LP_TIME_LIMIT_S
+    start = time.monotonic()
+    result = retail_model.solve(data, limit)
+    return result, time.monotonic() - start
+
+
+@pytest.fixture(scope="module")
+def results() -> dict[str, tuple[dict, float]]:
+    """scenario id -> (the model's answer, seconds), all rows solved two at a time."""
+    assert RECORDS, f"fixture missing: {V0} (CI checks out ../shared beside the repo)"
+    order = sorted(RECORDS, key=lambda r: r["scenario_id"] not in MIP_ROWS)   # long ones first
+    with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as pool:
+        done = dict(zip([r["scenario_id"] for r in order], pool.map(_solve, order)))
+    return done
+
+
+def _mark(table: dict, strict: bool):
+    return [pytest.param(i, marks=pytest.mark.xfail(reason=table[i], strict=strict)) if i in table else i
+            for i in IDS]
+
+
+@pytest.mark.parametrize("scenario_id", _mark(OBJECTIVE_XFAIL, strict=False))
+def test_objective_matches_reference(results, scenario_id):
+    record = RECORDS[IDS.index(scenario_id)]
+    result, _ = results[scenario_id]
+    want = float(record["en_answer"])
+    tol = 1e-2 if archetype(scenario_id) in LOOSE else 1e-4
+    assert result["objective"] is not None, result
+    assert abs(result["objective"] - want) <= tol * abs(want), (result, want)
+
+
+@pytest.mark.parametrize("scenario_id", _mark(STATUS_XFAIL, strict=True))
+def test_status_is_optimal(results, scenario_id):
+    assert results[scenario_id][0]["status"] == "OPTIMAL"
+
+
+@pytest.mark.parametrize("scenario_id", sorted(MIP_ROWS))
+def test_integer_rows_are_no_worse_than_the_reference(results, scenario_id):
+    """Where the model stops at the time limit, its plan still costs no more than the reference's
+    (beyond the published tolerance)."""
+    result, seconds = results[scenario_id]
+    want = float(RECORDS[IDS.index(scenario_id)]["en_answer"])
+    tol = 1e-2 if archetype(scenario_id) in LOOSE else 1e-4
+    assert result["status"] in ("OPTIMAL", "TIME_LIMIT") and result["objective"] <= want * (1 + tol)
+    assert seconds <= MIP_TIME_LIMIT_S + 15
+
+
+def test_lps_are_fast(results):
+    slow = {i: round(results[i][1], 1) for i in IDS if i not in MIP_ROWS and results[i][1] > 10}
+    assert not slow
+
+
+def test_cli_writes_the_answer(tmp_path):
+    record = RECORDS[IDS.index("retail_f1_base_v0")]
+    data = tmp_path / "data.json"
+    data.write_text(json.dumps(extract_data(record["en_question"])))
+    answer = tmp_path / "answer.json"
+    done = subprocess.run([sys.executable, retail_model.__file__, str(data), str(answer), "--time-limit", "30"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(answer.read_text())
+    assert set(got) == {"status", "objective"} and got["status"] == "OPTIMAL"
+    assert got["objective"] == pytest.approx(378951.5, rel=1e-9)
+
+
+def test_bad_data_say_what_is_wrong():
+    data = extract_data(RECORDS[IDS.index("retail_f1_base_v0")]["en_question"])
+    for broken, message in (({k: v for k, v in data.items() if k != "shelf_life"}, "missing key 'shelf_life'"),
+                            (dict(data, periods=0), "periods: expected a positive integer"),
+                            (dict(data, shelf_life=dict(data["shelf_life"], SKU_Basic=2.5)), "shelf_life.SKU_Basic"),
+                            (dict(data, network={"sub_edges": [["SKU_Basic", "SKU_Nope"]]}), "network.sub_edges[0]")):
+        with pytest.raises(retail_model.DataError, match=message.replace("[", r"\[").replace("]", r"\]")):
+            retail_model.solve(broken, 5)
+
+
+def test_infeasible_data_report_infeasible():
+    data = extract_data(RECORDS[IDS.index("retail_f1_base_v0")]["en_question"])
+    # a waste limit below zero cannot be met
+    result = retail_model.solve(dict(data, constraints=dict(data["constraints"], waste_limit_pct=-0.1)), 30)
+    assert result == {"status": "INFEASIBLE", "objective": None}
+
+
+# ----------------------------------------------------------------------------- prompts.py
+
+
+def test_extract_data_reads_every_prompt():
+    for record in RECORDS:
+        data = extract_data(record["en_question"])
+        assert data["name"] == record["scenario_id"] and isinstance(data["periods"], int)
+
+
+@pytest.mark.parametrize("prompt, message", [
+    ("no data here", "no \\[DATA\\] section"),
+    ("[DATA]\nsee the attached file\n[TASK]\n```json\n{}\n```", "has no ```json"),
+    ("[DATA]\n```json\n{\"periods\": 20,}\n```", "does not parse"),
+    ("[DATA]\n```json\n[1, 2]\n```", "is a list, expected an object"),
+])
+def test_extract_data_says_what_is_missing(prompt, message):
+    with pytest.raises(ValueError, match=message):
+        extract_data(prompt)
+
+
+def test_archetype_and_family():
+    assert archetype("retail_f6_pack_size_integer_v0") == "retail_f6_pack_size_integer"
+    assert archetype("retail_f6_pack_size_integer") == "retail_f6_pack_size_integer"
+    assert family("retail_f6_pack_size_integer_v3") == "F6"
+    assert archetype("retail_f1_52_weeks_v0") == "retail_f1_52_weeks" and family("retail_f1_52_weeks_v0") == "F1"
+    for record in RECORDS:
+        prompt = record["en_question"]
+        assert archetype(prompt) == archetype(record["scenario_id"])
+        assert f"Family: {family(prompt)} " in prompt
+    with pytest.raises(ValueError, match="no RetailOpt archetype"):
+        archetype("Solve this knapsack problem.")
