@@ -64,10 +64,18 @@ def test_every_attack_scores_minus_one_without_crashing_the_verifier(attack_task
 
 
 def _mutate(task: Path, tmp_path: Path, edits: list[tuple[str, str, str]]) -> Path:
-    """A copy of ``task`` with defences removed: (file under tests/, old text, new text)."""
+    """A copy of ``task`` with defences removed: (file under tests/, old text, new text).
+
+    The edit ``UNSEAL`` stands for undoing the export's own sealing of tests/ (owner-only
+    modes), the defence that holds even before test.sh runs.
+    """
     copy = tmp_path / task.name
     shutil.copytree(task, copy)
     for name, old, new in edits:
+        if (name, old, new) == UNSEAL:
+            for path in (copy / "tests", *(copy / "tests").rglob("*")):
+                path.chmod(0o755 if path.is_dir() or path.suffix == ".sh" else 0o644)
+            continue
         path = copy / "tests" / name
         text = path.read_text()
         assert old in text, f"defence {old!r} not found in {name}: update this test"
@@ -79,6 +87,7 @@ MAIN, SOLVER, STRICT, SAFE = ("orharbor/verifiers/main.py", "orharbor/verifiers/
                               "orharbor/verifiers/strict.py", "orharbor/verifiers/safe_json.py")
 NO_FOREIGN_KILL = ("orharbor/verifiers/processes.py", '    keep = ancestors(os.getpid()) | {1}',
                    '    return 0\n    keep = ancestors(os.getpid()) | {1}')
+UNSEAL = ("", "unseal", "")
 OPEN_LOGS = (MAIN, "os.chmod(logs_dir, 0o755)", "os.chmod(logs_dir, 0o777)")
 
 MUTATIONS = {
@@ -90,7 +99,7 @@ MUTATIONS = {
     "write-reward": (2, "separate", [OPEN_LOGS]),
     "outlive-run": (2, "separate", [(SOLVER, "                _kill_uid(uid)\n", "")]),
     "cache-across-runs": (2, "separate", [(SOLVER, "        remove_files_of(uid)  #", "        None  #")]),
-    "read-tests": (2, "separate", [("test.sh", "chmod -R go-rwx /tests 2>/dev/null", "true")]),
+    "read-tests": (2, "separate", [("test.sh", "chmod -R go-rwx /tests 2>/dev/null", "true"), UNSEAL]),
     "memory-hog": (2, "separate", [(SOLVER, "        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))\n", "")]),
 }
 
