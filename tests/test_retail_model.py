@@ -47,17 +47,21 @@ OBJECTIVE_XFAIL = {
         "1e-4 match with 506120.72 is possible; under a busy CPU the timed run may stop anywhere "
         "from 504267 to about 507000"),
 }
-#: Rows solved to a good plan but not proven optimal, hence status TIME_LIMIT.
+#: Rows whose plan is not proven within the references' 1% gap (OPTIMAL_GAP) in the time limit,
+#: hence status TIME_LIMIT.
 STATUS_XFAIL = {
-    "retail_f6_moq_binary_v0": (
-        "MOQ 300 on 300 orders: best plan 504266.75, HiGHS bound 501481 after 150 s (gap 0.55%); "
-        "HiGHS does not close it within the time limit"),
     "retail_f6_fixed_order_cost_v0": (
         "fixed cost 5000 on 300 orders: best plan 753227.38 (reference 755550.05), HiGHS bound "
-        "742095 after 150 s (gap 1.5%); HiGHS does not close it within the time limit"),
+        "742095 after 150 s (gap 1.5%, above the 1% at which the reference's Gurobi stopped)"),
+}
+#: Rows whose gap HiGHS brings under 1% in some runs only (it depends on the CPU time the run gets).
+STATUS_MAYBE = {
+    "retail_f6_moq_binary_v0": (
+        "MOQ 300 on 300 orders: best plan 504266.75, HiGHS bound 501481 (gap 0.55%) after 150 s; "
+        "proven within 1% in 75 s on an idle core, not always under load"),
     "retail_f6_pack_size_integer_v0": (
         "packs of 100 on 300 orders: best plan 398633.65 (reference 399680.25), HiGHS bound 395566 "
-        "after 150 s (gap 0.8%); HiGHS does not close it within the time limit"),
+        "(gap 0.8%) after 150 s; proven within 1% at the oracle's 300 s, not always at 75 s"),
 }
 
 
@@ -79,8 +83,11 @@ def results() -> dict[str, tuple[dict, float]]:
     return done
 
 
-def _mark(table: dict, strict: bool):
-    return [pytest.param(i, marks=pytest.mark.xfail(reason=table[i], strict=strict)) if i in table else i
+def _mark(table: dict, strict: bool, maybe: dict | None = None):
+    """IDS with the rows of ``table`` marked xfail (``strict``) and those of ``maybe`` non-strict."""
+    maybe = maybe or {}
+    return [pytest.param(i, marks=pytest.mark.xfail(reason=table[i], strict=strict)) if i in table else
+            pytest.param(i, marks=pytest.mark.xfail(reason=maybe[i], strict=False)) if i in maybe else i
             for i in IDS]
 
 
@@ -94,9 +101,22 @@ def test_objective_matches_reference(results, scenario_id):
     assert abs(result["objective"] - want) <= tol * abs(want), (result, want)
 
 
-@pytest.mark.parametrize("scenario_id", _mark(STATUS_XFAIL, strict=True))
+@pytest.mark.parametrize("scenario_id", _mark(STATUS_XFAIL, strict=True, maybe=STATUS_MAYBE))
 def test_status_is_optimal(results, scenario_id):
     assert results[scenario_id][0]["status"] == "OPTIMAL"
+
+
+def test_a_plan_within_the_reference_gap_counts_as_optimal():
+    """The references' criterion (Gurobi at a 1% MIP gap): a time-limited plan proven within
+    OPTIMAL_GAP is OPTIMAL, one outside it or without a bound stays TIME_LIMIT."""
+    within = retail_model._within_gap
+    Run = retail_model._Run
+    assert within(Run("TIME_LIMIT", 1000.0, None, None), [995.0, None], 0.01).status == "OPTIMAL"
+    assert within(Run("TIME_LIMIT", 1000.0, None, None), [985.0, 989.0], 0.01).status == "TIME_LIMIT"
+    assert within(Run("TIME_LIMIT", 1000.0, None, None), [985.0, 991.0], 0.01).status == "OPTIMAL"
+    assert within(Run("TIME_LIMIT", 1000.0, None, None), [None], 0.01).status == "TIME_LIMIT"
+    assert within(Run("INFEASIBLE", None, None, None), [1.0], 0.01).status == "INFEASIBLE"
+    assert retail_model.OPTIMAL_GAP == 0.01
 
 
 @pytest.mark.parametrize("scenario_id", sorted(MIP_ROWS))

@@ -92,7 +92,9 @@ def export_retail(row: dict, out: Path, options: ExportOptions = ExportOptions()
         f"Build an optimisation model of this scenario from the data {where}, solve it, and hand in two files:\n\n"
         "- `/app/model.py`: your model code (Python);\n"
         "- `/app/answer.json`: the result, as `{\"status\": \"OPTIMAL\", \"objective\": 12345.6}`.\n\n"
-        f"`status` is one of {', '.join(STATUSES)}; `objective` is the optimal objective value "
+        f"`status` is one of {', '.join(STATUSES)} (OPTIMAL: solved to optimality; with integer "
+        "decisions, proven within a 1% relative gap, the setting the reference was solved with); "
+        "`objective` is the optimal objective value "
         "(a JSON number), or null when there is none. Implement the business description and its key "
         "equations exactly as written.")
     scoring_text = (
