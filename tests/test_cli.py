@@ -226,6 +226,20 @@ def test_export_duplicate_ids(cli_dataset, tmp_path):
     assert_clean_error(result, "duplicate row id 'jobshop-4x4-l1-s0'")
 
 
+def test_export_problem_keeps_only_that_class_of_the_shipped_dataset(tmp_path):
+    """--problem without --dataset exports the shipped rows of that class and no specs."""
+    out = tmp_path / "tasks"
+    result = run("export", "--problem", "timetabling", "--out", out)
+    assert result.exit_code == 0, result.output
+    names = sorted(p.name for p in out.iterdir())
+    assert names and all(name.startswith("timetabling-") for name in names), names
+
+
+def test_export_unknown_problem_is_a_clean_error(tmp_path):
+    assert_clean_error(run("export", "--problem", "jobshp", "--out", tmp_path / "tasks"),
+                       "unknown problem class jobshp")
+
+
 # ------------------------------------------------------------------ verify
 
 

@@ -165,7 +165,8 @@ def build_dataset_cmd(problem, sizes, level, num_rows, reference_time_limit, eva
 @click.option("--allowed-hosts", multiple=True, help="Hosts the agent may reach with --agent-network allowlist.")
 @click.option("--agent-timeout", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Agent seconds [default: 1800 level 1 and modelling, 3600 level 2].")
-@click.option("--problem", "problems", multiple=True, help="Export only rows of these problems.")
+@click.option("--problem", "problems", multiple=True,
+              help="Export only rows of these problem classes (shipped specs and RetailOpt rows left out).")
 @click.option("--hints", type=click.Choice(["none", "all"]), default="none", show_default=True,
               help="Specs: include their legitimate hints in the instruction.")
 @click.option("--prompt", type=click.Choice(["full", "schema"]), default="full", show_default=True,
@@ -193,9 +194,14 @@ def export_cmd(datasets, specs_dir, out, verifier_mode, allow_ortools, agent_net
                 retail += _read_retail_rows(path)
             else:
                 rows += read_rows(path)
-        if problems:
-            rows = [row for row in rows if row["problem"] in problems]
-        specs = load_specs(shipped_specs_dir() if shipped else specs_dir) if shipped or specs_dir else []
+        if problems:     # problem classes only: no RetailOpt rows, no shipped specs
+            unknown = sorted(set(problems) - set(problem_modules.names()))
+            if unknown:
+                raise ValueError(f"--problem: unknown problem class {', '.join(unknown)} "
+                                 f"(known: {', '.join(problem_modules.names())})")
+            rows, retail = [row for row in rows if row["problem"] in problems], []
+        specs = (load_specs(specs_dir) if specs_dir else
+                 load_specs(shipped_specs_dir()) if shipped and not problems else [])
         _check_unique_ids([*rows, *retail, *({"id": s.id} for s in specs)])
         start = time.monotonic()
         with click.progressbar(length=len(rows) + len(retail) + len(specs), label="exporting",
