@@ -237,7 +237,7 @@ def test_export_problem_keeps_only_that_class_of_the_shipped_dataset(tmp_path):
 
 def test_export_unknown_problem_is_a_clean_error(tmp_path):
     assert_clean_error(run("export", "--problem", "jobshp", "--out", tmp_path / "tasks"),
-                       "unknown problem class jobshp")
+                       "unknown problem 'jobshp'; did you mean 'jobshop'?")
 
 
 # ------------------------------------------------------------------ verify

@@ -195,10 +195,8 @@ def export_cmd(datasets, specs_dir, out, verifier_mode, allow_ortools, agent_net
             else:
                 rows += read_rows(path)
         if problems:     # problem classes only: no RetailOpt rows, no shipped specs
-            unknown = sorted(set(problems) - set(problem_modules.names()))
-            if unknown:
-                raise ValueError(f"--problem: unknown problem class {', '.join(unknown)} "
-                                 f"(known: {', '.join(problem_modules.names())})")
+            for name in problems:
+                problem_modules.get(name)          # UnknownProblem, with a close match, for a typo
             rows, retail = [row for row in rows if row["problem"] in problems], []
         specs = (load_specs(specs_dir) if specs_dir else
                  load_specs(shipped_specs_dir()) if shipped and not problems else [])
