@@ -644,9 +644,10 @@ def solve(data: dict, time_limit_s: float = DEFAULT_TIME_LIMIT_S, *, rel_gap: fl
     if log:
         print(f"fix-and-optimize: {best.objective:.2f} at {time.monotonic() - start:.1f}s", file=sys.stderr)
     final = _highs(built, left(), rel_gap, hint=best.values)
-    if final.status == "OPTIMAL" or (final.objective is not None and final.objective <= best.objective):
-        best = final
-    return _answer(_within_gap(best, [first.bound, final.bound], optimal_gap))
+    if not (final.status == "OPTIMAL" or (final.objective is not None and final.objective <= best.objective)):
+        # the incumbent stands; whatever status its own (restricted) solve had, the full model stopped
+        final = _Run("TIME_LIMIT", best.objective, final.bound, best.values)
+    return _answer(_within_gap(final, [first.bound, final.bound], optimal_gap))
 
 
 def _within_gap(run: _Run, bounds: list, optimal_gap: float) -> _Run:
