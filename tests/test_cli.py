@@ -198,10 +198,15 @@ def test_build_dataset_unknown_problem(tmp_path):
 TASK_FILES = ("task.toml", "instruction.md", "environment/Dockerfile", "tests/test.sh", "solution/solve.sh")
 
 
+def task_names(out: Path) -> list[str]:
+    return sorted(p.name for p in out.iterdir() if p.is_dir())
+
+
 def test_export_writes_one_task_per_row(cli_dataset, cli_tasks):
-    """export writes one task directory per row, each with the Harbor task files."""
+    """export writes one task directory per row, each with the Harbor task files, and the index beside them."""
     ids = [r["id"] for r in read_rows(cli_dataset)]
-    assert sorted(p.name for p in cli_tasks.iterdir()) == sorted(ids)
+    assert task_names(cli_tasks) == sorted(ids)
+    assert {p.name for p in cli_tasks.iterdir() if p.is_file()} == {"registry.json", "dataset.toml", ".gitattributes"}
     for task_id in ids:
         for name in TASK_FILES:
             assert (cli_tasks / task_id / name).is_file(), f"{task_id}/{name}"
@@ -231,8 +236,61 @@ def test_export_problem_keeps_only_that_class_of_the_shipped_dataset(tmp_path):
     out = tmp_path / "tasks"
     result = run("export", "--problem", "timetabling", "--out", out)
     assert result.exit_code == 0, result.output
-    names = sorted(p.name for p in out.iterdir())
+    names = task_names(out)
     assert names and all(name.startswith("timetabling-") for name in names), names
+
+
+def test_export_registry_lists_earlier_tasks_and_prints_the_run_command(cli_dataset, tmp_path):
+    """A second export into the same --out adds its tasks to registry.json; the output says how to run them."""
+    from orharbor.exporter.harbor import package_version
+
+    out = tmp_path / "tasks"
+    assert run("export", "--problem", "vrptw", "--out", out).exit_code == 0
+    result = run("export", "--dataset", cli_dataset, "--out", out)
+    assert result.exit_code == 0, result.output
+    [dataset] = json.loads((out / "registry.json").read_text())
+    assert (dataset["name"], dataset["version"]) == ("orharbor", package_version())
+    assert sorted(t["name"] for t in dataset["tasks"]) == task_names(out)
+    assert {t["path"] for t in dataset["tasks"]} == {str((out / name).resolve()) for name in task_names(out)}
+    assert f"harbor run -d orharbor@{package_version()} --registry-path {out / 'registry.json'}" in result.output
+
+
+def test_export_keeps_other_datasets_and_a_users_gitattributes(cli_dataset, tmp_path):
+    """registry.json keeps datasets of other names; a different .gitattributes in --out is left alone."""
+    out = tmp_path / "tasks"
+    out.mkdir()
+    mine = {"name": "mine", "version": "1", "description": "", "tasks": [], "metrics": []}
+    (out / "registry.json").write_text(json.dumps([mine, {"name": "orharbor", "version": "0.0.1", "tasks": []}]))
+    (out / ".gitattributes").write_text("* text=auto\n")
+    result = run("export", "--dataset", cli_dataset, "--out", out)
+    assert result.exit_code == 0, result.output
+    datasets = json.loads((out / "registry.json").read_text())
+    assert datasets[0] == mine and [d["name"] for d in datasets] == ["mine", "orharbor"]
+    assert (out / ".gitattributes").read_text() == "* text=auto\n"
+    assert "kept the existing" in result.stderr
+
+
+def test_export_base_image_reaches_every_dockerfile(cli_dataset, tmp_path):
+    """--base-image lands on the FROM line of the agent and verifier images, algorithm and modelling alike."""
+    from orharbor.modelling.spec import shipped_specs_dir
+
+    image = "localhost/python-ca:3.12"
+    out = tmp_path / "tasks"
+    for source in (["--dataset", cli_dataset], ["--specs", shipped_specs_dir()]):
+        result = run("export", *source, "--out", out, "--base-image", image)
+        assert result.exit_code == 0, result.output
+    dockerfiles = sorted(out.glob("*/*/Dockerfile"))
+    assert len(dockerfiles) == 2 * len(task_names(out))
+    assert all(f"FROM {image}\n" in path.read_text() for path in dockerfiles)
+
+
+@pytest.mark.parametrize("image", ["", "python:3.12 AS build", "python:3.12\nRUN id", "\tpython"])
+def test_export_refuses_a_base_image_that_is_not_one_token(tmp_path, image):
+    """A base image with whitespace or control characters would rewrite the Dockerfile: a usage error."""
+    result = run("export", "--problem", "jobshop", "--out", tmp_path / "tasks", "--base-image", image)
+    assert result.exit_code == 2 and "Invalid value for '--base-image'" in result.output
+    assert "base image must be one image reference" in result.output
+    assert not (tmp_path / "tasks").exists()
 
 
 def test_export_unknown_problem_is_a_clean_error(tmp_path):
@@ -311,4 +369,4 @@ def test_module_entry_points_match_the_cli(tmp_path):
     assert [json.loads(line)["size"] for line in out.read_text().splitlines()] == ["4x4", "6x6"]
     subprocess.run([sys.executable, "-m", "orharbor.export_harbor", "--dataset", str(out), "--out",
                     str(tmp_path / "tasks")], check=True, capture_output=True, timeout=120)
-    assert sorted(p.name for p in (tmp_path / "tasks").iterdir()) == ["jobshop-4x4-l1-s0", "jobshop-6x6-l1-s1"]
+    assert task_names(tmp_path / "tasks") == ["jobshop-4x4-l1-s0", "jobshop-6x6-l1-s1"]

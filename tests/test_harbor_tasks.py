@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import asyncio
 import json
 import re
 import subprocess
@@ -15,7 +16,13 @@ import pytest
 from harbor.agents.installed.base import BaseInstalledAgent
 from harbor.lint.models import DEFAULT_RULES, LintRule
 from harbor.lint.task import lint_task
+from harbor.models.task.config import NetworkMode, NetworkPolicy
 from harbor.models.task.task import Task
+from harbor.models.task.verifier_mode import resolve_task_verifier_mode
+from harbor.models.trial.config import AgentConfig as TrialAgentConfig
+from harbor.models.trial.config import EnvironmentConfig as TrialEnvironmentConfig
+from harbor.models.trial.config import VerifierConfig as TrialVerifierConfig
+from harbor.trial.network_policy import TrialNetworkPlan, resolve_trial_network_plan
 
 from orharbor.exporter.harbor import AGENT_APT_PACKAGES, AGENT_USER
 
@@ -131,7 +138,43 @@ def test_task_toml_round_trips_through_harbors_config_model(exported):
         config = TaskConfig.model_validate(data)
         assert config.verifier.timeout_sec == data["verifier"]["timeout_sec"]
         assert config.environment.network_mode.value == "public"
-        assert config.verifier.network_mode.value == "no-network"
+        assert config.verifier.environment.network_mode.value == "no-network"
+        assert config.verifier.network_mode is None and config.agent.network_mode is None
+        assert config.verifier.environment.memory_mb == config.environment.memory_mb
+
+
+def _network_plan(task: Task) -> TrialNetworkPlan:
+    """The plan Harbor's Trial resolves for a task run with default trial settings."""
+    return resolve_trial_network_plan(task.config, TrialAgentConfig(), TrialEnvironmentConfig(),
+                                      TrialVerifierConfig(), None,
+                                      verifier_mode=resolve_task_verifier_mode(task.config))
+
+
+def test_separate_verifier_starts_offline_and_never_switches(exported, exported_specs, exported_retail):
+    """Harbor's plan: verifier env baseline no-network and equal to the verifier phase; agent public."""
+    paths = [*task_dirs(exported["separate"]), *modelling_dirs(exported_specs, exported_retail, "separate")]
+    for path in paths:
+        plan = _network_plan(Task(path))
+        assert plan.verifier_env_baseline == NetworkPolicy(network_mode=NetworkMode.NO_NETWORK)
+        assert plan.verifier_phase == plan.verifier_env_baseline
+        assert plan.agent_env_baseline == plan.agent_phase == NetworkPolicy(network_mode=NetworkMode.PUBLIC)
+
+
+@pytest.mark.parametrize("mode", ["separate", "shared"])
+def test_allowlist_applies_to_the_agent_phase_and_setup_stays_public(shipped_rows, shipped_specs, tmp_path, mode):
+    """--agent-network allowlist: setup (installing the agent) public, the agent phase on the allowlist."""
+    from orharbor.exporter import ExportOptions, export_row
+    from orharbor.exporter.modelling import export_spec
+
+    options = ExportOptions(verifier_mode=mode, agent_network="allowlist", allowed_hosts=("api.anthropic.com",))
+    for path in (export_row(shipped_rows[0], tmp_path, options), export_spec(shipped_specs[0], tmp_path, options)):
+        plan = _network_plan(Task(path))
+        assert plan.agent_env_baseline == NetworkPolicy(network_mode=NetworkMode.PUBLIC)
+        assert plan.agent_phase == NetworkPolicy(network_mode=NetworkMode.ALLOWLIST,
+                                                 allowed_hosts=["api.anthropic.com"])
+        if mode == "separate":
+            assert plan.verifier_phase == plan.verifier_env_baseline
+            assert plan.verifier_env_baseline.network_mode == NetworkMode.NO_NETWORK
 
 
 @pytest.mark.parametrize("mode", ["separate", "shared"])
@@ -163,3 +206,79 @@ def test_modelling_agent_image_pins_the_modelling_stack(exported_specs, exported
         pins = dict(re.findall(r"\b([a-z]+)==([0-9.]+)", dockerfile))
         assert set(pins) == {"ortools", "pyomo", "highspy", "numpy", "scipy"}
         assert re.findall(r"^COPY (\S+)", dockerfile, flags=re.M) in ([], ["files/"])
+
+
+def _export(out: Path, *args: str) -> None:
+    from click.testing import CliRunner
+
+    from orharbor.cli import main
+
+    result = CliRunner().invoke(main, ["export", "--out", str(out), *args])
+    assert result.exit_code == 0, result.output
+
+
+def test_registry_json_names_every_task_for_harbors_local_registry(tmp_path, monkeypatch):
+    """DatasetConfig(orharbor@version, registry.json) resolves to exactly the tasks in --out, earlier exports too."""
+    from harbor.models.job.config import DatasetConfig
+
+    from orharbor.exporter.harbor import package_version
+
+    out = tmp_path / "tasks"
+    _export(out, "--problem", "jobshop")
+    _export(out, "--problem", "cvrp")
+    expected = set(task_dirs(out))
+    assert {p.name.split("-")[0] for p in expected} == {"jobshop", "cvrp"}
+    monkeypatch.chdir(tmp_path / "..")   # paths must not depend on where `harbor run` starts
+    dataset = DatasetConfig(name="orharbor", version=package_version(), registry_path=out / "registry.json")
+    configs = asyncio.run(dataset.get_task_configs())
+    assert {config.get_local_path() for config in configs} == expected and len(configs) == len(expected)
+    for config in configs:
+        assert Task(config.get_local_path()).name == f"orharbor/{config.get_local_path().name}"
+        assert config.source == "orharbor"
+
+
+def test_harbor_run_accepts_the_dataset_by_name(tmp_path):
+    """The JobConfig `harbor run -d orharbor@VERSION --registry-path` builds validates every task, runs nothing."""
+    from inspect import signature
+
+    from harbor.cli.config_validation import validate_local_sources
+    from harbor.cli.jobs import build_job_config
+
+    from orharbor.exporter.harbor import package_version
+
+    out = tmp_path / "tasks"
+    _export(out, "--problem", "rcpsp")
+    options = signature(build_job_config).bind(dataset_name_version=f"orharbor@{package_version()}",
+                                               registry_path=out / "registry.json")
+    options.apply_defaults()
+    config = build_job_config(**options.arguments)
+    assert [(d.name, d.version, d.registry_path) for d in config.datasets] == [
+        ("orharbor", package_version(), out / "registry.json")]
+    report = asyncio.run(validate_local_sources(config))
+    assert report.errors == [] and report.n_trials == len(task_dirs(out))
+
+
+def test_dataset_toml_pins_each_task_with_harbors_own_digest(tmp_path):
+    """dataset.toml lists every task by its [task] name with the digest `harbor dataset init` computes."""
+    from harbor.models.dataset.manifest import DatasetManifest
+    from harbor.publisher.packager import Packager
+
+    from orharbor.exporter.harbor import MANIFEST_DATASET_NAME, package_version
+
+    out = tmp_path / "tasks"
+    _export(out, "--problem", "wtardiness")
+    manifest = DatasetManifest.from_toml_file(out / "dataset.toml")
+    assert (manifest.dataset.name, manifest.dataset.version) == (MANIFEST_DATASET_NAME, package_version())
+    assert {(t.name, t.digest) for t in manifest.tasks} == {
+        (Task(path).config.task.name, f"sha256:{Packager.compute_content_hash(path)[0]}") for path in task_dirs(out)}
+
+
+def test_gitattributes_beside_the_tasks_leaves_them_unchanged_for_harbor(tmp_path):
+    """.gitattributes sits at the root of --out, outside every task, whose lint stays clean."""
+    out = tmp_path / "tasks"
+    _export(out, "--problem", "timetabling")
+    lines = (out / ".gitattributes").read_text().splitlines()
+    assert {"*.sh text eol=lf", "Dockerfile text eol=lf"} <= set(lines)
+    for path in task_dirs(out):
+        assert not list(path.rglob(".gitattributes"))
+        assert lint_task(path, selected_rules=set(LintRule)) == []

@@ -165,6 +165,40 @@ def test_exported_spec_task_holds_data_oracle_and_sealed_tests(toy, tmp_path):
         assert "2300" not in path.read_text() if path.is_file() else True
 
 
+def test_every_modelling_task_ships_a_naive_answer_that_runs_and_scores_zero(exported_specs, exported_retail):
+    """solution/naive/ holds /app-relative answer files, well-formed (executed 1) and wrong (reward 0.0)."""
+    from orharbor.verifiers.main import verify
+
+    folders = [exported_specs["separate"], exported_specs["shared"], exported_retail["separate"],
+               exported_retail["shared"]]
+    tasks = sorted(p.parent for folder in folders for p in folder.glob("*/task.toml"))
+    assert len(tasks) >= 32
+    for task in tasks:
+        naive = task / "solution" / "naive"
+        config = json.loads((task / "tests" / "task.json").read_text())
+        files = sorted(p.relative_to(naive).as_posix() for p in naive.rglob("*") if p.is_file())
+        answers = config["grading"]["outputs"] if config["grading"]["type"] == "outputs" else ["answer.json"]
+        assert files == sorted(answers), task.name
+        deliverable = naive if config["grading"]["type"] == "outputs" else naive / "answer.json"
+        reward, details = verify(str(task / "tests"), str(deliverable))
+        assert (reward, details["executed"], details["correct"]) == (0.0, 1, 0), (task.name, details)
+
+
+def test_base_image_reaches_both_modelling_dockerfiles(toy, tmp_path):
+    """The modelling exporter puts ExportOptions.base_image on the agent's and the verifier's FROM line."""
+    task = export_spec(load_spec(toy / "toy_lp.yaml"), tmp_path / "out", ExportOptions(base_image="localhost/py:3.12"))
+    for sub in ("environment", "tests"):
+        assert (task / sub / "Dockerfile").read_text().count("FROM localhost/py:3.12\n") == 1
+
+
+def test_modelling_instruction_says_the_answers_are_scored_when_the_time_is_up(toy, tmp_path):
+    """The agent's timeout still scores whatever answer files are in /app then."""
+    task = export_spec(load_spec(toy / "toy_lp.yaml"), tmp_path / "out", ExportOptions())
+    text = " ".join((task / "instruction.md").read_text().split())
+    assert "the state of your answer files in `/app` at that moment is scored" in text
+    assert "after you finish" not in text
+
+
 def test_check_scores_spec_tasks_oracle_one_wrong_zero_nothing_zero(exported_specs):
     results = check.check_tasks(exported_specs["separate"], jobs=2)
     assert len(results) >= 12

@@ -128,31 +128,77 @@ def _tests_dir(tmp_path, grading: dict, deliverables: list[str]) -> str:
     return str(tests)
 
 
-def test_reward_json_carries_reward_executed_and_correct(tmp_path):
+def test_reward_json_holds_the_reward_and_details_json_executed_and_correct(tmp_path):
+    """reward.json is {"reward": x} alone (one key for Harbor's mean and pass@k); the 0/1 figures are in details."""
     tests = _tests_dir(tmp_path, {"type": "answer", "answer": "/app/answer.json", **ANSWER}, ["/app/answer.json"])
     logs = tmp_path / "logs"
     answer = _answer(tmp_path, '{"status": "OPTIMAL", "objective": 378951.5}')
     verifier_main.main(["--tests-dir", tests, "--deliverable", answer, "--logs-dir", str(logs)])
-    assert json.loads((logs / "reward.json").read_text()) == {"reward": 1.0, "executed": 1, "correct": 1}
+    assert json.loads((logs / "reward.json").read_text()) == {"reward": 1.0}
+    details = json.loads((logs / "details.json").read_text())
+    assert (details["kind"], details["executed"], details["correct"]) == ("modelling", 1, 1)
 
 
 def test_a_verifier_crash_in_a_modelling_task_scores_zero_not_minus_one(tmp_path, monkeypatch):
+    """A bug of ours scores 0.0, and details.json still holds executed and correct (both 0)."""
     tests = _tests_dir(tmp_path, {"type": "answer", "answer": "/app/answer.json", **ANSWER}, ["/app/answer.json"])
     monkeypatch.setattr(verifier_main, "verify", lambda *a, **k: 1 / 0)
     logs = tmp_path / "logs"
     verifier_main.main(["--tests-dir", tests, "--logs-dir", str(logs)])
-    assert json.loads((logs / "reward.json").read_text()) == {"reward": 0.0, "executed": 0, "correct": 0}
-    assert "ZeroDivisionError" in json.loads((logs / "details.json").read_text())["traceback"]
+    assert json.loads((logs / "reward.json").read_text()) == {"reward": 0.0}
+    details = json.loads((logs / "details.json").read_text())
+    assert "ZeroDivisionError" in details["traceback"] and (details["executed"], details["correct"]) == (0, 0)
 
 
-def test_test_sh_fallback_writes_the_modelling_failure_reward(tmp_path):
+@pytest.mark.parametrize("kind, reward, outcome", [
+    ("modelling", 0.0, {"executed": 0, "correct": 0}),
+    ("algorithm", -1.0, {"feasible": 0}),
+])
+def test_tampering_still_writes_the_outcome_figures(tmp_path, monkeypatch, kind, reward, outcome):
+    """A tampered verifier environment scores the failure reward, and details.json says 0 for every figure."""
+    config = {"kind": "modelling", "grading": {}} if kind == "modelling" else {"problem": "jobshop", "level": 1}
+    (tmp_path / "task.json").write_text(json.dumps(config))
+    monkeypatch.setattr(verifier_main, "end_foreign_processes", lambda: 0)
+    monkeypatch.setattr(verifier_main, "tampering", lambda: ["python3 replaced"])
+    logs = tmp_path / "logs"
+    verifier_main.main(["--tests-dir", str(tmp_path), "--logs-dir", str(logs), "--in-container"])
+    assert json.loads((logs / "reward.json").read_text()) == {"reward": reward}
+    details = json.loads((logs / "details.json").read_text())
+    assert details["kind"] == kind and "tampered: python3 replaced" in details["error"]
+    assert {key: details[key] for key in outcome} == outcome
+
+
+def test_test_sh_fallback_writes_the_failure_reward_of_each_kind(tmp_path):
     from orharbor.exporter.harbor import write_test_sh
 
     write_test_sh(tmp_path, modelling=True)
     text = (tmp_path / "test.sh").read_text()
-    assert '{"reward": 0.0, "executed": 0, "correct": 0}' in text and "-1.0" not in text
+    assert "'{\"reward\": 0.0}'" in text and "-1.0" not in text and '"executed": 0, "correct": 0' in text
     write_test_sh(tmp_path, modelling=False)
-    assert '{"reward": -1.0, "feasible": 0}' in (tmp_path / "test.sh").read_text()
+    text = (tmp_path / "test.sh").read_text()
+    assert "'{\"reward\": -1.0}'" in text and '"feasible": 0' in text and "executed" not in text
     result = subprocess.run(["bash", "-n", str(tmp_path / "test.sh")], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
 
+
+@pytest.mark.parametrize("modelling, reward, outcome", [
+    (True, 0.0, {"kind": "modelling", "executed": 0, "correct": 0}),
+    (False, -1.0, {"kind": "algorithm", "feasible": 0}),
+])
+def test_test_sh_fallback_runs_when_python_fails(tmp_path, modelling, reward, outcome):
+    """With the interpreter failing, test.sh replaces planted files with the failure reward and details."""
+    from orharbor.exporter.harbor import write_test_sh
+
+    write_test_sh(tmp_path, modelling=modelling)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "details.json").symlink_to(tmp_path / "elsewhere.json")
+    (logs / "reward.json").mkdir()
+    script = ((tmp_path / "test.sh").read_text().replace("/logs/verifier", str(logs))
+              .replace("/usr/local/bin/python3", "false").replace("/tests", str(tmp_path / "no-tests")))
+    result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0 and "verifier failed" in result.stdout, result.stderr
+    assert json.loads((logs / "reward.json").read_text()) == {"reward": reward}
+    details = json.loads((logs / "details.json").read_text())
+    assert not (logs / "details.json").is_symlink() and not (tmp_path / "elsewhere.json").exists()
+    assert {key: details[key] for key in outcome} == outcome and "verifier failed" in details["error"]

@@ -106,7 +106,7 @@ def test_import_and_export_from_the_command_line(tmp_path):
     out = tmp_path / "tasks"
     result = CliRunner().invoke(main, ["export", "--dataset", str(rows), "--out", str(out), "--prompt", "schema"])
     assert result.exit_code == 0, result.output
-    tasks = sorted(p.name for p in out.iterdir())
+    tasks = sorted(p.name for p in out.iterdir() if p.is_dir())
     assert len(tasks) == 38 and "retailopt-retail-f1-base-v0" in tasks
     task = out / "retailopt-retail-f1-base-v0"
     data = json.loads((task / "environment" / "files" / "data.json").read_text())
@@ -137,16 +137,37 @@ def test_check_runs_the_retail_model_as_oracle(exported_retail, mode):
         assert (rewards["oracle"], rewards["wrong"], rewards["nothing"]) == (1.0, 0.0, 0.0)
 
 
-def _trial(jobs: Path, name: str, task: str, agent: str, rewards: dict | None) -> None:
+def _trial(jobs: Path, name: str, task: str, agent: str, rewards: dict | None, details: dict | None = None) -> None:
     folder = jobs / "job-1" / name
     folder.mkdir(parents=True)
     (folder / "result.json").write_text(json.dumps({
         "task_name": f"orharbor/{task}", "trial_name": name, "agent_info": {"name": agent, "version": "1",
                                                                             "model_info": {"name": "m"}},
         "verifier_result": None if rewards is None else {"rewards": rewards}}))
+    if details is not None:
+        (folder / "verifier").mkdir()
+        (folder / "verifier" / "details.json").write_text(json.dumps(details))
+
+
+def test_metrics_read_executed_and_correct_from_the_verifiers_details(tmp_path):
+    """reward.json holds the reward alone: executed/correct come from <trial>/verifier/details.json."""
+    modelling = {"kind": "modelling"}
+    _trial(tmp_path, "t1", "retailopt-retail-f1-base-v0", "codex", {"reward": 1.0},
+           {**modelling, "executed": 1, "correct": 1})
+    _trial(tmp_path, "t2", "retailopt-retail-f2-base-v0", "codex", {"reward": 0.0},
+           {**modelling, "executed": 1, "correct": 0})
+    _trial(tmp_path, "t3", "retailopt-retail-f3-base-v0", "codex", {"reward": 0.0},
+           {**modelling, "error": "verifier failed (test.sh fallback)", "executed": 0, "correct": 0})
+    _trial(tmp_path, "t4", "jobshop-4x4-l1-s0", "codex", {"reward": 0.5}, {"kind": "algorithm", "feasible": 1})
+    _trial(tmp_path, "t5", "jobshop-4x4-l1-s1", "codex", {"reward": 0.5}, {"feasible": 1, "objective": 3})
+    attempts = metrics.attempts_from_jobs(tmp_path)
+    assert [(a.task, a.executed, a.correct) for a in attempts] == [
+        ("retailopt-retail-f1-base-v0", True, True), ("retailopt-retail-f2-base-v0", True, False),
+        ("retailopt-retail-f3-base-v0", False, False)]
 
 
 def test_metrics_over_a_harbor_job_folder(tmp_path):
+    """Jobs of older exports, with executed and correct in reward.json, still count."""
     _trial(tmp_path, "t1", "retailopt-retail-f1-base-v0", "codex", {"reward": 1.0, "executed": 1, "correct": 1})
     _trial(tmp_path, "t2", "retailopt-retail-f6-moq-binary-v0", "codex", {"reward": 0.0, "executed": 1,
                                                                           "correct": 0})

@@ -153,6 +153,18 @@ def build_dataset_cmd(problem, sizes, level, num_rows, reference_time_limit, eva
     click.echo(f"wrote {len(rows)} rows to {out} in {time.monotonic() - start:.1f} s", err=True)
 
 
+def _base_image(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
+    """--base-image: one image reference, since it lands as is on the FROM line of every Dockerfile."""
+    from orharbor.exporter.harbor import BASE_IMAGE, check_base_image
+
+    if value is None:
+        return BASE_IMAGE
+    try:
+        return check_base_image(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), ctx, param) from None
+
+
 @main.command("export")
 @click.option("--dataset", "datasets", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="JSONL dataset(s): build-dataset rows or imported RetailOpt rows.")
@@ -171,22 +183,27 @@ def build_dataset_cmd(problem, sizes, level, num_rows, reference_time_limit, eva
               help="Specs: include their legitimate hints in the instruction.")
 @click.option("--prompt", type=click.Choice(["full", "schema"]), default="full", show_default=True,
               help="RetailOpt rows: data in the instruction (full) or in /app/data.json (schema).")
+@click.option("--base-image", metavar="IMAGE", default=None, callback=_base_image,
+              help="Base image of the agent and verifier Dockerfiles [default: python 3.12 slim, pinned by digest].")
 def export_cmd(datasets, specs_dir, out, verifier_mode, allow_ortools, agent_network, allowed_hosts, agent_timeout,
-               problems, hints, prompt) -> None:
+               problems, hints, prompt, base_image) -> None:
     """Export dataset rows and modelling specs as Harbor task directories.
 
     With neither --dataset nor --specs, exports everything shipped in the package:
-    the small algorithm datasets and the modelling specs.
+    the small algorithm datasets and the modelling specs. Beside the tasks, --out
+    gets registry.json (run them as `harbor run -d orharbor@VERSION --registry-path
+    OUT/registry.json`), dataset.toml when Harbor is installed, and a .gitattributes.
     """
     from orharbor.datasets.rows import read_rows, shipped_datasets
-    from orharbor.exporter import ExportOptions, export_dataset
+    from orharbor.exporter import ExportOptions, export_dataset, write_dataset_index
+    from orharbor.exporter.harbor import DATASET_NAME, package_version
     from orharbor.exporter.modelling import export_retail, export_spec
     from orharbor.modelling.spec import load_specs, shipped_specs_dir
 
     try:
         options = ExportOptions(verifier_mode=verifier_mode, allow_ortools=allow_ortools,
                                 agent_network=agent_network, allowed_hosts=tuple(allowed_hosts),
-                                agent_timeout_s=agent_timeout)
+                                agent_timeout_s=agent_timeout, base_image=base_image)
         shipped = not datasets and specs_dir is None
         rows, retail = [], []
         for path in (shipped_datasets() if shipped else datasets):
@@ -211,9 +228,15 @@ def export_cmd(datasets, specs_dir, out, verifier_mode, allow_ortools, agent_net
             for spec in specs:
                 paths.append(export_spec(spec, out, options, hints))
                 bar.update(1)
+        index = write_dataset_index(out)
     except _user_errors() as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"exported {len(paths)} tasks to {out} in {time.monotonic() - start:.1f} s")
+    click.echo(f"wrote {', '.join(path.name for path in index)}; run them with: harbor run -d "
+               f"{DATASET_NAME}@{package_version()} --registry-path {out / 'registry.json'}")
+    if out / ".gitattributes" not in index:
+        click.echo(f"kept the existing {out / '.gitattributes'}: make sure it keeps *.sh and Dockerfiles LF",
+                   err=True)
 
 
 def _is_retail_file(path: Path) -> bool:

@@ -16,14 +16,21 @@
         Dockerfile          separate verifier mode: the verifier image, tests baked in
       solution/
         solve.sh            the oracle (solution.json or a lookup solve.py beside it)
-        naive/              the naive baseline's deliverable, for ``orharbor check``
+        naive/              the naive baseline's deliverable, as it would sit in /app
+
+Beside the tasks, at the root of the output folder (:func:`write_dataset_index`):
+``registry.json`` (the tasks as dataset ``orharbor``, for ``harbor run -d``),
+``dataset.toml`` (Harbor's dataset manifest, when Harbor is installed) and a
+``.gitattributes`` keeping shell scripts and Dockerfiles LF.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import shutil
 import string
+import tomllib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -47,6 +54,16 @@ AGENT_USER = "agent"
 #: solve.py runs as this uid (Debian's ``nobody``) inside the verifier.
 SOLVER_UID = 65534
 DELIVERABLE = {1: "/app/solution.json", 2: "/app/solve.py"}
+#: The dataset name of every export, in registry.json (``harbor run -d orharbor@VERSION``).
+DATASET_NAME = "orharbor"
+#: The same dataset in dataset.toml, whose names are org/name.
+MANIFEST_DATASET_NAME = "orharbor/orharbor"
+#: Written at the root of the output folder: scripts and Dockerfiles run in Linux containers.
+GITATTRIBUTES = ("# Written by orharbor export: the tasks' shell scripts and Dockerfiles run in Linux\n"
+                 "# containers, so they stay LF on every checkout.\n"
+                 "*.sh text eol=lf\n"
+                 "Dockerfile text eol=lf\n"
+                 "*.Dockerfile text eol=lf\n")
 
 
 @dataclass(frozen=True)
@@ -73,9 +90,18 @@ class ExportOptions:
             raise ValueError(f"agent network must be 'public' or 'allowlist', got {self.agent_network!r}")
         if self.agent_network == "allowlist" and not self.allowed_hosts:
             raise ValueError("--agent-network allowlist needs at least one --allowed-hosts entry (the model API)")
+        check_base_image(self.base_image)
 
     def agent_timeout(self, level: int) -> float:
         return self.agent_timeout_s or (1800.0 if level == 1 else 3600.0)
+
+
+def check_base_image(image: str) -> str:
+    """``image`` if it is one printable token; it lands on a Dockerfile's FROM line as is."""
+    if not isinstance(image, str) or not image.isprintable() or image.split() != [image]:
+        raise ValueError(f"base image must be one image reference, without whitespace or control "
+                         f"characters, got {image!r}")
+    return image
 
 
 def export_dataset(rows: Iterable[dict], out: Path, options: ExportOptions = ExportOptions(),
@@ -164,6 +190,87 @@ def _write_level2(module, row: dict, task: Path, options: ExportOptions) -> None
     _write_dockerfile(row, task, options, ["COPY examples/ /app/examples/"])
 
 
+def write_dataset_index(out: Path) -> list[Path]:
+    """Write the files that sit beside the tasks in ``out``; return those written.
+
+    They describe every task folder in ``out`` (any folder with a task.toml),
+    including tasks an earlier export left there, not only the new ones.
+    """
+    tasks = sorted(path.parent for path in out.glob("*/task.toml"))
+    written = [write_registry(out, tasks)]
+    written += [path for path in (write_dataset_manifest(out, tasks), write_gitattributes(out)) if path]
+    return written
+
+
+def package_version() -> str:
+    """orharbor's installed version: the dataset's version in registry.json and dataset.toml."""
+    return importlib.metadata.version("orharbor")
+
+
+def write_registry(out: Path, tasks: list[Path]) -> Path:
+    """registry.json: dataset ``orharbor`` at this version, for ``harbor run -d orharbor@VERSION --registry-path``.
+
+    Task paths are absolute: Harbor's JSON registry client resolves a relative
+    path against the working directory of ``harbor run``, not against the
+    registry file. Other datasets already listed in the file are kept.
+    """
+    path = out / "registry.json"
+    dataset = {"name": DATASET_NAME, "version": package_version(),
+               "description": "orharbor: operations-research tasks with verifiable rewards",
+               "tasks": [{"name": task.name, "path": str(task.resolve())} for task in tasks], "metrics": []}
+    write_json(path, [*(d for d in _registry_datasets(path) if d.get("name") != DATASET_NAME), dataset])
+    return path
+
+
+def _registry_datasets(path: Path) -> list[dict]:
+    try:
+        datasets = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return []
+    return [d for d in datasets if isinstance(d, dict)] if isinstance(datasets, list) else []
+
+
+def write_dataset_manifest(out: Path, tasks: list[Path]) -> Path | None:
+    """dataset.toml as ``harbor dataset init`` writes it offline, or None when Harbor is not installed.
+
+    The task digests come from Harbor's own packager, so they are the ones
+    ``harbor publish`` would compute. An existing manifest keeps its other fields.
+    """
+    try:
+        from harbor.models.dataset.manifest import DatasetInfo, DatasetManifest, DatasetTaskRef
+        from harbor.publisher.packager import Packager
+    except ImportError:
+        return None
+    path = out / "dataset.toml"
+    try:
+        manifest = DatasetManifest.from_toml_file(path)
+    except (OSError, ValueError):
+        manifest = DatasetManifest(dataset=DatasetInfo(
+            name=MANIFEST_DATASET_NAME, description="orharbor: operations-research tasks with verifiable rewards"))
+    manifest.dataset.version = package_version()
+    manifest.tasks = [DatasetTaskRef(name=name, digest=f"sha256:{Packager.compute_content_hash(task)[0]}")
+                      for task in tasks if (name := _task_name(task))]
+    path.write_text(manifest.to_toml())
+    return path
+
+
+def _task_name(task: Path) -> str | None:
+    """The org/name of task.toml's [task] table (None without one, or for a task.toml that does not parse)."""
+    try:
+        return tomllib.loads((task / "task.toml").read_text()).get("task", {}).get("name")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def write_gitattributes(out: Path) -> Path | None:
+    """``out/.gitattributes`` keeping test.sh, solve.sh and Dockerfiles LF; None if another one is there."""
+    path = out / ".gitattributes"
+    if path.exists() and path.read_text() != GITATTRIBUTES:
+        return None
+    path.write_text(GITATTRIBUTES)
+    return path
+
+
 def lookup_program(answers: dict[str, object]) -> str:
     """A solve.py that answers each known instance (by canonical-JSON SHA-256) with a stored solution."""
     return render("lookup_solve.py", {"solutions_json": repr(canonical(answers))})
@@ -178,11 +285,11 @@ def _write_dockerfile(row: dict, task: Path, options: ExportOptions, copy_lines:
 
 
 def task_config(module, row: dict, options: ExportOptions) -> dict:
-    """task.toml as data, in the shape of Harbor's TaskConfig."""
+    """task.toml of an algorithm task, as data."""
     level = row["level"]
     metadata = {"problem": row["problem"], "size": row["size"], "level": level,
                 "objective": module.OBJECTIVE, "generator_version": row["generator_version"],
-                "allow_ortools": options.allow_ortools, "verifier_mode": options.verifier_mode,
+                "allow_ortools": options.allow_ortools,
                 "tags": ["operations-research", "optimization", row["problem"], f"level-{level}"]}
     if "instance_seed" in row:
         metadata["instance_seed"] = row["instance_seed"]
@@ -194,23 +301,36 @@ def task_config(module, row: dict, options: ExportOptions) -> dict:
     else:
         metadata.update(eval_instances=len(row["eval_seeds"]), solve_time_limit_s=row["solve_time_limit_s"])
         verifier_timeout = len(row["eval_seeds"]) * (float(row["solve_time_limit_s"]) + 15.0) + 120.0
-    environment = {"build_timeout_sec": 1800.0, "cpus": options.cpus, "memory_mb": options.memory_mb,
-                   "storage_mb": options.storage_mb, "network_mode": options.agent_network}
-    if options.agent_network == "allowlist":
-        environment["allowed_hosts"] = list(options.allowed_hosts)
-    verifier = {"timeout_sec": verifier_timeout, "environment_mode": options.verifier_mode}
+    return task_toml(row["id"], f"{module.TITLE}, size {row['size']}, level {level}", metadata, options,
+                     agent_timeout=options.agent_timeout(level), verifier_timeout=verifier_timeout,
+                     artifacts=[DELIVERABLE[level]])
+
+
+def task_toml(task_id: str, description: str, metadata: dict, options: ExportOptions, *,
+              agent_timeout: float, verifier_timeout: float, artifacts: list[str]) -> dict:
+    """task.toml as data, in the shape of Harbor's TaskConfig: the one builder for every task kind.
+
+    A separate verifier gets its own ``[verifier.environment]``, offline from the
+    start, so no provider has to switch its network after start. An allowlist
+    applies to the agent phase only (``[agent]``): ``[environment]`` stays public
+    because agent setup installs claude-code or codex from the network.
+    """
+    resources = {"build_timeout_sec": 1800.0, "cpus": options.cpus, "memory_mb": options.memory_mb,
+                 "storage_mb": options.storage_mb}
+    verifier: dict = {"timeout_sec": verifier_timeout, "environment_mode": options.verifier_mode}
     if options.verifier_mode == "separate":
-        verifier["network_mode"] = "no-network"
+        verifier["environment"] = {**resources, "network_mode": "no-network"}
+    agent: dict = {"timeout_sec": agent_timeout, "user": AGENT_USER}
+    if options.agent_network == "allowlist":
+        agent.update(network_mode="allowlist", allowed_hosts=list(options.allowed_hosts))
     return {
         "schema_version": "1.4",
-        "task": {"name": f"orharbor/{row['id']}",
-                 "description": f"{module.TITLE}, size {row['size']}, level {level}",
-                 "keywords": metadata["tags"]},
-        "metadata": metadata,
+        "task": {"name": f"orharbor/{task_id}", "description": description, "keywords": metadata["tags"]},
+        "metadata": {**metadata, "verifier_mode": options.verifier_mode},
         "verifier": verifier,
-        "agent": {"timeout_sec": options.agent_timeout(level), "user": AGENT_USER},
-        "environment": environment,
-        "artifacts": [DELIVERABLE[level]],
+        "agent": agent,
+        "environment": {**resources, "network_mode": "public"},
+        "artifacts": artifacts,
     }
 
 
@@ -222,13 +342,16 @@ def instruction(module, row: dict, options: ExportOptions) -> str:
     if level == 1:
         task_section = (
             "Read the instance in `/app/instance.json` and write your best solution to "
-            "`/app/solution.json`, in the solution format above. Only that file is scored, "
-            "once you have finished; it must be a single JSON value of at most 32 MiB.")
+            "`/app/solution.json`, in the solution format above. Only that file is scored, as it is "
+            "when you finish or when your time is up; it must be a single JSON value of at most "
+            "32 MiB. Write a valid solution early and overwrite it as you improve it.")
         level_scoring = ""
+        fail_text = "An infeasible solution, or a missing or malformed `/app/solution.json`, scores -1.0."
     else:
         limit = row["solve_time_limit_s"]
         task_section = (
-            f"Write a program `/app/solve.py`. After you finish it is run on "
+            f"Write a program `/app/solve.py`. When you finish, or when your time is up, the "
+            f"`/app/solve.py` you have at that moment is run on "
             f"{len(row['eval_seeds'])} hidden instances of size {row['size']}, generated the same way as "
             f"the examples in `/app/examples/`, one run per instance, as\n\n"
             f"    python3 -I solve.py INSTANCE.json SOLUTION.json\n\n"
@@ -240,11 +363,11 @@ def instruction(module, row: dict, options: ExportOptions) -> str:
             f"`solve.py` must be a single self-contained file. Stop well inside the time limit: a run "
             f"that overruns it scores -1.0 for that instance.")
         level_scoring = "Your reward is the mean of the per-instance rewards."
+        fail_text = ("On an instance, a run that crashes, overruns its time limit, or writes an infeasible, "
+                     "missing or malformed solution scores -1.0; without `/app/solve.py` every instance "
+                     "scores -1.0.")
     ortools_note = ("" if options.allow_ortools else
                     " OR-Tools is not available and may not be used.")
-    network_text = ("The network is open (your model API needs it)." if options.agent_network == "public"
-                    else "The network is limited to an allowlist (your model API); package "
-                         "installs will fail.")
     return render("instruction.md", {
         "title": f"{module.TITLE} ({row['size']}), level {level}",
         "statement": demote_headings(module.statement().strip()),
@@ -252,14 +375,29 @@ def instruction(module, row: dict, options: ExportOptions) -> str:
         "example_instance": json.dumps(example),
         "example_solution": json.dumps(module.baseline(example)),
         "agent_minutes": f"{options.agent_timeout(level) / 60:g}",
+        "time_up_text": time_up_text(f"`{DELIVERABLE[level]}`"),
         "packages_text": packages,
         "ortools_note": ortools_note,
-        "network_text": network_text,
+        "network_text": network_text(options),
         "objective": module.OBJECTIVE,
         "reference_time_limit": f"{_reference_time_limit(row):g}",
         "level_scoring": level_scoring,
+        "fail_text": fail_text,
         "baseline": module.BASELINE.strip(),
     })
+
+
+def network_text(options: ExportOptions) -> str:
+    """What the instruction says of the network during the agent phase."""
+    if options.agent_network == "public":
+        return "The network is open (your model API needs it)."
+    return "The network is limited to an allowlist (your model API); package installs will fail."
+
+
+def time_up_text(what: str) -> str:
+    """What happens when the agent's time runs out: Harbor still verifies the deliverable it finds then."""
+    return (f"When the time is up you are stopped, and the state of {what} at that moment is scored "
+            "as if you had finished; running out of time costs nothing by itself.")
 
 
 def demote_headings(markdown: str) -> str:
@@ -314,10 +452,14 @@ def seal(tests: Path) -> None:
 
 
 def write_test_sh(tests: Path, modelling: bool) -> None:
-    """tests/test.sh; if Python itself fails it still leaves the failure reward behind."""
-    fail = {"reward": 0.0, "executed": 0, "correct": 0} if modelling else {"reward": -1.0, "feasible": 0}
-    (tests / "test.sh").write_text(render("test.sh", {"fail_reward": f"{fail['reward']:.1f}",
-                                                     "fail_json": json.dumps(fail)}))
+    """tests/test.sh; if Python itself fails it still leaves the failure reward, and says why in details.json."""
+    kind = "modelling" if modelling else "algorithm"
+    reward = 0.0 if modelling else -1.0
+    details = {"kind": kind, "error": "verifier failed (test.sh fallback)", "reward": reward,
+               **({"executed": 0, "correct": 0} if modelling else {"feasible": 0})}
+    (tests / "test.sh").write_text(render("test.sh", {"fail_reward": f"{reward:.1f}",
+                                                     "fail_json": json.dumps({"reward": reward}),
+                                                     "fail_details": json.dumps(details)}))
     (tests / "test.sh").chmod(0o755)
 
 

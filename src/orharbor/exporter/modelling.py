@@ -14,18 +14,20 @@
         Dockerfile          separate verifier mode: the verifier image, tests baked in
       solution/
         solve.sh            the oracle: the golden script, or the retail model, run in /app
+        naive/              a wrong answer (well-formed, one value off), as it would sit in /app
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import tomli_w
 
 from orharbor.exporter.bundle import write_bundle
-from orharbor.exporter.harbor import (AGENT_APT_PACKAGES, AGENT_USER, ExportOptions, copy_template, render, seal,
-                                      write_json, write_test_sh)
+from orharbor.exporter.harbor import (AGENT_APT_PACKAGES, AGENT_USER, ExportOptions, copy_template, network_text,
+                                      render, seal, task_toml, time_up_text, write_json, write_test_sh)
 from orharbor.modelling.spec import Spec
 from orharbor.verifiers.modelling import STATUSES
 
@@ -98,7 +100,7 @@ def export_retail(row: dict, out: Path, options: ExportOptions = ExportOptions()
         "(a JSON number), or null when there is none. Implement the business description and its key "
         "equations exactly as written.")
     scoring_text = (
-        f"`/app/answer.json` is compared with the reference solution after you finish: the status must "
+        "`/app/answer.json` is compared with the reference solution: the status must "
         f"equal the reference status and the objective must be within a relative tolerance of "
         f"{row['rel_tol']:g} of the reference objective. Reward 1.0 if both hold, else 0.0 (also for a "
         f"missing or malformed answer).")
@@ -120,7 +122,7 @@ def _fresh(task: Path) -> Path:
 def _write_common(task: Path, task_id: str, *, title: str, statement: str, deliverables: list[str],
                   grading: dict, metadata: dict, options: ExportOptions, has_files: bool, deliverable_text: str,
                   scoring_text: str, verifier_timeout: float, oracle_timeout: float = 0.0) -> None:
-    """What every modelling task shares: tests, Dockerfiles, task.toml and instruction.md."""
+    """What every modelling task shares: tests, Dockerfiles, task.toml, solution/naive/ and instruction.md."""
     write_bundle(None, task / "tests")
     copy_template("verify.py", task / "tests" / "verify.py")
     write_test_sh(task / "tests", modelling=True)
@@ -134,27 +136,47 @@ def _write_common(task: Path, task_id: str, *, title: str, statement: str, deliv
         "modelling_packages": " ".join(MODELLING_PACKAGES), "agent_user": AGENT_USER,
         "copy_lines": "COPY files/ /app/" if has_files else ""}))
     agent_timeout = max(options.agent_timeout_s or DEFAULT_AGENT_TIMEOUT_S, oracle_timeout)
-    metadata.update(verifier_mode=options.verifier_mode)
-    environment = {"build_timeout_sec": 1800.0, "cpus": options.cpus, "memory_mb": options.memory_mb,
-                   "storage_mb": options.storage_mb, "network_mode": options.agent_network}
-    if options.agent_network == "allowlist":
-        environment["allowed_hosts"] = list(options.allowed_hosts)
-    verifier = {"timeout_sec": verifier_timeout, "environment_mode": options.verifier_mode}
-    if options.verifier_mode == "separate":
-        verifier["network_mode"] = "no-network"
-    config = {"schema_version": "1.4",
-              "task": {"name": f"orharbor/{task_id}", "description": title, "keywords": metadata["tags"]},
-              "metadata": metadata, "verifier": verifier,
-              "agent": {"timeout_sec": agent_timeout, "user": AGENT_USER},
-              "environment": environment, "artifacts": deliverables}
+    config = task_toml(task_id, title, metadata, options, agent_timeout=agent_timeout,
+                       verifier_timeout=verifier_timeout, artifacts=deliverables)
     (task / "task.toml").write_text(tomli_w.dumps(config))
-    network_text = ("The network is open (your model API needs it)." if options.agent_network == "public"
-                    else "The network is limited to an allowlist (your model API); package installs will fail.")
+    write_naive(task / "solution" / "naive", grading)
     (task / "instruction.md").write_text(render("modelling_instruction.md", {
         "title": title, "statement": statement.strip(), "deliverable_text": deliverable_text,
-        "agent_minutes": f"{agent_timeout / 60:g}", "packages_text": PACKAGES_TEXT,
-        "network_text": network_text, "scoring_text": scoring_text}))
+        "agent_minutes": f"{agent_timeout / 60:g}", "time_up_text": time_up_text("your answer files in `/app`"),
+        "packages_text": PACKAGES_TEXT, "network_text": network_text(options), "scoring_text": scoring_text}))
     seal(task / "tests")
+
+
+def write_naive(naive: Path, grading: dict) -> None:
+    """solution/naive/: the wrong answer's files, at their paths relative to /app (expected reward 0.0)."""
+    for name, data in wrong_answer(grading).items():
+        (naive / name).parent.mkdir(parents=True, exist_ok=True)
+        (naive / name).write_bytes(data)
+
+
+def wrong_answer(grading: dict) -> dict[str, bytes]:
+    """Well-formed answer files that miss the expected values (the last output, or the objective).
+
+    Keys are paths relative to /app. The answer is right in shape and wrong in
+    one value, so it must score 0.0 with ``executed`` 1 and ``correct`` 0: the
+    silent failure a modelling benchmark is meant to catch.
+    """
+    if grading["type"] == "answer":
+        objective = grading["objective"] if grading["objective"] is not None else 0.0
+        answer = {"status": grading["status"], "objective": objective * (1 + 100 * grading["rel_tol"]) + 1.0}
+        if grading["status"] != "OPTIMAL":
+            answer = {"status": "OPTIMAL", "objective": 0.0}
+        return {grading["answer"].removeprefix("/app/"): json.dumps(answer).encode()}
+    files = {}
+    names = list(grading["outputs"])
+    for name in names:
+        expected = grading["outputs"][name]
+        right = expected["text"] if "text" in expected else repr(expected["value"])
+        if name == names[-1]:
+            right = (expected["text"] + "0" if "text" in expected
+                     else repr(expected["value"] * (1 + 100 * expected["rel_tol"]) + 100 * expected["abs_tol"] + 1))
+        files[name] = (right + "\n").encode()
+    return files
 
 
 def _outputs_text(outputs: dict[str, dict]) -> str:
@@ -171,6 +193,6 @@ def _outputs_scoring(outputs: dict[str, dict]) -> str:
         else:
             rules.append(f"- `{name}`: a single number, within a relative tolerance of {expected['rel_tol']:g} "
                          f"(or an absolute one of {expected['abs_tol']:g})")
-    return ("Each file is compared with the known optimal answer after you finish:\n\n" + "\n".join(rules)
+    return ("Each file is compared with the known optimal answer:\n\n" + "\n".join(rules)
             + "\n\nReward 1.0 if every file matches, else 0.0 (also for a missing or malformed file).")
 

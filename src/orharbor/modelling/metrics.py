@@ -6,9 +6,9 @@
   that is wrong (the code ran, nothing complained, the number is off).
 
 All three are over every attempt, so a trial that crashed counts as not
-executed. Attempts come from a Harbor job folder (each trial's ``result.json``
-with the verifier's ``executed`` and ``correct``) or from a folder of answer
-files graded against RetailOpt rows.
+executed. Attempts come from a Harbor job folder (each trial's ``result.json``,
+and the verifier's ``executed`` and ``correct`` from ``verifier/details.json``
+beside it) or from a folder of answer files graded against RetailOpt rows.
 """
 
 from __future__ import annotations
@@ -42,21 +42,43 @@ def attempts_from_jobs(folder: Path) -> list[Attempt]:
     """Every modelling trial under a Harbor jobs folder (trials of algorithm tasks are left out)."""
     attempts = []
     for result in sorted(folder.rglob("result.json")):
-        try:
-            data = json.loads(result.read_text())
-        except (OSError, ValueError):
-            continue
-        if not isinstance(data, dict) or "task_name" not in data or "trial_name" not in data:
+        data = _json_object(result)
+        if data is None or "task_name" not in data or "trial_name" not in data:
             continue  # a job-level result, not a trial's
-        rewards = (data.get("verifier_result") or {}).get("rewards") or {}
-        if "reward" in rewards and "executed" not in rewards:
+        graded = trial_outcome(result.parent, data)
+        if graded is None:
             continue  # an algorithm task
         info = data.get("agent_info") or {}
         model = (info.get("model_info") or {}).get("name")
         agent = f"{info.get('name', '?')}" + (f" ({model})" if model else "")
-        attempts.append(Attempt(str(data["task_name"]).removeprefix("orharbor/"), agent,
-                                bool(rewards.get("executed")), bool(rewards.get("correct"))))
+        attempts.append(Attempt(str(data["task_name"]).removeprefix("orharbor/"), agent, *graded))
     return attempts
+
+
+def trial_outcome(trial: Path, result: dict) -> tuple[bool, bool] | None:
+    """(executed, correct) of one trial, or None for a trial of an algorithm task.
+
+    Harbor downloads the verifier's whole log folder into ``<trial>/verifier/``,
+    so details.json is there. Jobs of exports before it held every figure read
+    them from reward.json; a trial whose verifier never ran counts as not executed.
+    """
+    details = _json_object(trial / "verifier" / "details.json")
+    if details is not None:
+        if details.get("kind") != "modelling":
+            return None
+        return bool(details.get("executed")), bool(details.get("correct"))
+    rewards = (result.get("verifier_result") or {}).get("rewards") or {}
+    if "reward" in rewards and "executed" not in rewards:
+        return None
+    return bool(rewards.get("executed")), bool(rewards.get("correct"))
+
+
+def _json_object(path: Path) -> dict | None:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def attempts_from_answers(folder: Path, rows: list[dict], agent: str = "answers") -> list[Attempt]:

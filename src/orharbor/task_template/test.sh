@@ -1,12 +1,16 @@
 #!/bin/bash
 # orharbor verifier. Scores the deliverable with the standard library alone and
-# always leaves /logs/verifier/reward.json behind, even if Python itself fails.
+# always leaves /logs/verifier/reward.json behind, even if Python itself fails;
+# then details.json says so, if it can still be written.
 chmod -R go-rwx /tests 2>/dev/null
 mkdir -p /logs/verifier
 if ! /usr/local/bin/python3 -I /tests/verify.py --in-container; then
   echo "verifier failed; scoring $fail_reward"
-  rm -rf /logs/verifier/reward.json /logs/verifier/reward.json.tmp
-  printf '$fail_json\n' > /logs/verifier/reward.json.tmp
+  rm -rf /logs/verifier/reward.json /logs/verifier/reward.json.tmp \
+    /logs/verifier/details.json /logs/verifier/details.json.tmp
+  printf '%s\n' '$fail_details' > /logs/verifier/details.json.tmp \
+    && mv -f /logs/verifier/details.json.tmp /logs/verifier/details.json
+  printf '%s\n' '$fail_json' > /logs/verifier/reward.json.tmp
   mv -f /logs/verifier/reward.json.tmp /logs/verifier/reward.json
 fi
 exit 0

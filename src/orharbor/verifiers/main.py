@@ -1,7 +1,10 @@
 """Verifier entry point inside a task: read tests/task.json, score, write the reward.
 
 Whatever happens, ``reward.json`` is written, last, atomically (write then
-rename), as a flat object of finite numbers; ``details.json`` says why.
+rename), as ``{"reward": x}`` and nothing else: Harbor's Mean averages every
+key of it and pass@k needs a single key. ``details.json`` says why, and always
+holds ``feasible`` (algorithm tasks) or ``executed`` and ``correct``
+(modelling tasks) as 0 or 1.
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         ended += end_foreign_processes()
         details["foreign_processes_ended"] = ended
     write_result(args.logs_dir, reward, details)
-    print(json.dumps(flat_result(reward, details)))
+    print(json.dumps({**flat_result(reward), **outcome(details)}))
     if details.get("error"):
         print(f"error: {details['error']}")
     return 0
@@ -88,7 +91,7 @@ def verify(tests_dir: str, deliverable: str | None = None, workroot: str | None 
         uid = config.get("solver_uid") if drop_privileges and os.geteuid() == 0 else None
         reward, details = score_level2(evaluate, path, cases, python or config["solver_python"], limits,
                                        uid=uid, workroot=workroot)
-    details.update(task_id=config.get("task_id"), level=config["level"], reward=reward)
+    details.update(kind="algorithm", task_id=config.get("task_id"), level=config["level"], reward=reward)
     return reward, details
 
 
@@ -111,25 +114,28 @@ def task_kind(tests_dir: str) -> str:
         return "algorithm"
 
 
-def flat_result(reward: float, details: dict) -> dict:
-    """reward.json: the reward, then executed/correct (modelling) or feasible (algorithm tasks)."""
-    flat = {"reward": float(reward)}
+def flat_result(reward: float) -> dict:
+    """reward.json: the reward alone, so Harbor's mean and pass@k see one key for every task kind."""
+    return {"reward": float(reward)}
+
+
+def outcome(details: dict) -> dict:
+    """The 0/1 figures details.json always holds: executed and correct (modelling) or feasible (algorithm)."""
     if details.get("kind") == "modelling":
-        flat.update(executed=int(details.get("executed", 0)), correct=int(details.get("correct", 0)))
-    else:
-        flat["feasible"] = int(details.get("feasible", 0))
-    return flat
+        return {"executed": int(bool(details.get("executed"))), "correct": int(bool(details.get("correct")))}
+    return {"feasible": int(bool(details.get("feasible")))}
 
 
 def write_result(logs_dir: str, reward: float, details: dict) -> None:
-    """Write details.json, then reward.json atomically (the reward file is last).
+    """Write details.json (with its kind and 0/1 figures), then reward.json atomically (the reward file is last).
 
     Whatever sits at the reward paths (a planted file, symlink or directory) is
     removed first; as root, the folder is made root-owned and closed to others.
     """
     secure_logs_dir(logs_dir)
+    details = {"kind": "algorithm", **details, **outcome(details)}
     _atomic_write(os.path.join(logs_dir, "details.json"), json.dumps(details, indent=2, default=str))
-    _atomic_write(os.path.join(logs_dir, "reward.json"), json.dumps(flat_result(reward, details)))
+    _atomic_write(os.path.join(logs_dir, "reward.json"), json.dumps(flat_result(reward)))
 
 
 def secure_logs_dir(logs_dir: str) -> None:

@@ -19,7 +19,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-from orharbor.verifiers.processes import reap_children
+from orharbor.verifiers.processes import kill_uid, reap_children
 
 #: How much of the child's stdout/stderr is kept for the details file.
 OUTPUT_TAIL_BYTES = 4096
@@ -192,16 +192,7 @@ def _kill_uid(uid: int | None) -> None:
     if uid is None:
         return
     for _ in range(3):
-        pid = os.fork()
-        if pid == 0:  # child: become uid, then signal everything it may signal
-            try:
-                os.setgid(uid)
-                os.setuid(uid)
-                os.kill(-1, signal.SIGKILL)
-            except BaseException:
-                pass
-            os._exit(0)
-        os.waitpid(pid, 0)
+        kill_uid(uid)
     reap_children()
 
 
