@@ -28,6 +28,7 @@ from harbor.models.trial.config import EnvironmentConfig as TrialEnvironmentConf
 from harbor.models.trial.paths import TrialPaths
 
 from orharbor import providers as prov
+from orharbor.providers_cli import DEFAULT_ALLOWED_HOSTS as CLI_DEFAULT_HOSTS
 from orharbor.providers_cli import providers_cmd
 
 HOSTS = prov.DEFAULT_ALLOWED_HOSTS
@@ -257,6 +258,7 @@ def test_unknown_provider_names_close_match():
 
 
 def test_cli_table_and_provider_report():
+    assert CLI_DEFAULT_HOSTS == prov.DEFAULT_ALLOWED_HOSTS
     result = CliRunner().invoke(providers_cmd, ["--format", "markdown"])
     assert result.exit_code == 0, result.output
     assert result.output.startswith("| provider | separate+public")

@@ -272,23 +272,33 @@ def _check_unique_ids(rows: list[dict]) -> None:
 
 @main.command("check")
 @click.argument("tasks", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=os.cpu_count() or 1, show_default="all cores")
-@click.option("--attacks", is_flag=True, help="Also run the attack suite: every attack must score -1.0.")
-def check_cmd(tasks: Path, jobs: int, attacks: bool) -> None:
-    """Prove every task under TASKS solvable: oracle 1.0, naive 0.0, nothing -1.0."""
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=os.cpu_count() or 1, show_default="all cores",
+              help="Trials run at once.")
+@click.option("--attacks", is_flag=True, help="Also run the attack suite: every attack must score the failure reward.")
+@click.option("--jobs-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Keep the Harbor job folder of this check under this folder (a new check-<time> folder).")
+def check_cmd(tasks: Path, jobs: int, attacks: bool, jobs_dir: Path | None) -> None:
+    """Prove every task under TASKS solvable through Harbor's trial code: oracle 1.0, naive 0.0, nothing -1.0."""
     from orharbor import check
 
+    found = check.find_tasks(tasks)
+    width = max([len(t.name) for t in found] + [4])
+    click.echo(check.format_header(width))
     try:
         start = time.monotonic()
-        results = check.check_tasks(tasks, jobs=jobs, attacks=attacks)
+        results = check.check_tasks(tasks, jobs=jobs, attacks=attacks, jobs_dir=jobs_dir,
+                                    on_result=lambda r: click.echo(check.format_line(r, width)))
     except check.SandboxUnavailable as exc:
         raise click.ClickException(str(exc)) from None
-    click.echo(check.format_table(results))
     if attacks:
         click.echo("")
         click.echo(check.format_attacks(results))
     failed = [r for r in results if not r.ok]
     click.echo(f"{len(results) - len(failed)}/{len(results)} tasks passed in {time.monotonic() - start:.1f} s")
+    if jobs_dir is not None:
+        kept = sorted(Path(jobs_dir).glob("check-*"), key=lambda p: p.stat().st_mtime)
+        if kept:
+            click.echo(f"Harbor job folder: {kept[-1]}")
     if failed:
         for r in failed:
             click.echo(f"FAILED {r.task}: {r.problem_text()}", err=True)

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import click
 
-from orharbor import providers as prov
+#: Kept equal to orharbor.providers.DEFAULT_ALLOWED_HOSTS (tested); providers imports Harbor's trial
+#: code, so it is imported only when the command runs.
+DEFAULT_ALLOWED_HOSTS = ("api.anthropic.com",)
 
 
 def _parse_ek(values: tuple[str, ...]) -> dict[str, str]:
@@ -31,7 +33,7 @@ def _parse_ek(values: tuple[str, ...]) -> dict[str, str]:
 @click.option("--task", "task", type=click.Path(exists=True, path_type=Path),
               help="Check this exported task directory (or task.toml) instead of the four export variants.")
 @click.option("--allowed-hosts", multiple=True, metavar="HOST",
-              help=f"Allowlist of the allowlist variants [default: {' '.join(prov.DEFAULT_ALLOWED_HOSTS)}].")
+              help=f"Allowlist of the allowlist variants [default: {' '.join(DEFAULT_ALLOWED_HOSTS)}].")
 @click.option("--cpus", type=int, default=2, show_default=True, help="[environment] cpus of the checked exports.")
 @click.option("--memory-mb", type=int, default=4096, show_default=True,
               help="[environment] memory_mb of the checked exports.")
@@ -52,6 +54,8 @@ def providers_cmd(fmt: str, provider: str | None, task: Path | None, allowed_hos
     "no:" with the reason codes. With --provider NAME: the full reasons and the export option
     that would work.
     """
+    from orharbor import providers as prov
+
     hosts = tuple(allowed_hosts) or prov.DEFAULT_ALLOWED_HOSTS
     if provider is None and (ek or egress_sidecar != "both"):
         raise click.UsageError("--ek and --egress-sidecar apply to one provider: add --provider NAME")

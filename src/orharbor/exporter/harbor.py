@@ -54,6 +54,17 @@ AGENT_USER = "agent"
 #: solve.py runs as this uid (Debian's ``nobody``) inside the verifier.
 SOLVER_UID = 65534
 DELIVERABLE = {1: "/app/solution.json", 2: "/app/solve.py"}
+#: Shared verifier mode: run by Harbor as root after the agent and before it clears the reward
+#: files ([[verifier.collect]]). It ends every process of a non-root user (by owner: a process
+#: whose main thread exited looks like a zombie) and clears whatever the agent planted at the
+#: reward paths, which Harbor's own ``rm -f`` cannot remove (a folder), so the trial would end
+#: with no reward at all instead of the one it earned.
+SHARED_CLEANUP = ("for round in 1 2 3; do for p in /proc/[0-9]*; do "
+                  "u=$(awk '/^Uid:/ {print $2 + $3 + $4 + $5}' \"$p/status\" 2>/dev/null); "
+                  "[ -n \"$u\" ] && [ \"$u\" != 0 ] && kill -9 \"${p#/proc/}\" 2>/dev/null; done; done; "
+                  "if [ -L /logs/verifier ] || [ -e /logs/verifier -a ! -d /logs/verifier ]; then rm -f /logs/verifier; fi; "
+                  "mkdir -p /logs/verifier && chown root:root /logs/verifier && chmod 755 /logs/verifier; "
+                  "rm -rf /logs/verifier/reward.json /logs/verifier/reward.txt; true")
 #: The dataset name of every export, in registry.json (``harbor run -d orharbor@VERSION``).
 DATASET_NAME = "orharbor"
 #: The same dataset in dataset.toml, whose names are org/name.
@@ -311,7 +322,9 @@ def task_toml(task_id: str, description: str, metadata: dict, options: ExportOpt
     """task.toml as data, in the shape of Harbor's TaskConfig: the one builder for every task kind.
 
     A separate verifier gets its own ``[verifier.environment]``, offline from the
-    start, so no provider has to switch its network after start. An allowlist
+    start, so no provider has to switch its network after start. A shared
+    verifier gets a collect hook (:data:`SHARED_CLEANUP`) that Harbor runs as root
+    between the agent and the verifier. An allowlist
     applies to the agent phase only (``[agent]``): ``[environment]`` stays public
     because agent setup installs claude-code or codex from the network.
     """
@@ -320,6 +333,8 @@ def task_toml(task_id: str, description: str, metadata: dict, options: ExportOpt
     verifier: dict = {"timeout_sec": verifier_timeout, "environment_mode": options.verifier_mode}
     if options.verifier_mode == "separate":
         verifier["environment"] = {**resources, "network_mode": "no-network"}
+    else:
+        verifier["collect"] = [{"command": SHARED_CLEANUP, "user": "root", "timeout_sec": 60.0}]
     agent: dict = {"timeout_sec": agent_timeout, "user": AGENT_USER}
     if options.agent_network == "allowlist":
         agent.update(network_mode="allowlist", allowed_hosts=list(options.allowed_hosts))
