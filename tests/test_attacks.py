@@ -52,7 +52,7 @@ CLASS_PROBES = ("oracle", "naive", "nothing", "reward-file", "sitecustomize", "r
 def test_every_attack_scores_minus_one_without_crashing_the_verifier(attack_tasks, problem, level, mode):
     """check --attacks: every attack earns exactly -1.0 and the verifier never crashes."""
     only = CLASS_PROBES if level == 2 and problem != "jobshop" else ()
-    [result] = check.check_tasks(attack_tasks[(problem, level, mode)], jobs=1, attacks=True, only=only)
+    [result] = check.check_tasks(attack_tasks[(problem, level, mode)], jobs=2, attacks=True, only=only)
     names = {p.policy for p in result.policies if p.attack}
     assert {"reward-file", "sitecustomize"} <= names
     if not only:
@@ -65,6 +65,8 @@ def test_every_attack_scores_minus_one_without_crashing_the_verifier(attack_task
 
 def _mutate(task: Path, tmp_path: Path, edits: list[tuple[str, str, str]]) -> Path:
     """A copy of ``task`` with defences removed: (file under tests/, old text, new text).
+
+    ``../task.toml`` names the task's own task.toml.
 
     The edit ``UNSEAL`` stands for undoing the export's own sealing of tests/ (owner-only
     modes), the defence that holds even before test.sh runs.
@@ -85,8 +87,10 @@ def _mutate(task: Path, tmp_path: Path, edits: list[tuple[str, str, str]]) -> Pa
 
 MAIN, SOLVER, STRICT, SAFE = ("orharbor/verifiers/main.py", "orharbor/verifiers/solver_run.py",
                               "orharbor/verifiers/strict.py", "orharbor/verifiers/safe_json.py")
-NO_FOREIGN_KILL = ("orharbor/verifiers/processes.py", '    keep = ancestors(os.getpid()) | {1}',
-                   '    return 0\n    keep = ancestors(os.getpid()) | {1}')
+NO_FOREIGN_KILL = ("orharbor/verifiers/processes.py", '    keep = ancestors(os.getpid())\n',
+                   '    return 0\n    keep = ancestors(os.getpid())\n')
+#: Shared mode's collect hook, which Harbor runs as root between the agent and the verifier.
+NO_COLLECT_HOOK = ("../task.toml", 'command = "for round', 'command = "true" # ')
 UNSEAL = ("", "unseal", "")
 OPEN_LOGS = (MAIN, "os.chmod(logs_dir, 0o755)", "os.chmod(logs_dir, 0o777)")
 
@@ -95,11 +99,12 @@ MUTATIONS = {
     "bool-for-int": (1, "separate", [(STRICT, "if isinstance(value, bool) or not isinstance(value, int):",
                                       "if not isinstance(value, int):")]),
     "duplicate-keys": (1, "separate", [(SAFE, "object_pairs_hook=_no_duplicates,", "")]),
-    "reward-rewriter": (1, "shared", [NO_FOREIGN_KILL, OPEN_LOGS]),
+    "reward-rewriter": (1, "shared", [NO_COLLECT_HOOK, NO_FOREIGN_KILL, OPEN_LOGS]),
     "write-reward": (2, "separate", [OPEN_LOGS]),
     "outlive-run": (2, "separate", [(SOLVER, "                _kill_uid(uid)\n", "")]),
     "cache-across-runs": (2, "separate", [(SOLVER, "        remove_files_of(uid)  #", "        None  #")]),
-    "read-tests": (2, "separate", [("test.sh", "chmod -R go-rwx /tests 2>/dev/null", "true"), UNSEAL]),
+    "read-tests": (2, "separate", [("test.sh", "chmod -R go-rwx /tests 2>/dev/null", "true"), UNSEAL,
+                                   ("Dockerfile", " && chmod -R go-rwx /tests", "")]),
     "memory-hog": (2, "separate", [(SOLVER, "        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))\n", "")]),
 }
 
@@ -109,10 +114,10 @@ def test_removing_the_defence_lets_the_attack_through(attack_tasks, tmp_path, at
     """With its defence removed from the verifier, the attack earns more than -1.0."""
     level, mode, edits = MUTATIONS[attack]
     task = attack_tasks[("jobshop", level, mode)]
-    defended = check.check_tasks(task, attacks=True, only=(attack,))[0]
+    defended = check.check_tasks(task, jobs=2, attacks=True, only=(attack,))[0]
     assert [p.policy for p in defended.policies] == [attack] and defended.ok, defended.problem_text()
     weakened = _mutate(task, tmp_path, edits)
-    [result] = check.check_tasks(weakened, attacks=True, only=(attack,))
+    [result] = check.check_tasks(weakened, jobs=2, attacks=True, only=(attack,))
     [outcome] = result.policies
     assert outcome.reward is not None and outcome.reward > -1.0, (outcome, result.problem_text())
 

@@ -199,12 +199,12 @@ def test_modelling_instruction_says_the_answers_are_scored_when_the_time_is_up(t
     assert "after you finish" not in text
 
 
-def test_check_scores_spec_tasks_oracle_one_wrong_zero_nothing_zero(exported_specs):
+def test_check_scores_spec_tasks_oracle_one_naive_zero_nothing_zero(exported_specs):
     results = check.check_tasks(exported_specs["separate"], jobs=2)
     assert len(results) >= 12
     for r in results:
         assert r.ok, (r.task, r.problem_text())
-        assert {p.policy: p.reward for p in r.policies} == {"oracle": 1.0, "wrong": 0.0, "nothing": 0.0}
+        assert {p.policy: p.reward for p in r.policies} == {"oracle": 1.0, "naive": 0.0, "nothing": 0.0}
 
 
 @pytest.mark.parametrize("mode", ["separate", "shared"])
