@@ -217,12 +217,14 @@ def test_every_attack_on_a_spec_task_scores_zero(exported_specs, mode):
 
 
 def test_without_sealed_tests_a_lingering_process_copies_the_expected_values(exported_specs, tmp_path):
-    """The mutation that shows the seal is load-bearing in shared mode."""
+    """The mutation that shows the seal and the collect hook are what stop a lingering snoop in shared mode."""
     task = tmp_path / "unsealed"
     shutil.copytree(exported_specs["shared"] / "capacitated_facility_location", task)
     for path in (task / "tests").rglob("*"):
         path.chmod(0o755 if path.is_dir() else 0o644)
     (task / "tests").chmod(0o755)
+    toml = task / "task.toml"  # and without the collect hook that ends the agent's processes first
+    toml.write_text(toml.read_text().replace('command = "for round', 'command = "true" # '))
     [result] = check.check_tasks(task, jobs=1, attacks=True, only=("snoop-expected",))
     [snoop] = result.policies
     assert snoop.reward == 1.0

@@ -185,8 +185,11 @@ def _base_image(ctx: click.Context, param: click.Parameter, value: str | None) -
               help="RetailOpt rows: data in the instruction (full) or in /app/data.json (schema).")
 @click.option("--base-image", metavar="IMAGE", default=None, callback=_base_image,
               help="Base image of the agent and verifier Dockerfiles [default: python 3.12 slim, pinned by digest].")
+@click.option("--env", "provider", metavar="PROVIDER", default=None,
+              help="Refuse, before writing anything, an export that this Harbor environment (harbor run --env, "
+                   "e.g. docker, daytona, modal) would refuse; see `orharbor providers`.")
 def export_cmd(datasets, specs_dir, out, verifier_mode, allow_ortools, agent_network, allowed_hosts, agent_timeout,
-               problems, hints, prompt, base_image) -> None:
+               problems, hints, prompt, base_image, provider) -> None:
     """Export dataset rows and modelling specs as Harbor task directories.
 
     With neither --dataset nor --specs, exports everything shipped in the package:
@@ -204,6 +207,8 @@ def export_cmd(datasets, specs_dir, out, verifier_mode, allow_ortools, agent_net
         options = ExportOptions(verifier_mode=verifier_mode, allow_ortools=allow_ortools,
                                 agent_network=agent_network, allowed_hosts=tuple(allowed_hosts),
                                 agent_timeout_s=agent_timeout, base_image=base_image)
+        if provider is not None:
+            _refuse_unless_accepted(provider, options)
         shipped = not datasets and specs_dir is None
         rows, retail = [], []
         for path in (shipped_datasets() if shipped else datasets):
@@ -237,6 +242,30 @@ def export_cmd(datasets, specs_dir, out, verifier_mode, allow_ortools, agent_net
     if out / ".gitattributes" not in index:
         click.echo(f"kept the existing {out / '.gitattributes'}: make sure it keeps *.sh and Dockerfiles LF",
                    err=True)
+
+
+def _refuse_unless_accepted(provider: str, options) -> None:
+    """Ask Harbor's own environment code whether ``provider`` runs tasks exported with ``options``.
+
+    Where the answer depends on the machine (Docker's egress-control sidecar), a
+    refusal under one condition only is a warning; a refusal under all is an error.
+    """
+    from orharbor import providers
+
+    try:
+        name = providers.resolve_provider(provider)
+    except providers.UnknownProvider as exc:
+        raise click.BadParameter(str(exc), param_hint="--env") from None
+    config = providers.build_task_config(options.verifier_mode, options.agent_network, options.allowed_hosts,
+                                         options.cpus, options.memory_mb)
+    conditions = [True, False] if providers.has_egress_sidecar_condition(name) else [None]
+    refusals = {c: providers.check_export(name, config, egress_sidecar=c) for c in conditions}
+    if all(refusals.values()):
+        reasons = refusals[conditions[-1]]
+        raise click.ClickException(f"{name} would refuse these tasks:\n  " + "\n  ".join(reasons))
+    for condition, reasons in refusals.items():
+        for reason in reasons:
+            click.echo(f"warning: {providers.condition_label(name, condition)}: {reason}", err=True)
 
 
 def _is_retail_file(path: Path) -> bool:
@@ -412,6 +441,10 @@ def _problem(name: str):
     except problem_modules.UnknownProblem as exc:
         raise click.ClickException(str(exc)) from None
 
+
+from orharbor.providers_cli import providers_cmd  # noqa: E402  (registered last: it imports nothing heavy)
+
+main.add_command(providers_cmd)
 
 if __name__ == "__main__":
     main()

@@ -1,0 +1,68 @@
+"""`harbor run` itself, on the shipped export, with orharbor's bubblewrap environment and no container engine.
+
+The rewards are read from the job's result.json and each trial's result.json as
+Harbor wrote them: the oracle scores 1.0 on every task with no exception, and
+Harbor's nop agent the failure reward (-1.0 for algorithm tasks, 0.0 for
+modelling tasks). The nop run reaches the tasks by dataset name through the
+registry.json that export writes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from orharbor.exporter.harbor import package_version
+
+HARBOR = Path(sys.executable).with_name("harbor")
+ENVIRONMENT = "orharbor.harbor_env:BubblewrapEnvironment"
+
+
+@pytest.fixture(scope="module")
+def shipped_export(tmp_path_factory) -> Path:
+    """`orharbor export --out` with nothing else: every shipped row and spec."""
+    out = tmp_path_factory.mktemp("ship") / "tasks"
+    subprocess.run([Path(sys.executable).with_name("orharbor"), "export", "--out", str(out)], check=True,
+                   capture_output=True)
+    return out
+
+
+def _harbor_run(args: list[str], jobs: Path, name: str) -> tuple[dict, list[dict]]:
+    env = {**os.environ, "HARBOR_TELEMETRY": "0", "LITELLM_LOCAL_MODEL_COST_MAP": "True", "COLUMNS": "120"}
+    done = subprocess.run([HARBOR, "run", *args, "-e", ENVIRONMENT, "-o", str(jobs), "-n", "2", "-q",
+                           "--job-name", name], env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    job = jobs / name
+    trials = [json.loads(p.read_text()) for p in sorted(job.glob("*/result.json"))]
+    return json.loads((job / "result.json").read_text()), trials
+
+
+def _kind(task: Path) -> str:
+    return "algorithm" if (task / "tests" / "task.json").read_text().find('"kind": "modelling"') < 0 else "modelling"
+
+
+@pytest.mark.slow
+def test_harbor_run_scores_the_oracle_one_and_nop_the_failure_reward(shipped_export, tmp_path):
+    """Every shipped task: oracle 1.0, nop -1.0 (algorithm) or 0.0 (modelling), no exception, one reward key."""
+    tasks = {p.name: p for p in shipped_export.iterdir() if (p / "task.toml").is_file()}
+    job, trials = _harbor_run(["-p", str(shipped_export), "-a", "oracle"], tmp_path, "oracle")
+    [stats] = job["stats"]["evals"].values()
+    assert job["n_total_trials"] == len(tasks) == len(trials) and stats["n_errors"] == 0
+    assert stats["metrics"] == [{"mean": 1.0}]
+    for trial in trials:
+        assert trial["exception_info"] is None, trial["trial_name"]
+        assert trial["verifier_result"]["rewards"] == {"reward": 1.0}, trial["trial_name"]
+
+    by_name = ["-d", f"orharbor@{package_version()}", "--registry-path", str(shipped_export / "registry.json")]
+    job, trials = _harbor_run([*by_name, "-a", "nop"], tmp_path, "nop")
+    assert job["n_total_trials"] == len(tasks) == len(trials)
+    for trial in trials:
+        task = tasks[trial["task_name"].removeprefix("orharbor/")]
+        expected = -1.0 if _kind(task) == "algorithm" else 0.0
+        assert trial["exception_info"] is None, trial["trial_name"]
+        assert trial["verifier_result"]["rewards"] == {"reward": expected}, trial["trial_name"]
