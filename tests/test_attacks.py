@@ -48,6 +48,7 @@ def attack_tasks(tmp_path_factory, shipped_rows) -> dict[tuple[str, int, str], P
 CLASS_PROBES = ("oracle", "naive", "nothing", "reward-file", "sitecustomize", "read-tests", "other-instance")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("problem, level, mode", SMOKE_TASKS)
 def test_every_attack_scores_minus_one_without_crashing_the_verifier(attack_tasks, problem, level, mode):
     """check --attacks: every attack earns exactly -1.0 and the verifier never crashes."""

@@ -199,6 +199,7 @@ def test_modelling_instruction_says_the_answers_are_scored_when_the_time_is_up(t
     assert "after you finish" not in text
 
 
+@pytest.mark.slow
 def test_check_scores_spec_tasks_oracle_one_naive_zero_nothing_zero(exported_specs):
     results = check.check_tasks(exported_specs["separate"], jobs=2)
     assert len(results) >= 12
@@ -207,6 +208,7 @@ def test_check_scores_spec_tasks_oracle_one_naive_zero_nothing_zero(exported_spe
         assert {p.policy: p.reward for p in r.policies} == {"oracle": 1.0, "naive": 0.0, "nothing": 0.0}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["separate", "shared"])
 def test_every_attack_on_a_spec_task_scores_zero(exported_specs, mode):
     task = exported_specs[mode] / "capacitated_facility_location"

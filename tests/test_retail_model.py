@@ -91,6 +91,7 @@ def _mark(table: dict, strict: bool, maybe: dict | None = None):
             for i in IDS]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scenario_id", _mark(OBJECTIVE_XFAIL, strict=False))
 def test_objective_matches_reference(results, scenario_id):
     record = RECORDS[IDS.index(scenario_id)]
@@ -101,6 +102,7 @@ def test_objective_matches_reference(results, scenario_id):
     assert abs(result["objective"] - want) <= tol * abs(want), (result, want)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scenario_id", _mark(STATUS_XFAIL, strict=True, maybe=STATUS_MAYBE))
 def test_status_is_optimal(results, scenario_id):
     assert results[scenario_id][0]["status"] == "OPTIMAL"
@@ -119,6 +121,7 @@ def test_a_plan_within_the_reference_gap_counts_as_optimal():
     assert retail_model.OPTIMAL_GAP == 0.01
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scenario_id", sorted(MIP_ROWS))
 def test_integer_rows_are_within_the_reference_gap(results, scenario_id):
     """Stopped at the time limit, the plan still costs at most 1% more than the reference (whose
@@ -129,6 +132,7 @@ def test_integer_rows_are_within_the_reference_gap(results, scenario_id):
     assert seconds <= MIP_TIME_LIMIT_S + 15
 
 
+@pytest.mark.slow
 def test_lps_are_fast(results):
     slow = {i: round(results[i][1], 1) for i in IDS if i not in MIP_ROWS and results[i][1] > 10}
     assert not slow

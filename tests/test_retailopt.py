@@ -126,6 +126,7 @@ def test_full_prompt_tasks_ship_no_data_file(exported_retail):
     assert '"periods": 20' in (task / "instruction.md").read_text()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["separate", "shared"])
 def test_check_runs_the_retail_model_as_oracle(exported_retail, mode):
     tasks = [exported_retail[mode] / f"retailopt-{s.replace('_', '-')}{suffix}"

@@ -39,7 +39,7 @@ def require_bwrap() -> str:
         raise SandboxUnavailable("orharbor check needs bubblewrap (bwrap) for its sandbox; "
                                  "install it with `apt-get install -y bubblewrap` (Debian/Ubuntu) "
                                  "or `dnf install bubblewrap` (Fedora)")
-    probe = subprocess.run([path, *_system_binds(), "--proc", "/proc", "--dev", "/dev", "--unshare-pid",
+    probe = subprocess.run([path, *system_binds(), "--proc", "/proc", "--dev", "/dev", "--unshare-pid",
                             "--die-with-parent", "true"], capture_output=True, text=True)
     if probe.returncode != 0:
         raise SandboxUnavailable(f"bubblewrap cannot create a sandbox here: {probe.stderr.strip()}")
@@ -126,7 +126,8 @@ def _closure(packages: tuple[str, ...]) -> list[metadata.Distribution]:
     return [found[key] for key in sorted(found)]
 
 
-def _system_binds() -> list[str]:
+def system_binds() -> list[str]:
+    """Host ``/usr`` and ``/etc`` read-only, and ``/bin``, ``/lib``... as on the host: the base image stand-in."""
     args = ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
     for name in ("bin", "sbin", "lib", "lib64", "lib32", "libx32"):
         path = Path("/") / name
@@ -137,7 +138,7 @@ def _system_binds() -> list[str]:
     return args
 
 
-def _parents(path: str) -> list[str]:
+def parents_args(path: str) -> list[str]:
     """Create ``path``'s ancestors world-traversable (bwrap would make them 0700)."""
     args: list[str] = []
     for parent in reversed(Path(path).parents[:-1]):
@@ -145,7 +146,8 @@ def _parents(path: str) -> list[str]:
     return args
 
 
-def _mount_venv(venv: Venv, prefix: str) -> list[str]:
+def venv_args(venv: Venv, prefix: str) -> list[str]:
+    """Mount ``venv`` read-only at ``prefix``, its packages bound into its site-packages."""
     args = ["--ro-bind", str(venv.root), prefix]
     for source, relative in venv.binds:
         args += ["--ro-bind", source, f"{prefix}/{relative}"]
@@ -159,18 +161,18 @@ def run_sandboxed(bwrap: str, solver: Venv, binds: dict[str, Path], ro_binds: di
     ``/usr/local/bin/python3`` is the bare base interpreter, or with ``local``
     the python of that venv mounted as ``/usr/local`` (a modelling image).
     """
-    args = [bwrap, *_system_binds(), *_parents(str(solver.base_prefix)), *_parents(SOLVER_VENV),
+    args = [bwrap, *system_binds(), *parents_args(str(solver.base_prefix)), *parents_args(SOLVER_VENV),
             "--ro-bind", str(solver.base_prefix), str(solver.base_prefix)]
     if local is None:
         args += ["--tmpfs", "/usr/local", "--dir", "/usr/local/bin", "--symlink", solver.python,
                  "/usr/local/bin/python3"]
     else:
-        args += _mount_venv(local, "/usr/local")
-    args += _mount_venv(solver, SOLVER_VENV)
+        args += venv_args(local, "/usr/local")
+    args += venv_args(solver, SOLVER_VENV)
     for target, source in binds.items():
-        args += [*_parents(target), "--bind", str(source), target]
+        args += [*parents_args(target), "--bind", str(source), target]
     for target, source in ro_binds.items():
-        args += [*_parents(target), "--ro-bind", str(source), target]
+        args += [*parents_args(target), "--ro-bind", str(source), target]
     args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp",
              "--perms", "1777", "--dir", "/var/tmp", "--chdir", "/app",
              "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--die-with-parent",

@@ -44,7 +44,8 @@ from harbor.environments.base import BaseEnvironment, ExecResult
 from harbor.environments.capabilities import EnvironmentCapabilities
 
 from orharbor.harbor_env.image import Copy, ImagePlan, read_dockerfile
-from orharbor.sandbox import SandboxUnavailable, Venv, build_venv, require_bwrap
+from orharbor.sandbox import (SandboxUnavailable, Venv, build_venv, parents_args, require_bwrap, system_binds,
+                              venv_args)
 
 #: Docker's default capability set for root in a container.
 DOCKER_CAPABILITIES = ("chown", "dac_override", "fowner", "fsetid", "kill", "setgid", "setuid", "setpcap",
@@ -177,27 +178,20 @@ class BubblewrapEnvironment(BaseEnvironment):
 
     def _mounts_args(self, etc: Path) -> list[str]:
         mirror = _mirror()
-        args = ["--ro-bind", "/usr", "/usr"]
-        for name in ("bin", "sbin", "lib", "lib64", "lib32", "libx32"):
-            path = Path("/") / name
-            if path.is_symlink():
-                args += ["--symlink", os.readlink(path), f"/{name}"]
-            elif path.is_dir():
-                args += ["--ro-bind", str(path), f"/{name}"]
-        args += ["--ro-bind", "/etc", "/etc"]
+        args = system_binds()
         for name in ("passwd", "group", "hostname"):
             args += ["--ro-bind", str(etc / name), f"/etc/{name}"]
         base = Path(sys.base_prefix)
-        args += [*_parents(str(base)), "--ro-bind", str(base), str(base)]
+        args += [*parents_args(str(base)), "--ro-bind", str(base), str(base)]
         if self._plan.local_packages:
-            args += _venv_args(mirror.venv(self._plan.local_packages), "/usr/local")
+            args += venv_args(mirror.venv(self._plan.local_packages), "/usr/local")
         else:
             python = f"{base}/bin/python{sys.version_info.major}.{sys.version_info.minor}"
             args += ["--tmpfs", "/usr/local", "--dir", "/usr/local/bin"]
             for name in ("python3", "python", f"python{sys.version_info.major}.{sys.version_info.minor}"):
                 args += ["--symlink", python, f"/usr/local/bin/{name}"]
         for path, packages in self._plan.venvs.items():
-            args += [*_parents(path), *_venv_args(mirror.venv(packages), path)]
+            args += [*parents_args(path), *venv_args(mirror.venv(packages), path)]
         args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm",
                  "--perms", "1777", "--dir", "/tmp", "--perms", "1777", "--dir", "/var/tmp",
                  "--dir", "/home", "--dir", "/run", "--dir", "/root"]
@@ -381,21 +375,6 @@ def _read_text(path: Path) -> str:
     with open(path, "rb") as f:
         data = f.read(OUTPUT_LIMIT)
     return data.decode(errors="replace")
-
-
-def _parents(path: str) -> list[str]:
-    """Create ``path``'s ancestors world-traversable (bwrap would make them 0700)."""
-    args: list[str] = []
-    for parent in reversed(PurePosixPath(path).parents[:-1]):
-        args += ["--perms", "0755", "--dir", str(parent)]
-    return args
-
-
-def _venv_args(venv: Venv, prefix: str) -> list[str]:
-    args = ["--ro-bind", str(venv.root), prefix]
-    for source, relative in venv.binds:
-        args += ["--ro-bind", source, f"{prefix}/{relative}"]
-    return args
 
 
 # ---------------------------------------------------------------------- users
