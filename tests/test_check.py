@@ -142,3 +142,14 @@ def test_solve_py_can_use_numpy_and_scipy_under_the_limits(exported, tmp_path):
     [result] = check.check_tasks(task, jobs=1, only=("naive",))
     [policy] = result.policies
     assert (policy.reward, policy.error, policy.verifier_crashed) == (0.0, None, False)
+
+
+def test_an_allowlist_export_is_refused_with_what_to_check_instead(tmp_path, shipped_rows):
+    """The sandbox cannot enforce the agent's allowlist: check says so and names the export to check."""
+    from orharbor.exporter import ExportOptions, export_row
+
+    row = next(r for r in shipped_rows if r["level"] == 1)
+    task = export_row(row, tmp_path, ExportOptions(agent_network="allowlist", allowed_hosts=("api.anthropic.com",)))
+    [result] = check.check_tasks(task)
+    assert not result.ok and not result.policies
+    assert "--agent-network public" in result.problem_text()

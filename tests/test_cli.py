@@ -370,3 +370,54 @@ def test_module_entry_points_match_the_cli(tmp_path):
     subprocess.run([sys.executable, "-m", "orharbor.export_harbor", "--dataset", str(out), "--out",
                     str(tmp_path / "tasks")], check=True, capture_output=True, timeout=120)
     assert task_names(tmp_path / "tasks") == ["jobshop-4x4-l1-s0", "jobshop-6x6-l1-s1"]
+
+
+def test_export_env_refuses_before_writing_anything_what_harbor_would_refuse(tmp_path):
+    """--env singularity: Harbor's Singularity environment needs a prebuilt image; nothing is written."""
+    out = tmp_path / "tasks"
+    result = CliRunner().invoke(main, ["export", "--problem", "jobshop", "--out", str(out), "--env", "singularity"])
+    assert result.exit_code == 1
+    assert "singularity would refuse these tasks" in result.output and "docker_image" in result.output
+    assert not out.exists()
+
+
+def test_export_env_warns_where_the_answer_depends_on_the_machine(tmp_path):
+    """--env docker: refused only without Harbor's egress sidecar, so a warning naming --verifier-mode shared."""
+    result = CliRunner().invoke(main, ["export", "--problem", "jobshop", "--out", str(tmp_path / "t"),
+                                       "--env", "docker"])
+    assert result.exit_code == 0, result.output
+    assert "warning: docker (no sidecar)" in result.output and "--verifier-mode shared" in result.output
+    shared = CliRunner().invoke(main, ["export", "--problem", "jobshop", "--out", str(tmp_path / "s"),
+                                       "--env", "docker", "--verifier-mode", "shared"])
+    assert shared.exit_code == 0 and "warning" not in shared.output
+
+
+def test_export_env_names_the_close_match_of_a_typo(tmp_path):
+    """An unknown provider is a usage error that suggests the provider meant."""
+    result = CliRunner().invoke(main, ["export", "--out", str(tmp_path / "t"), "--env", "dockr"])
+    assert result.exit_code == 2 and "Did you mean 'docker'?" in result.output
+
+
+def test_the_workflows_run_the_test_command_and_check_with_job_folders_kept():
+    """This repository's CI runs .ci/run; the task-repository workflow checks as root and uploads the jobs."""
+    import yaml
+
+    repo = Path(__file__).resolve().parents[1]
+    ci = yaml.safe_load((repo / ".github" / "workflows" / "ci.yml").read_text())
+    steps = [step.get("run", "") for step in ci["jobs"]["test"]["steps"]]
+    assert any("bash .ci/run" in run for run in steps)
+    tasks = yaml.safe_load((repo / "examples" / "check-tasks.yml").read_text())
+    steps = tasks["jobs"]["check"]["steps"]
+    check = next(step["run"] for step in steps if "orharbor check" in step.get("run", ""))
+    assert check.startswith("sudo ") and "--jobs-dir harbor-jobs" in check
+    upload = next(step for step in steps if step.get("uses", "").startswith("actions/upload-artifact"))
+    assert upload["if"] == "always()" and upload["with"]["path"] == "harbor-jobs/"
+
+
+def test_providers_is_an_orharbor_command():
+    """`orharbor providers` prints the table computed from Harbor's environment classes."""
+    result = CliRunner().invoke(main, ["providers", "--format", "markdown"])
+    assert result.exit_code == 0, result.output
+    rows = {line.split("|")[1].strip(): line for line in result.output.splitlines() if line.startswith("| ")}
+    assert rows["daytona"].count("yes") == 4
+    assert "no: no-network" in rows["docker (no sidecar)"]

@@ -184,6 +184,11 @@ async def _check_task(task: Path, root: Path, job_dir: Path, job_id: uuid.UUID, 
     kind = "modelling" if test_config.get("kind") == "modelling" else "algorithm"
     mode = config.get("verifier", {}).get("environment_mode", "shared")
     result = CheckResult(task.name, int(test_config.get("level", 0) or 0), mode, kind)
+    if config.get("agent", {}).get("network_mode", "public") != "public":
+        result.error = ("exported with an agent network allowlist, which the bubblewrap environment cannot "
+                        "enforce (it cannot switch networks after start, and Harbor refuses the trial); check an "
+                        "export of the same rows with --agent-network public: scoring does not depend on it")
+        return result
     trials = [t for t in trials if not only or t.policy in only]
     outcomes = await asyncio.gather(*(_run_trial(t, root, job_dir, job_id, semaphore, sink) for t in trials))
     result.policies = list(outcomes)
