@@ -77,7 +77,7 @@ class CheckResult:
     kind: str = "algorithm"
     policies: list[PolicyResult] = field(default_factory=list)
     error: str | None = None
-    seconds: float = 0.0
+    seconds: float = 0.0  # when its last trial ended, from the start of the check
 
     @property
     def ok(self) -> bool:
@@ -324,7 +324,7 @@ def format_header(task_width: int) -> str:
     """The header above :func:`format_line` lines."""
     h = HEADER
     return (f"{h[0].ljust(task_width)}  {h[1]:>5}  {h[2]:<8}  {h[3]:>7}  {h[4]:>7}  {h[5]:>7}  {h[6]:>12}  "
-            f"{h[7]:<4}  {'time':>8}")
+            f"{h[7]:<4}  {'done at':>8}")
 
 
 def format_table(results: list[CheckResult]) -> str:
