@@ -195,7 +195,7 @@ def export_cmd(datasets, specs_dir, out, verifier_mode, allow_ortools, agent_net
     With neither --dataset nor --specs, exports everything shipped in the package:
     the small algorithm datasets and the modelling specs. Beside the tasks, --out
     gets registry.json (run them as `harbor run -d orharbor@VERSION --registry-path
-    OUT/registry.json`), dataset.toml when Harbor is installed, and a .gitattributes.
+    OUT/registry.json`), dataset.toml (Harbor's dataset manifest) and a .gitattributes.
     """
     from orharbor.datasets.rows import read_rows, shipped_datasets
     from orharbor.exporter import ExportOptions, export_dataset, write_dataset_index
@@ -324,10 +324,8 @@ def check_cmd(tasks: Path, jobs: int, attacks: bool, jobs_dir: Path | None) -> N
         click.echo(check.format_attacks(results))
     failed = [r for r in results if not r.ok]
     click.echo(f"{len(results) - len(failed)}/{len(results)} tasks passed in {time.monotonic() - start:.1f} s")
-    if jobs_dir is not None:
-        kept = sorted(Path(jobs_dir).glob("check-*"), key=lambda p: p.stat().st_mtime)
-        if kept:
-            click.echo(f"Harbor job folder: {kept[-1]}")
+    if results and results[0].job_dir is not None:
+        click.echo(f"Harbor job folder: {results[0].job_dir}")
     if failed:
         for r in failed:
             click.echo(f"FAILED {r.task}: {r.problem_text()}", err=True)

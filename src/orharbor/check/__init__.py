@@ -26,6 +26,7 @@ import re
 import shutil
 import tempfile
 import time
+import tomllib
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -43,7 +44,7 @@ TOLERANCE = 1e-9
 REFERENCE_POLICIES = ("oracle", "naive", "nothing")
 
 __all__ = ["CheckResult", "PolicyResult", "SandboxUnavailable", "check_tasks", "find_tasks", "format_attacks",
-           "format_line", "format_table"]
+           "format_header", "format_line"]
 
 
 @dataclass
@@ -78,6 +79,7 @@ class CheckResult:
     policies: list[PolicyResult] = field(default_factory=list)
     error: str | None = None
     seconds: float = 0.0  # when its last trial ended, from the start of the check
+    job_dir: Path | None = None  # the kept Harbor job folder holding its trials
 
     @property
     def ok(self) -> bool:
@@ -130,7 +132,10 @@ def check_tasks(root: Path, jobs: int = 1, attacks: bool = False, only: tuple[st
     base = Path(jobs_dir) if keep else Path(tempfile.mkdtemp(prefix="orharbor-check-"))
     job_dir = _new_job_dir(base)
     try:
-        return asyncio.run(_check_all(tasks, root, job_dir, jobs, attacks, only, on_result))
+        results = asyncio.run(_check_all(tasks, root, job_dir, jobs, attacks, only, on_result))
+        for result in results:
+            result.job_dir = job_dir if keep else None
+        return results
     finally:
         if not keep:
             shutil.rmtree(base, ignore_errors=True)
@@ -160,8 +165,9 @@ async def _check_all(tasks: list[Path], root: Path, job_dir: Path, jobs: int, at
     results: dict[Path, CheckResult] = {}
     trial_results: list = []
 
+    start = time.monotonic()
+
     async def one_task(task: Path) -> None:
-        start = time.monotonic()
         result = await _check_task(task, root, job_dir, job_id, semaphore, attacks, only, trial_results)
         result.seconds = time.monotonic() - start
         results[task] = result
@@ -176,10 +182,9 @@ async def _check_all(tasks: list[Path], root: Path, job_dir: Path, jobs: int, at
 async def _check_task(task: Path, root: Path, job_dir: Path, job_id: uuid.UUID, semaphore: asyncio.Semaphore,
                       attacks: bool, only: tuple[str, ...], sink: list) -> CheckResult:
     try:
-        config = _read_toml(task / "task.toml")
+        config = tomllib.loads((task / "task.toml").read_text())
         test_config = json.loads((task / "tests" / "task.json").read_text())
-        trials = task_trials(task, test_config, attacks)
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError) as exc:
         return CheckResult(task.name, 0, "?", error=f"unreadable task: {exc}")
     kind = "modelling" if test_config.get("kind") == "modelling" else "algorithm"
     mode = config.get("verifier", {}).get("environment_mode", "shared")
@@ -189,7 +194,11 @@ async def _check_task(task: Path, root: Path, job_dir: Path, job_id: uuid.UUID, 
                         "enforce (it cannot switch networks after start, and Harbor refuses the trial); check an "
                         "export of the same rows with --agent-network public: scoring does not depend on it")
         return result
-    trials = [t for t in trials if not only or t.policy in only]
+    try:
+        trials = [t for t in task_trials(task, test_config, attacks) if not only or t.policy in only]
+    except (OSError, ValueError, KeyError) as exc:
+        result.error = f"unreadable task: {exc}"
+        return result
     outcomes = await asyncio.gather(*(_run_trial(t, root, job_dir, job_id, semaphore, sink) for t in trials))
     result.policies = list(outcomes)
     return result
@@ -290,12 +299,6 @@ def _read_text(path: Path) -> str:
         return ""
 
 
-def _read_toml(path: Path) -> dict:
-    import tomllib
-
-    return tomllib.loads(path.read_text())
-
-
 def _cell(p: PolicyResult | None) -> str:
     return "-" if p is None or p.reward is None else f"{p.reward:+.3f}"
 
@@ -313,23 +316,19 @@ def _cells(r: CheckResult) -> list[str]:
 HEADER = ["task", "level", "mode", "oracle", "naive", "nothing", "attacks", "status"]
 
 
+def _row(cells: list[str], task_width: int, last: str) -> str:
+    return (f"{cells[0].ljust(task_width)}  {cells[1]:>5}  {cells[2]:<8}  {cells[3]:>7}  {cells[4]:>7}  "
+            f"{cells[5]:>7}  {cells[6]:>12}  {cells[7]:<4}  {last:>8}")
+
+
 def format_line(result: CheckResult, task_width: int) -> str:
     """One task's line, printed as soon as the task is done."""
-    cells = _cells(result)
-    return (f"{cells[0].ljust(task_width)}  {cells[1]:>5}  {cells[2]:<8}  {cells[3]:>7}  {cells[4]:>7}  "
-            f"{cells[5]:>7}  {cells[6]:>12}  {cells[7]:<4}  {result.seconds:6.1f} s")
+    return _row(_cells(result), task_width, f"{result.seconds:6.1f} s")
 
 
 def format_header(task_width: int) -> str:
     """The header above :func:`format_line` lines."""
-    h = HEADER
-    return (f"{h[0].ljust(task_width)}  {h[1]:>5}  {h[2]:<8}  {h[3]:>7}  {h[4]:>7}  {h[5]:>7}  {h[6]:>12}  "
-            f"{h[7]:<4}  {'done at':>8}")
-
-
-def format_table(results: list[CheckResult]) -> str:
-    """A fixed-width table: task, level, mode, the three reference policies, attacks, status."""
-    return columns([HEADER, *(_cells(r) for r in results)])
+    return _row(HEADER, task_width, "done at")
 
 
 def format_attacks(results: list[CheckResult]) -> str:

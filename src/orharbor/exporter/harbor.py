@@ -20,7 +20,7 @@
 
 Beside the tasks, at the root of the output folder (:func:`write_dataset_index`):
 ``registry.json`` (the tasks as dataset ``orharbor``, for ``harbor run -d``),
-``dataset.toml`` (Harbor's dataset manifest, when Harbor is installed) and a
+``dataset.toml`` (Harbor's dataset manifest) and a
 ``.gitattributes`` keeping shell scripts and Dockerfiles LF.
 """
 
@@ -208,9 +208,9 @@ def write_dataset_index(out: Path) -> list[Path]:
     including tasks an earlier export left there, not only the new ones.
     """
     tasks = sorted(path.parent for path in out.glob("*/task.toml"))
-    written = [write_registry(out, tasks)]
-    written += [path for path in (write_dataset_manifest(out, tasks), write_gitattributes(out)) if path]
-    return written
+    written = [write_registry(out, tasks), write_dataset_manifest(out, tasks)]
+    gitattributes = write_gitattributes(out)
+    return written + [gitattributes] if gitattributes else written
 
 
 def package_version() -> str:
@@ -241,17 +241,15 @@ def _registry_datasets(path: Path) -> list[dict]:
     return [d for d in datasets if isinstance(d, dict)] if isinstance(datasets, list) else []
 
 
-def write_dataset_manifest(out: Path, tasks: list[Path]) -> Path | None:
-    """dataset.toml as ``harbor dataset init`` writes it offline, or None when Harbor is not installed.
+def write_dataset_manifest(out: Path, tasks: list[Path]) -> Path:
+    """dataset.toml as ``harbor dataset init`` writes it offline.
 
     The task digests come from Harbor's own packager, so they are the ones
     ``harbor publish`` would compute. An existing manifest keeps its other fields.
     """
-    try:
-        from harbor.models.dataset.manifest import DatasetInfo, DatasetManifest, DatasetTaskRef
-        from harbor.publisher.packager import Packager
-    except ImportError:
-        return None
+    from harbor.models.dataset.manifest import DatasetInfo, DatasetManifest, DatasetTaskRef
+    from harbor.publisher.packager import Packager
+
     path = out / "dataset.toml"
     try:
         manifest = DatasetManifest.from_toml_file(path)

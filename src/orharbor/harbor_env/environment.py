@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import json
 import os
 import shlex
@@ -38,14 +39,14 @@ import tarfile
 import tempfile
 import threading
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path, PurePosixPath
 
 from harbor.environments.base import BaseEnvironment, ExecResult
 from harbor.environments.capabilities import EnvironmentCapabilities
 
 from orharbor.harbor_env.image import Copy, ImagePlan, read_dockerfile
-from orharbor.sandbox import (SandboxUnavailable, Venv, build_venv, parents_args, require_bwrap, system_binds,
-                              venv_args)
+from orharbor.sandbox import Venv, build_venv, parents_args, require_bwrap, system_binds, venv_args
 
 #: Docker's default capability set for root in a container.
 DOCKER_CAPABILITIES = ("chown", "dac_override", "fowner", "fsetid", "kill", "setgid", "setuid", "setpcap",
@@ -288,49 +289,31 @@ class BubblewrapEnvironment(BaseEnvironment):
     async def download_file(self, source_path: str, target_path: Path | str) -> None:
         """Copy one file out: a symlink stays a symlink, a FIFO a FIFO; devices are refused."""
         source = PurePosixPath(source_path)
-        with self._archive_of(str(source.parent), source.name) as archive_path:
-            result = await self._pack(str(source.parent), source.name, archive_path)
-            if result.return_code != 0:
-                raise RuntimeError(f"could not copy {source_path} out of the sandbox: {result.stderr}")
-            with tarfile.open(archive_path) as tar:
-                member = tar.next()
-                if member is None:
-                    raise RuntimeError(f"{source_path}: nothing to copy")
-                _extract_one(tar, member, Path(target_path))
+        async with self._packed(str(source.parent), source.name) as tar:
+            member = tar.next()
+            if member is None:
+                raise RuntimeError(f"{source_path}: nothing to copy")
+            _extract_one(tar, member, Path(target_path))
 
     async def download_dir(self, source_dir: str, target_dir: Path | str) -> None:
         """Copy a folder's contents out (symlinks as symlinks, device files skipped), owned by this user."""
         target = Path(target_dir)
         target.mkdir(parents=True, exist_ok=True)
-        with self._archive_of(source_dir, ".") as archive_path:
-            result = await self._pack(source_dir, ".", archive_path)
-            if result.return_code != 0:
-                raise RuntimeError(f"could not copy {source_dir} out of the sandbox: {result.stderr}")
-            with tarfile.open(archive_path) as tar:
-                tar.extractall(target, filter=_host_filter)
+        async with self._packed(source_dir, ".") as tar:
+            tar.extractall(target, filter=_host_filter)
 
-    def _archive_of(self, *_: str):
+    @contextlib.asynccontextmanager
+    async def _packed(self, directory: str, name: str) -> AsyncIterator[tarfile.TarFile]:
+        """``name`` in ``directory``, packed by tar inside the sandbox as root, opened here."""
         assert self._scratch is not None
-        return _TemporaryPath(self._scratch)
-
-    async def _pack(self, directory: str, name: str, archive: Path) -> ExecResult:
-        return await self._run(["tar", "-c", "-f", "-", "-C", directory, "--", name], cwd="/", env=None,
-                               timeout_sec=600, user="root", stdout=archive)
-
-
-class _TemporaryPath:
-    """A path in ``folder`` that is removed on exit."""
-
-    def __init__(self, folder: Path) -> None:
-        fd, name = tempfile.mkstemp(dir=folder, suffix=".tar")
-        os.close(fd)
-        self.path = Path(name)
-
-    def __enter__(self) -> Path:
-        return self.path
-
-    def __exit__(self, *_) -> None:
-        self.path.unlink(missing_ok=True)
+        with tempfile.NamedTemporaryFile(dir=self._scratch, suffix=".tar") as archive:
+            result = await self._run(["tar", "-c", "-f", "-", "-C", directory, "--", name], cwd="/", env=None,
+                                     timeout_sec=600, user="root", stdout=Path(archive.name))
+            if result.return_code != 0:
+                raise RuntimeError(f"could not copy {PurePosixPath(directory) / name} out of the sandbox: "
+                                   f"{result.stderr}")
+            with tarfile.open(archive.name) as tar:
+                yield tar
 
 
 def _host_filter(member: tarfile.TarInfo, dest_path: str) -> tarfile.TarInfo | None:
@@ -443,4 +426,4 @@ def _mirror() -> _Mirror:
     return _MIRROR
 
 
-__all__ = ["BubblewrapEnvironment", "SandboxUnavailable"]
+__all__ = ["BubblewrapEnvironment"]
