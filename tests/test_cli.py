@@ -421,3 +421,17 @@ def test_providers_is_an_orharbor_command():
     rows = {line.split("|")[1].strip(): line for line in result.output.splitlines() if line.startswith("| ")}
     assert rows["daytona"].count("yes") == 4
     assert "no: no-network" in rows["docker (no sidecar)"]
+
+
+@pytest.mark.parametrize("name, text", [("registry.json", "my notes, not JSON\n"),
+                                        ("registry.json", '{"not": "a list"}\n'),
+                                        ("dataset.toml", "this is = not [ a manifest\n")])
+def test_export_refuses_to_replace_a_file_of_the_users_beside_the_tasks(tmp_path, name, text):
+    """A registry.json or dataset.toml export cannot extend is refused before any task is written, and kept."""
+    out = tmp_path / "tasks"
+    out.mkdir()
+    (out / name).write_text(text)
+    result = CliRunner().invoke(main, ["export", "--problem", "jobshop", "--out", str(out)])
+    assert result.exit_code == 1 and f"{name} is not" in result.output and "move it away" in result.output
+    assert (out / name).read_text() == text
+    assert sorted(p.name for p in out.iterdir()) == [name]

@@ -199,6 +199,7 @@ def export_cmd(datasets, specs_dir, out, verifier_mode, allow_ortools, agent_net
     """
     from orharbor.datasets.rows import read_rows, shipped_datasets
     from orharbor.exporter import ExportOptions, export_dataset, write_dataset_index
+    from orharbor.exporter.harbor import check_dataset_index
     from orharbor.exporter.harbor import DATASET_NAME, package_version
     from orharbor.exporter.modelling import export_retail, export_spec
     from orharbor.modelling.spec import load_specs, shipped_specs_dir
@@ -209,6 +210,7 @@ def export_cmd(datasets, specs_dir, out, verifier_mode, allow_ortools, agent_net
                                 agent_timeout_s=agent_timeout, base_image=base_image)
         if provider is not None:
             _refuse_unless_accepted(provider, options)
+        check_dataset_index(out)
         shipped = not datasets and specs_dir is None
         rows, retail = [], []
         for path in (shipped_datasets() if shipped else datasets):

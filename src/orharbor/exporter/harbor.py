@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import os
 import shutil
 import string
 import tomllib
@@ -205,12 +206,37 @@ def write_dataset_index(out: Path) -> list[Path]:
     """Write the files that sit beside the tasks in ``out``; return those written.
 
     They describe every task folder in ``out`` (any folder with a task.toml),
-    including tasks an earlier export left there, not only the new ones.
+    including tasks an earlier export left there, not only the new ones. Each is
+    written to a temporary file and renamed; a user's file that is not one
+    orharbor can extend is refused (:func:`check_dataset_index`), never replaced.
     """
+    check_dataset_index(out)
     tasks = sorted(path.parent for path in out.glob("*/task.toml"))
     written = [write_registry(out, tasks), write_dataset_manifest(out, tasks)]
     gitattributes = write_gitattributes(out)
     return written + [gitattributes] if gitattributes else written
+
+
+def check_dataset_index(out: Path) -> None:
+    """ValueError if ``out`` holds a registry.json or dataset.toml that export would have to replace.
+
+    Called before anything is exported, so a refused export writes nothing.
+    """
+    from harbor.models.dataset.manifest import DatasetManifest
+
+    registry, manifest = out / "registry.json", out / "dataset.toml"
+    if registry.exists():
+        try:
+            _registry_datasets(registry)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{registry} is not a registry.json export can add its dataset to ({exc}); "
+                             "move it away, or export to another folder") from None
+    if manifest.exists():
+        try:
+            DatasetManifest.from_toml_file(manifest)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{manifest} is not a Harbor dataset manifest export can update "
+                             f"({str(exc).splitlines()[0]}); move it away, or export to another folder") from None
 
 
 def package_version() -> str:
@@ -229,16 +255,19 @@ def write_registry(out: Path, tasks: list[Path]) -> Path:
     dataset = {"name": DATASET_NAME, "version": package_version(),
                "description": "orharbor: operations-research tasks with verifiable rewards",
                "tasks": [{"name": task.name, "path": str(task.resolve())} for task in tasks], "metrics": []}
-    write_json(path, [*(d for d in _registry_datasets(path) if d.get("name") != DATASET_NAME), dataset])
+    datasets = [*(d for d in _registry_datasets(path) if d.get("name") != DATASET_NAME), dataset]
+    write_atomically(path, json.dumps(datasets, indent=1) + "\n")
     return path
 
 
 def _registry_datasets(path: Path) -> list[dict]:
-    try:
-        datasets = json.loads(path.read_text())
-    except (OSError, ValueError):
+    """The datasets of an existing registry.json (none if there is none); ValueError if it is not one."""
+    if not path.exists():
         return []
-    return [d for d in datasets if isinstance(d, dict)] if isinstance(datasets, list) else []
+    datasets = json.loads(path.read_text())
+    if not isinstance(datasets, list) or not all(isinstance(d, dict) for d in datasets):
+        raise ValueError("expected a JSON list of datasets")
+    return datasets
 
 
 def write_dataset_manifest(out: Path, tasks: list[Path]) -> Path:
@@ -251,15 +280,12 @@ def write_dataset_manifest(out: Path, tasks: list[Path]) -> Path:
     from harbor.publisher.packager import Packager
 
     path = out / "dataset.toml"
-    try:
-        manifest = DatasetManifest.from_toml_file(path)
-    except (OSError, ValueError):
-        manifest = DatasetManifest(dataset=DatasetInfo(
-            name=MANIFEST_DATASET_NAME, description="orharbor: operations-research tasks with verifiable rewards"))
+    manifest = (DatasetManifest.from_toml_file(path) if path.exists() else DatasetManifest(dataset=DatasetInfo(
+        name=MANIFEST_DATASET_NAME, description="orharbor: operations-research tasks with verifiable rewards")))
     manifest.dataset.version = package_version()
     manifest.tasks = [DatasetTaskRef(name=name, digest=f"sha256:{Packager.compute_content_hash(task)[0]}")
                       for task in tasks if (name := _task_name(task))]
-    path.write_text(manifest.to_toml())
+    write_atomically(path, manifest.to_toml())
     return path
 
 
@@ -276,8 +302,18 @@ def write_gitattributes(out: Path) -> Path | None:
     path = out / ".gitattributes"
     if path.exists() and path.read_text() != GITATTRIBUTES:
         return None
-    path.write_text(GITATTRIBUTES)
+    write_atomically(path, GITATTRIBUTES)
     return path
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to a temporary file beside ``path``, then rename it over ``path``."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def lookup_program(answers: dict[str, object]) -> str:
