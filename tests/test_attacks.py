@@ -94,6 +94,13 @@ NO_FOREIGN_KILL = ("orharbor/verifiers/processes.py", '    keep = ancestors(os.g
 NO_COLLECT_HOOK = ("../task.toml", 'command = "for round', 'command = "true" # ')
 UNSEAL = ("", "unseal", "")
 OPEN_LOGS = (MAIN, "os.chmod(logs_dir, 0o755)", "os.chmod(logs_dir, 0o777)")
+PROCESSES, LOCKDOWN = "orharbor/verifiers/processes.py", "orharbor/verifiers/lockdown.py"
+#: Processes chosen by state, as before: a zombie-looking thread group is skipped, nothing is killed by uid.
+KILL_BY_STATE = [(PROCESSES, 'startswith(("Z", "X")) and status.get("Threads", "1").strip() == "1"',
+                  'startswith(("Z", "X"))'),
+                 (PROCESSES, "    if uid == 0 or os.geteuid() != 0:\n        return\n", "    return\n")]
+NO_LOCKDOWN = (LOCKDOWN, "        for root in writable_mounts():\n", "        for root in ():\n")
+NO_DISK_LIMIT = (SOLVER, "if size > max_bytes or count > limits.max_files:", "if False:")
 
 MUTATIONS = {
     # attack: (level, mode, edits that remove its defence)
@@ -101,18 +108,27 @@ MUTATIONS = {
                                       "if not isinstance(value, int):")]),
     "duplicate-keys": (1, "separate", [(SAFE, "object_pairs_hook=_no_duplicates,", "")]),
     "reward-rewriter": (1, "shared", [NO_COLLECT_HOOK, NO_FOREIGN_KILL, OPEN_LOGS]),
-    "write-reward": (2, "separate", [OPEN_LOGS]),
+    "write-reward": (2, "separate", [OPEN_LOGS, NO_LOCKDOWN]),
     "outlive-run": (2, "separate", [(SOLVER, "                _kill_uid(uid)\n", "")]),
-    "cache-across-runs": (2, "separate", [(SOLVER, "        remove_files_of(uid)  #", "        None  #")]),
+    "cache-across-runs": (2, "separate", [(SOLVER, "        remove_files_of(uid, open_dirs)  #", "        None  #")]),
     "read-tests": (2, "separate", [("test.sh", "chmod -R go-rwx /tests 2>/dev/null", "true"), UNSEAL,
                                    ("Dockerfile", " && chmod -R go-rwx /tests", "")]),
     "memory-hog": (2, "separate", [(SOLVER, "        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))\n", "")]),
+    # issue 12, one per class of defect
+    "zombie-rewriter": (1, "shared", [NO_COLLECT_HOOK, OPEN_LOGS, *KILL_BY_STATE]),
+    "zombie-solver": (2, "shared", [NO_COLLECT_HOOK, *KILL_BY_STATE]),
+    "deep-folders": (2, "separate", [(SOLVER, "        remove_path(workdir)\n",
+                                      "        __import__('shutil').rmtree(workdir, ignore_errors=True)\n")]),
+    "nested-cache": (2, "shared", [NO_LOCKDOWN]),
+    "disk-total": (2, "separate", [NO_DISK_LIMIT]),
+    "many-files": (2, "separate", [NO_DISK_LIMIT]),
+    "ortools-syspath": (2, "shared", [NO_LOCKDOWN]),
 }
 
 
 @pytest.mark.parametrize("attack", sorted(MUTATIONS))
 def test_removing_the_defence_lets_the_attack_through(attack_tasks, tmp_path, attack):
-    """With its defence removed from the verifier, the attack earns more than -1.0."""
+    """With its defence removed from the verifier, the attack gets through: a higher reward, or a crash."""
     level, mode, edits = MUTATIONS[attack]
     task = attack_tasks[("jobshop", level, mode)]
     defended = check.check_tasks(task, jobs=2, attacks=True, only=(attack,))[0]
@@ -120,7 +136,7 @@ def test_removing_the_defence_lets_the_attack_through(attack_tasks, tmp_path, at
     weakened = _mutate(task, tmp_path, edits)
     [result] = check.check_tasks(weakened, jobs=2, attacks=True, only=(attack,))
     [outcome] = result.policies
-    assert outcome.reward is not None and outcome.reward > -1.0, (outcome, result.problem_text())
+    assert not outcome.ok, outcome
 
 
 def test_every_level2_probe_is_a_valid_program_with_a_hook():

@@ -202,3 +202,47 @@ def test_test_sh_fallback_runs_when_python_fails(tmp_path, modelling, reward, ou
     details = json.loads((logs / "details.json").read_text())
     assert not (logs / "details.json").is_symlink() and not (tmp_path / "elsewhere.json").exists()
     assert {key: details[key] for key in outcome} == outcome and "verifier failed" in details["error"]
+
+
+@pytest.mark.parametrize("modelling, reward", [(True, 0.0), (False, -1.0)])
+def test_test_sh_fallback_replaces_a_dangling_symlink_at_the_reward_folder(tmp_path, modelling, reward):
+    """/logs/verifier replaced by a dangling symlink: the fallback still leaves a reward in a real folder."""
+    from orharbor.exporter.harbor import write_test_sh
+
+    write_test_sh(tmp_path, modelling=modelling)
+    logs = tmp_path / "logs"
+    logs.symlink_to(tmp_path / "nowhere" / "logs")
+    script = ((tmp_path / "test.sh").read_text().replace("/logs/verifier", str(logs))
+              .replace("/usr/local/bin/python3", "false").replace("/tests", str(tmp_path / "no-tests")))
+    result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+    assert logs.is_dir() and not logs.is_symlink() and not (tmp_path / "nowhere").exists()
+    assert json.loads((logs / "reward.json").read_text()) == {"reward": reward}
+
+
+@pytest.mark.parametrize("planted", ["dangling-symlink", "file", "symlink-to-elsewhere"])
+def test_verifier_replaces_whatever_stands_at_the_reward_folder(tmp_path, monkeypatch, planted):
+    """The verifier writes its reward into a real folder, whatever the agent left at the folder's path."""
+    (tmp_path / "task.json").write_text(json.dumps({"problem": "jobshop", "level": 1, "instance": "nope.json"}))
+    logs = tmp_path / "logs"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    if planted == "dangling-symlink":
+        logs.symlink_to(tmp_path / "nowhere")
+    elif planted == "file":
+        logs.write_text("x")
+    else:
+        logs.symlink_to(elsewhere)
+    verifier_main.main(["--tests-dir", str(tmp_path), "--logs-dir", str(logs)])
+    assert logs.is_dir() and not logs.is_symlink()
+    assert json.loads((logs / "reward.json").read_text()) == {"reward": -1.0}
+    assert list(elsewhere.iterdir()) == [] and not (tmp_path / "nowhere").exists()
+    # Without the defence, the dangling symlink leaves no reward at all: the verifier itself fails.
+    if planted == "dangling-symlink":
+        for child in logs.iterdir():
+            child.unlink()
+        logs.rmdir()
+        logs.symlink_to(tmp_path / "nowhere")
+        monkeypatch.setattr(verifier_main, "_real_dirs", lambda path: os.makedirs(path, exist_ok=True))
+        with pytest.raises(OSError):
+            verifier_main.main(["--tests-dir", str(tmp_path), "--logs-dir", str(logs)])

@@ -23,7 +23,6 @@ import asyncio
 import json
 import os
 import re
-import shutil
 import tempfile
 import time
 import tomllib
@@ -35,6 +34,7 @@ from typing import Callable
 
 from orharbor.sandbox import SandboxUnavailable, require_bwrap
 from orharbor.tables import columns
+from orharbor.verifiers.removal import remove_path
 from orharbor.verifiers.reward import FAIL
 
 ENVIRONMENT = "orharbor.harbor_env:BubblewrapEnvironment"
@@ -138,7 +138,7 @@ def check_tasks(root: Path, jobs: int = 1, attacks: bool = False, only: tuple[st
         return results
     finally:
         if not keep:
-            shutil.rmtree(base, ignore_errors=True)
+            remove_path(str(base))  # iterative: a trial's downloads may hold folder chains of any depth
 
 
 def _new_job_dir(base: Path) -> Path:

@@ -47,6 +47,7 @@ from harbor.environments.capabilities import EnvironmentCapabilities
 
 from orharbor.harbor_env.image import Copy, ImagePlan, read_dockerfile
 from orharbor.sandbox import Venv, build_venv, parents_args, require_bwrap, system_binds, venv_args
+from orharbor.verifiers.removal import remove_path
 
 #: Docker's default capability set for root in a container.
 DOCKER_CAPABILITIES = ("chown", "dac_override", "fowner", "fsetid", "kill", "setgid", "setuid", "setpcap",
@@ -120,7 +121,7 @@ class BubblewrapEnvironment(BaseEnvironment):
                 pass
             await self._bwrap.wait()
         if self._scratch is not None:
-            shutil.rmtree(self._scratch, ignore_errors=True)
+            remove_path(str(self._scratch))  # iterative: the sandbox may hold folder chains of any depth
             self._scratch = None
 
     @property

@@ -12,19 +12,23 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
 import traceback
+from contextlib import contextmanager
 
+from orharbor.verifiers import lockdown
 from orharbor.verifiers.integrity import tampering
 from orharbor.verifiers.modelling import score_answer, score_outputs
 from orharbor.verifiers.processes import end_foreign_processes
+from orharbor.verifiers.removal import remove_path
 from orharbor.verifiers.reward import FAIL
 from orharbor.verifiers.score import evaluator, score_level1, score_level2
 from orharbor.verifiers.solver_run import Limits
 
 TASK_CONFIG = "task.json"
 DEFAULT_LOGS = "/logs/verifier"
+#: Inside a task container, where each run of the agent's program gets its scratch folder.
+RUNS_ROOT = "/run/orharbor-runs"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         if suspicious:
             reward, details = failed, {"kind": kind, "error": "verifier environment tampered: " + "; ".join(suspicious)}
         else:
-            reward, details = verify(tests_dir, args.deliverable, args.workroot)
+            reward, details = verify(tests_dir, args.deliverable, args.workroot, isolate=args.in_container)
     except Exception:  # a bug of ours must still leave a reward behind
         reward, details = failed, {"kind": kind, "error": "verifier error",
                                    "traceback": traceback.format_exc()[-4000:]}
@@ -65,12 +69,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def verify(tests_dir: str, deliverable: str | None = None, workroot: str | None = None,
-           python: str | None = None, drop_privileges: bool = True) -> tuple[float, dict]:
+           python: str | None = None, drop_privileges: bool = True, isolate: bool = False) -> tuple[float, dict]:
     """Score the deliverable of the task whose tests live in ``tests_dir``.
 
     ``python`` overrides the task's solver interpreter and ``drop_privileges``
     can turn off the switch to the solver uid: both for scoring outside a task
-    container (``orharbor verify``).
+    container (``orharbor verify``). ``isolate`` (inside a task container
+    only) closes the container to the agent's program while it runs
+    (:mod:`orharbor.verifiers.lockdown`) and gives every run a uid of its own.
     """
     config = _load(tests_dir, TASK_CONFIG)
     if config.get("kind") == "modelling":
@@ -89,8 +95,8 @@ def verify(tests_dir: str, deliverable: str | None = None, workroot: str | None 
                           "naive": case["naive"], "reference": case["reference"]})
         limits = Limits(**config["limits"])
         uid = config.get("solver_uid") if drop_privileges and os.geteuid() == 0 else None
-        reward, details = score_level2(evaluate, path, cases, python or config["solver_python"], limits,
-                                       uid=uid, workroot=workroot)
+        with program_runs(len(cases), uid, workroot, isolate) as runs:
+            reward, details = score_level2(evaluate, path, cases, python or config["solver_python"], limits, **runs)
     details.update(kind="algorithm", task_id=config.get("task_id"), level=config["level"], reward=reward)
     return reward, details
 
@@ -104,6 +110,30 @@ def verify_modelling(config: dict, deliverable: str | None = None) -> tuple[floa
         reward, details = score_answer(deliverable or grading["answer"], grading)
     details.update(task_id=config.get("task_id"), reward=reward)
     return reward, details
+
+
+@contextmanager
+def program_runs(count: int, uid: int | None, workroot: str | None, isolate: bool):
+    """Keyword arguments for ``count`` runs of the agent's program: uids, scratch root, open folders.
+
+    Isolated (inside a task container, as root): the container is locked down
+    for the time of the runs, each run gets a fresh uid and its scratch under
+    :data:`RUNS_ROOT`. Otherwise every run uses ``uid`` (None: our own).
+    """
+    if not (isolate and os.geteuid() == 0):
+        yield {"uids": [uid] * count, "workroot": workroot, "open_dirs": None}
+        return
+    root = workroot or RUNS_ROOT
+    if not os.path.isdir(root) or os.path.islink(root):
+        remove_path(root)
+        os.makedirs(root, exist_ok=True)
+    os.chown(root, 0, 0)
+    os.chmod(root, 0o711)
+    state = lockdown.lock()
+    try:
+        yield {"uids": state.run_uids(count), "workroot": root, "open_dirs": state.open_dirs}
+    finally:
+        lockdown.restore(state)
 
 
 def task_kind(tests_dir: str) -> str:
@@ -139,8 +169,13 @@ def write_result(logs_dir: str, reward: float, details: dict) -> None:
 
 
 def secure_logs_dir(logs_dir: str) -> None:
-    """Empty the reward paths and, as root, make the folder root-owned and closed to writers."""
-    os.makedirs(logs_dir, exist_ok=True)
+    """Empty the reward paths and, as root, make the folder root-owned and closed to writers.
+
+    Whatever stands at ``logs_dir`` that is not a real folder (a dangling
+    symlink, a file) is replaced by an empty folder, so a reward can always be
+    written.
+    """
+    _real_dirs(logs_dir)
     if os.geteuid() == 0:
         try:
             os.chown(logs_dir, 0, 0)
@@ -151,14 +186,15 @@ def secure_logs_dir(logs_dir: str) -> None:
         _remove(os.path.join(logs_dir, name))
 
 
+def _real_dirs(path: str) -> None:
+    """Make ``path`` a real folder: a symlink (dangling or not) or a file standing there is removed first."""
+    if os.path.lexists(path) and (os.path.islink(path) or not os.path.isdir(path)):
+        remove_path(path)
+    os.makedirs(path, exist_ok=True)
+
+
 def _remove(path: str) -> None:
-    if os.path.isdir(path) and not os.path.islink(path):
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
+    remove_path(path)
 
 
 def _atomic_write(path: str, text: str) -> None:

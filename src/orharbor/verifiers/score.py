@@ -57,10 +57,17 @@ def score_level2(
     limits: Limits,
     *,
     uid: int | None = None,
+    uids: list[int | None] | None = None,
     workroot: str | None = None,
+    open_dirs: tuple[str, ...] | None = None,
     max_bytes: int = safe_json.MAX_BYTES,
 ) -> tuple[float, dict]:
-    """Mean reward of solve.py over ``cases`` (each: instance, instance_bytes, naive, reference)."""
+    """Mean reward of solve.py over ``cases`` (each: instance, instance_bytes, naive, reference).
+
+    Run ``i`` runs as ``uids[i]`` (default: ``uid`` for every run); see
+    :func:`~orharbor.verifiers.solver_run.run_program` for ``workroot`` and ``open_dirs``.
+    """
+    uids = list(uids) if uids is not None else [uid] * len(cases)
     try:
         program = safe_json.read_regular_file(solve_py_path, 4 * 1024 * 1024)
     except safe_json.BadOutput as exc:
@@ -68,8 +75,8 @@ def score_level2(
     rows = []
     for index, case in enumerate(cases):
         run = run_solver(
-            python, program, case["instance_bytes"], limits, uid=uid, gid=uid, workroot=workroot,
-            read_solution=lambda p: safe_json.read_regular_file(p, max_bytes, name="solution.json"),
+            python, program, case["instance_bytes"], limits, uid=uids[index], gid=uids[index], workroot=workroot,
+            open_dirs=open_dirs, read_solution=lambda p: safe_json.read_regular_file(p, max_bytes, name="solution.json"),
         )
         row: dict[str, Any] = {
             "index": index,

@@ -1,0 +1,105 @@
+"""What the verifier's isolation costs: `orharbor check` before and after it, on the shipped rows.
+
+    .venv/bin/python bench/isolation_cost.py [-j 2] [--baseline 0eb86d9] [--problem jobshop]
+
+Each side exports the shipped rows with its own exporter (so each side's tasks
+carry its own verifier) and checks them with its own `orharbor check` through
+Harbor's trial code, in both verifier modes. The baseline is commit
+``--baseline`` (before the lockdown, the per-run uids, the disk watch and the
+iterative cleanup), unpacked from git; the candidate is this checkout. Prints
+per mode: tasks passed, wall seconds of the whole check, the mean verifier
+phase of level-2 trials (where the isolation runs) and of level-1 trials, and
+the ratios candidate / baseline. Needs root and bubblewrap, as check does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+#: The last commit before issue 12's isolation.
+BASELINE = "0eb86d9"
+
+RUN = """
+import json, sys, time
+from datetime import datetime
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from orharbor import check
+from orharbor.datasets.rows import read_rows, shipped_datasets
+from orharbor.exporter import ExportOptions, export_dataset
+assert check.__file__.startswith(sys.argv[1]), check.__file__
+problem = sys.argv[5] or None
+rows = [r for p in shipped_datasets() for r in read_rows(p) if problem in (None, r["problem"])]
+tasks, jobs_dir = Path(sys.argv[2]) / "tasks", Path(sys.argv[2]) / "jobs"
+export_dataset(rows, tasks, ExportOptions(verifier_mode=sys.argv[4]))
+start = time.monotonic()
+results = check.check_tasks(tasks, jobs=int(sys.argv[3]), jobs_dir=jobs_dir)
+seconds = time.monotonic() - start
+phases = {1: [], 2: []}
+for result in sorted(jobs_dir.glob("*/*/result.json")):
+    trial = json.loads(result.read_text())
+    timing = trial.get("verifier") or {}
+    if not timing.get("started_at") or not timing.get("finished_at"):
+        continue
+    level = 2 if "-l2-" in trial.get("task_name", result.parent.name) else 1
+    took = (datetime.fromisoformat(timing["finished_at"]) - datetime.fromisoformat(timing["started_at"]))
+    phases[level].append(took.total_seconds())
+print(json.dumps({"seconds": seconds, "tasks": len(results), "passed": sum(r.ok for r in results),
+                  "verifier_l1": sum(phases[1]) / max(1, len(phases[1])),
+                  "verifier_l2": sum(phases[2]) / max(1, len(phases[2]))}))
+"""
+
+
+def unpack(commit: str, target: Path) -> Path:
+    """``src/`` of ``commit`` under ``target``, from git's object store."""
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", commit, "src"],
+                             check=True, capture_output=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(target, filter="data")
+    return target / "src"
+
+
+def timed_check(src: Path, scratch: Path, jobs: int, mode: str, problem: str | None) -> dict:
+    scratch.mkdir(parents=True)
+    done = subprocess.run([sys.executable, "-c", RUN, str(src), str(scratch), str(jobs), mode, problem or ""],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"check from {src} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-j", "--jobs", type=int, default=2)
+    parser.add_argument("--baseline", default=BASELINE, help="commit whose check is the baseline")
+    parser.add_argument("--problem", default=None, help="only this problem class's shipped rows")
+    args = parser.parse_args()
+    print(f"check of the shipped rows{' of ' + args.problem if args.problem else ''}, -j {args.jobs}; "
+          f"baseline {args.baseline}, candidate this checkout")
+    print(f"{'mode':<9} {'tasks':>5} {'passed':>7} {'before s':>9} {'after s':>8} {'ratio':>6} "
+          f"{'L2 verifier before/after s':>27} {'ratio':>6} {'L1 verifier before/after s':>27}")
+    with tempfile.TemporaryDirectory(prefix="orharbor-bench-") as scratch:
+        old_src = unpack(args.baseline, Path(scratch) / "baseline")
+        for mode in ("separate", "shared"):
+            old = timed_check(old_src, Path(scratch) / f"old-{mode}", args.jobs, mode, args.problem)
+            new = timed_check(REPO / "src", Path(scratch) / f"new-{mode}", args.jobs, mode, args.problem)
+            l2 = f"{old['verifier_l2']:.2f}/{new['verifier_l2']:.2f}"
+            l1 = f"{old['verifier_l1']:.2f}/{new['verifier_l1']:.2f}"
+            print(f"{mode:<9} {new['tasks']:>5} {old['passed']:>3}/{new['passed']:<3} {old['seconds']:>9.1f} "
+                  f"{new['seconds']:>8.1f} {new['seconds'] / old['seconds']:>6.2f} {l2:>27} "
+                  f"{new['verifier_l2'] / max(old['verifier_l2'], 1e-9):>6.2f} {l1:>27}")
+
+
+if __name__ == "__main__":
+    start = time.monotonic()
+    main()
+    print(f"({time.monotonic() - start:.0f} s in all)")
