@@ -4,5 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-.venv/bin/orharbor export --out "${1:-tasks}"
+.venv/bin/orharbor export --out "${1:-tasks}" --force
 .venv/bin/orharbor check "${1:-tasks}" -j "$(nproc)"

@@ -18,7 +18,7 @@ from orharbor.verifiers.score import evaluator, judge
 
 NAMES = problem_modules.names()
 CONTRACT = ("NAME", "TITLE", "OBJECTIVE", "SIZES", "BASELINE", "GENERATOR_VERSION", "FORMATS",
-            "generate", "read", "write", "evaluate", "baseline", "reference", "statement")
+            "generate", "read", "write", "evaluate", "baseline", "reference", "statement", "validate_instance")
 
 
 @pytest.fixture(scope="module", params=NAMES)

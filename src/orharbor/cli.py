@@ -92,12 +92,20 @@ def generate_cmd(problem: str, size: str, seed: int, fmt: str) -> None:
 @click.option("--workers", type=click.IntRange(min=1), default=os.cpu_count() or 1, show_default="all cores")
 @click.option("--seed", type=int, default=0, show_default=True)
 def solve_cmd(problem: str, instance_file: Path, time_limit: float, workers: int, seed: int) -> None:
-    """Solve an instance (JSON or a standard format) with the OR-Tools reference."""
+    """Solve an instance (JSON or a standard format) with the OR-Tools reference.
+
+    The instance is first checked against its problem's rules (shape, ranges,
+    references, and what any feasible answer needs); a broken rule is an error.
+    """
     module = _problem(problem)
     try:
         instance = load_instance(module, instance_file)
     except _user_errors() as exc:
         raise click.ClickException(f"{instance_file}: {exc}") from None
+    try:
+        module.validate_instance(instance)
+    except ValueError as exc:
+        raise click.ClickException(f"{instance_file}: not a valid {problem} instance: {exc}") from None
     try:
         solution, meta = module.reference(instance, time_limit_s=time_limit, workers=workers, seed=seed)
         objective = module.evaluate(instance, solution)
@@ -133,12 +141,19 @@ def load_instance(module, path: Path) -> dict:
 @click.option("--solver-workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="CP-SAT threads per solve.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--force", is_flag=True, help="Replace an existing --out file.")
 def build_dataset_cmd(problem, sizes, level, num_rows, reference_time_limit, eval_instances, solve_time_limit,
-                      start_seed, workers, solver_workers, out) -> None:
-    """Build a JSONL dataset, references and baselines precomputed in parallel."""
+                      start_seed, workers, solver_workers, out, force) -> None:
+    """Build a JSONL dataset, references and baselines precomputed in parallel.
+
+    An existing --out file is refused before anything is solved, unless --force.
+    The rows are written to a temporary file beside --out, then renamed.
+    """
     from orharbor.datasets import build, rows as rows_mod
+    from orharbor.files import atomic_path, refuse_existing
 
     try:
+        refuse_existing([out], force)
         per_row = 1 if level == 1 else eval_instances
         start = time.monotonic()
         with click.progressbar(length=num_rows * per_row, label="solving", file=sys.stderr) as bar:
@@ -148,8 +163,8 @@ def build_dataset_cmd(problem, sizes, level, num_rows, reference_time_limit, eva
                                        solve_time_limit_s=solve_time_limit, progress=bar.update)
     except _user_errors() as exc:
         raise click.ClickException(str(exc)) from None
-    out.parent.mkdir(parents=True, exist_ok=True)
-    rows_mod.write_rows(rows, out)
+    with atomic_path(out) as tmp:
+        rows_mod.write_rows(rows, tmp)
     click.echo(f"wrote {len(rows)} rows to {out} in {time.monotonic() - start:.1f} s", err=True)
 
 
@@ -188,20 +203,26 @@ def _base_image(ctx: click.Context, param: click.Parameter, value: str | None) -
 @click.option("--env", "provider", metavar="PROVIDER", default=None,
               help="Refuse, before writing anything, an export that this Harbor environment (harbor run --env, "
                    "e.g. docker, daytona, modal) would refuse; see `orharbor providers`.")
+@click.option("--force", is_flag=True,
+              help="Replace task folders of the same id already in --out (without it they are refused).")
 def export_cmd(datasets, specs_dir, out, verifier_mode, allow_ortools, agent_network, allowed_hosts, agent_timeout,
-               problems, hints, prompt, base_image, provider) -> None:
+               problems, hints, prompt, base_image, provider, force) -> None:
     """Export dataset rows and modelling specs as Harbor task directories.
 
     With neither --dataset nor --specs, exports everything shipped in the package:
     the small algorithm datasets and the modelling specs. Beside the tasks, --out
     gets registry.json (run them as `harbor run -d orharbor@VERSION --registry-path
     OUT/registry.json`), dataset.toml (Harbor's dataset manifest) and a .gitattributes.
+
+    A task folder of the same id already in --out is refused, before anything is
+    written, unless --force; each task is written into a temporary folder in
+    --out and renamed into place.
     """
     from orharbor.datasets.rows import read_rows, shipped_datasets
     from orharbor.exporter import ExportOptions, export_dataset, write_dataset_index
-    from orharbor.exporter.harbor import check_dataset_index
-    from orharbor.exporter.harbor import DATASET_NAME, package_version
+    from orharbor.exporter.harbor import DATASET_NAME, build_task, check_dataset_index, package_version
     from orharbor.exporter.modelling import export_retail, export_spec
+    from orharbor.files import refuse_existing
     from orharbor.modelling.spec import load_specs, shipped_specs_dir
 
     try:
@@ -214,26 +235,32 @@ def export_cmd(datasets, specs_dir, out, verifier_mode, allow_ortools, agent_net
         shipped = not datasets and specs_dir is None
         rows, retail = [], []
         for path in (shipped_datasets() if shipped else datasets):
-            if _is_retail_file(path):
-                retail += _read_retail_rows(path)
-            else:
-                rows += read_rows(path)
+            retail_file = _is_retail_file(path)
+            found = _read_retail_rows(path) if retail_file else read_rows(path)
+            if not found:
+                raise ValueError(f"{path}: no rows (an empty dataset); nothing to export from it")
+            (retail if retail_file else rows).extend(found)
         if problems:     # problem classes only: no RetailOpt rows, no shipped specs
             for name in problems:
                 problem_modules.get(name)          # UnknownProblem, with a close match, for a typo
             rows, retail = [row for row in rows if row["problem"] in problems], []
+            if not rows and specs_dir is None:
+                raise ValueError(f"no rows of {', '.join(problems)} in the dataset(s); nothing to export")
         specs = (load_specs(specs_dir) if specs_dir else
                  load_specs(shipped_specs_dir()) if shipped and not problems else [])
-        _check_unique_ids([*rows, *retail, *({"id": s.id} for s in specs)])
+        ids = [*(r["id"] for r in rows), *(r["id"] for r in retail), *(s.id for s in specs)]
+        _check_unique_ids([{"id": task_id} for task_id in ids])
+        refuse_existing([out / task_id for task_id in ids], force)   # every target, before anything is written
         start = time.monotonic()
-        with click.progressbar(length=len(rows) + len(retail) + len(specs), label="exporting",
-                               file=sys.stderr) as bar:
-            paths = export_dataset(rows, out, options, progress=bar.update)
+        with click.progressbar(length=len(ids), label="exporting", file=sys.stderr) as bar:
+            paths = export_dataset(rows, out, options, progress=bar.update, force=force)
             for row in retail:
-                paths.append(export_retail(row, out, options, prompt))
+                paths.append(build_task(out, row["id"], lambda parent: export_retail(row, parent, options, prompt),
+                                        force))
                 bar.update(1)
             for spec in specs:
-                paths.append(export_spec(spec, out, options, hints))
+                paths.append(build_task(out, spec.id, lambda parent: export_spec(spec, parent, options, hints),
+                                        force))
                 bar.update(1)
         index = write_dataset_index(out)
     except _user_errors() as exc:
@@ -336,27 +363,29 @@ def check_cmd(tasks: Path, jobs: int, attacks: bool, jobs_dir: Path | None) -> N
 
 @main.command("verify")
 @click.argument("task", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--solution", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="solution.json (level 1) or solve.py (level 2).")
-@click.option("--python", default=sys.executable, show_default="this interpreter",
-              help="Level 2: interpreter that runs solve.py.")
-def verify_cmd(task: Path, solution: Path, python: str) -> None:
-    """Print the reward a solution (or solve.py) would get on TASK."""
-    import tempfile
+@click.option("--solution", type=click.Path(exists=True, path_type=Path), required=True,
+              help="solution.json (level 1), solve.py (level 2), the RetailOpt file the task grades (answer.json, "
+                   "or model.py where the verifier runs it) or, for a spec task, the folder holding its output files.")
+@click.option("--json", "as_json", is_flag=True, help="Print the verifier's details as JSON.")
+def verify_cmd(task: Path, solution: Path, as_json: bool) -> None:
+    """Print the reward a solution (or solve.py) would get on TASK, scored as the task scores it.
 
-    from orharbor.verifiers.main import verify
+    A level-2 solve.py runs under the task's own interpreter rules: numpy and
+    scipy only (and ortools if the task was exported with --allow-ortools),
+    built from this machine's packages; as root, in a bubblewrap sandbox as the
+    task's unprivileged user, otherwise as you. verify refuses when it cannot
+    build that interpreter here. A readable summary by default; --json prints
+    the verifier's details (per-run rows, stderr tails) as one JSON object.
+    """
+    from orharbor.local_verify import VerifyError, WrongSolutionKind, score, summary
 
-    if not (task / "tests" / "task.json").is_file():
-        raise click.ClickException(f"{task} is not an orharbor task (no tests/task.json); "
-                                   "pass a folder written by `orharbor export`")
-    with tempfile.TemporaryDirectory() as work:
-        reward, details = verify(str(task / "tests"), str(solution), workroot=work, python=python,
-                                 drop_privileges=False)
-    click.echo(json.dumps({k: details.get(k) for k in ("reward", "feasible", "objective", "naive", "reference",
-                                                      "error") if k in details}))
-    for row in details.get("instances", []):
-        click.echo(f"  instance {row['index']}: reward {row['reward']:.4f} objective {row.get('objective')} "
-                   f"({row.get('error') or 'ok'})")
+    try:
+        _, details = score(task, solution)
+    except WrongSolutionKind as exc:
+        raise click.BadParameter(str(exc), param_hint="'--solution'") from None
+    except VerifyError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(json.dumps(details, indent=1, default=str) if as_json else summary(details))
 
 
 @main.command("validate-specs")
@@ -365,16 +394,20 @@ def verify_cmd(task: Path, solution: Path, python: str) -> None:
               help="Run golden scripts here with this interpreter instead of the bubblewrap sandbox (no root needed).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True)
 def validate_specs_cmd(specs_dir: Path, no_sandbox: bool, jobs: int) -> None:
-    """Check every spec in SPECS_DIR: schema, then its golden script's outputs on a clean template."""
-    from orharbor.modelling.spec import load_specs
-    from orharbor.modelling.validate import validate_specs
+    """Check every spec in SPECS_DIR: schema, then its golden script's outputs on a clean template.
+
+    Every spec is checked and every failure reported (a spec that does not load
+    is one failure; the others still run).
+    """
+    from orharbor.modelling.validate import load_every_spec, validate_specs
     from orharbor.sandbox import SandboxUnavailable
 
     try:
-        specs = load_specs(specs_dir)
-        results = validate_specs(specs, sandbox=not no_sandbox, jobs=jobs)
+        specs, unloaded = load_every_spec(specs_dir)
+        results = validate_specs(specs, sandbox=not no_sandbox, jobs=jobs) if specs else []
     except (ValueError, SandboxUnavailable) as exc:
         raise click.ClickException(str(exc)) from None
+    results = sorted([*results, *unloaded], key=lambda r: r.spec)
     width = max(len(r.spec) for r in results)
     for r in results:
         click.echo(f"{r.spec.ljust(width)}  {'ok' if r.ok else 'FAIL'}  {r.seconds:6.1f} s")
@@ -394,16 +427,25 @@ def import_group() -> None:
 @import_group.command("retailopt")
 @click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
-def import_retailopt_cmd(source: Path, out: Path) -> None:
-    """Turn a downloaded RetailOpt-190 JSONL file (either published shape) into rows."""
+@click.option("--force", is_flag=True, help="Replace an existing --out file (never SOURCE itself).")
+def import_retailopt_cmd(source: Path, out: Path, force: bool) -> None:
+    """Turn a downloaded RetailOpt-190 JSONL file (either published shape) into rows.
+
+    --out must not be SOURCE; an existing --out is refused unless --force. The
+    rows are written to a temporary file beside --out, then renamed.
+    """
+    from orharbor.files import atomic_path, refuse_existing
     from orharbor.modelling.retailopt import import_file
 
+    if out.resolve() == source.resolve() or (out.exists() and os.path.samefile(out, source)):
+        raise click.BadParameter(f"{out} is the input file {source}; write the rows to another file",
+                                 param_hint="'--out'")
     try:
+        refuse_existing([out], force)
         rows = import_file(source)
     except (ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", encoding="utf-8") as f:
+    with atomic_path(out) as tmp, tmp.open("w", encoding="utf-8") as f:
         for row in rows:
             f.write(json.dumps(row, separators=(",", ":"), allow_nan=False) + "\n")
     click.echo(f"imported {len(rows)} scenarios to {out}")

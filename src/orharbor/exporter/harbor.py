@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
-import os
 import shutil
 import string
 import tomllib
@@ -42,6 +41,7 @@ import tomli_w
 from orharbor import problem_modules
 from orharbor.datasets.build import complete_row
 from orharbor.exporter.bundle import write_bundle
+from orharbor.files import refuse_existing, replace_dir, staging_dir, write_atomically
 from orharbor.jsonio import canonical, digest
 
 #: Pinned base image (python 3.12 slim on Debian bookworm, by digest).
@@ -117,27 +117,58 @@ def check_base_image(image: str) -> str:
 
 
 def export_dataset(rows: Iterable[dict], out: Path, options: ExportOptions = ExportOptions(),
-                   progress: Callable[[int], None] | None = None) -> list[Path]:
-    """Export every row under ``out``; return the task directories."""
+                   progress: Callable[[int], None] | None = None, force: bool = False) -> list[Path]:
+    """Export every row under ``out``; return the task directories.
+
+    A task folder of the same id already in ``out`` is an error (checked for
+    every row before anything is written) unless ``force``, which replaces it.
+    """
+    rows = list(rows)
+    refuse_existing([out / row["id"] for row in rows], force)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     for row in rows:
-        paths.append(export_row(row, out, options))
+        paths.append(export_row(row, out, options, force=force))
         if progress:
             progress(1)
     return paths
 
 
-def export_row(row: dict, out: Path, options: ExportOptions = ExportOptions()) -> Path:
-    """Write the task directory of one validated row; return its path."""
+def export_row(row: dict, out: Path, options: ExportOptions = ExportOptions(), force: bool = False) -> Path:
+    """Write the task directory of one validated row; return its path.
+
+    The task is written into a temporary folder beside its target and renamed
+    into place; an existing task folder of the same id is replaced only with ``force``.
+    """
     module = problem_modules.get(row["problem"])
     if "instance" not in row and row["generator_version"] != module.GENERATOR_VERSION:
         raise ValueError(f"{row['id']}: built with generator version {row['generator_version']}, "
                          f"but {row['problem']} is at version {module.GENERATOR_VERSION}; rebuild the dataset")
+    refuse_existing([out / row["id"]], force)
     row = complete_row(dict(row), options.reference_time_limit_s)
-    task = out / row["id"]
-    if task.exists():
-        shutil.rmtree(task)
+    return build_task(out, row["id"], lambda parent: _write_row_task(module, row, parent / row["id"], options),
+                      force)
+
+
+def build_task(out: Path, task_id: str, write: Callable[[Path], Path], force: bool = False) -> Path:
+    """Run ``write(parent)``, which writes ``parent/task_id``, in a temporary folder in ``out``; then rename.
+
+    The finished folder replaces ``out/task_id`` only with ``force``
+    (:func:`orharbor.files.replace_dir`); a failed write leaves ``out`` as it was.
+    Every exporter goes through here (modelling tasks too: their writers take
+    the temporary folder as their output folder).
+    """
+    staging = staging_dir(out, task_id)
+    try:
+        built = write(staging)
+        if built != staging / task_id:
+            raise ValueError(f"task {task_id!r} was written to {built.name!r}")
+        return replace_dir(built, out / task_id, force)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _write_row_task(module, row: dict, task: Path, options: ExportOptions) -> Path:
     for sub in ("environment", "tests", "solution"):
         (task / sub).mkdir(parents=True)
     level = row["level"]
@@ -304,16 +335,6 @@ def write_gitattributes(out: Path) -> Path | None:
         return None
     write_atomically(path, GITATTRIBUTES)
     return path
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path``, then rename it over ``path``."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        tmp.write_text(text)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def lookup_program(answers: dict[str, object]) -> str:

@@ -48,8 +48,12 @@ def tolerance(archetype_name: str) -> float:
 
 
 def import_file(path: str | Path) -> list[dict]:
-    """Rows (validated) from a RetailOpt-190 JSONL file in either published shape."""
-    return list(_iter_import(Path(path)))
+    """Rows (validated) from a RetailOpt-190 JSONL file in either published shape; an empty file is an error."""
+    rows = list(_iter_import(Path(path)))
+    if not rows:
+        raise RetailImportError(f"{Path(path).name}: no scenarios (the file is empty); "
+                                "expected one RetailOpt-190 record per line")
+    return rows
 
 
 def _iter_import(path: Path) -> Iterator[dict]:

@@ -3,8 +3,10 @@
 A problem module exposes the contract of DESIGN.md under fixed names:
 ``NAME``, ``TITLE``, ``OBJECTIVE``, ``SIZES``, ``BASELINE``, ``GENERATOR_VERSION``, ``FORMATS``,
 ``generate``, ``read``, ``write``, ``evaluate``, ``baseline``, ``reference``,
-``statement``. Its ``verify.py`` holds ``evaluate`` and imports only the
-standard library and ``orharbor.verifiers``, because it is copied into tasks.
+``statement``, ``validate_instance``. Its ``verify.py`` holds ``evaluate`` and imports only the
+standard library and ``orharbor.verifiers``, because it is copied into tasks; its
+``rules.py`` holds ``validate_instance``, the instance's own rules, checked
+before a user's instance is solved (:mod:`orharbor.problem_modules.checks`).
 """
 
 from __future__ import annotations

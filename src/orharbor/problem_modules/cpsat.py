@@ -13,9 +13,17 @@ import ortools
 from ortools.sat.python import cp_model
 
 
+class ModelInvalid(ValueError):
+    """CP-SAT rejected the model (MODEL_INVALID): the instance breaks a rule the model relies on."""
+
+
 def solve(model: cp_model.CpModel, *, time_limit_s: float, workers: int, seed: int,
           **parameters) -> tuple[cp_model.CpSolver, int, dict]:
-    """Solve ``model``; return the solver, its status and the meta every reference records."""
+    """Solve ``model``; return the solver, its status and the meta every reference records.
+
+    A MODEL_INVALID status is an error (:class:`ModelInvalid`), never a fallback
+    answer: the model could not even be read, so nothing it returns means anything.
+    """
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = float(time_limit_s)
     solver.parameters.num_workers = int(workers)
@@ -24,6 +32,10 @@ def solve(model: cp_model.CpModel, *, time_limit_s: float, workers: int, seed: i
         setattr(solver.parameters, name, value)
     start = time.perf_counter()
     status = solver.solve(model)
+    if status == cp_model.MODEL_INVALID:
+        reason = " ".join((model.validate() or "no reason given").split())
+        raise ModelInvalid(f"CP-SAT rejected the model as invalid ({reason[:200]}); "
+                           "check the instance against its problem's rules")
     meta = {
         "solver": "ortools-cp-sat",
         "version": ortools.__version__,

@@ -17,6 +17,7 @@ from .baseline import BASELINE, baseline, random_order, split
 from .formats import FORMATS, parse, read, read_solution, write
 from .generator import GENERATOR_VERSION, SIZES, generate
 from .reference import fleet_size, lower_bound, reference  # OR-Tools is imported inside the call
+from .rules import validate_instance
 from .verify import distance_function, evaluate, route_length
 
 NAME = "cvrp"
@@ -45,6 +46,7 @@ __all__ = [
     "route_length",
     "split",
     "statement",
+    "validate_instance",
     "write",
 ]
 

@@ -13,6 +13,7 @@ from .baseline import BASELINE, baseline, dispatch
 from .formats import FORMATS, read, write
 from .generator import GENERATOR_VERSION, SIZES, generate, taillard
 from .reference import reference  # OR-Tools is imported inside the call
+from .rules import validate_instance
 from .verify import evaluate
 
 NAME = "jobshop"
@@ -35,6 +36,7 @@ __all__ = [
     "reference",
     "statement",
     "taillard",
+    "validate_instance",
     "write",
 ]
 

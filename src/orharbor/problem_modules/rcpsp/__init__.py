@@ -15,6 +15,7 @@ from .baseline import BASELINE, baseline, random_activity_list, ssgs
 from .formats import FORMATS, parse, read, write
 from .generator import GENERATOR_VERSION, SIZES, generate
 from .reference import reference  # OR-Tools is imported inside the call
+from .rules import validate_instance
 from .verify import evaluate
 
 NAME = "rcpsp"
@@ -38,6 +39,7 @@ __all__ = [
     "reference",
     "ssgs",
     "statement",
+    "validate_instance",
     "write",
 ]
 

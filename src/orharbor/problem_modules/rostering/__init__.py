@@ -17,6 +17,7 @@ from .baseline import BASELINE, baseline  # OR-Tools is imported inside the call
 from .formats import FORMATS, parse, read, write
 from .generator import GENERATOR_VERSION, SIZES, generate, generate_with_witness
 from .reference import reference  # OR-Tools is imported inside the call
+from .rules import validate_instance
 from .verify import evaluate, penalty, weekends
 
 NAME = "rostering"
@@ -40,6 +41,7 @@ __all__ = [
     "read",
     "reference",
     "statement",
+    "validate_instance",
     "weekends",
     "write",
 ]

@@ -19,6 +19,7 @@ from .baseline import BASELINE, baseline  # OR-Tools is imported inside the call
 from .formats import FORMATS, parse, read, read_solution, write, write_solution
 from .generator import GENERATOR_VERSION, SIZES, build, generate
 from .reference import reference  # OR-Tools is imported inside the call
+from .rules import validate_instance
 from .verify import WEIGHTS, evaluate, penalties
 
 NAME = "timetabling"
@@ -44,6 +45,7 @@ __all__ = [
     "read_solution",
     "reference",
     "statement",
+    "validate_instance",
     "write",
     "write_solution",
 ]

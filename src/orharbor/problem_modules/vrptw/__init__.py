@@ -16,6 +16,7 @@ from .baseline import BASELINE, baseline, construct
 from .formats import FORMATS, parse, read, read_solution, write
 from .generator import GENERATOR_VERSION, SIZES, generate
 from .reference import lower_bound, reference  # OR-Tools is imported inside the call
+from .rules import validate_instance
 from .verify import TOL, evaluate
 
 NAME = "vrptw"
@@ -41,6 +42,7 @@ __all__ = [
     "read_solution",
     "reference",
     "statement",
+    "validate_instance",
     "write",
 ]
 

@@ -14,6 +14,7 @@ from .baseline import BASELINE, baseline
 from .formats import FORMATS, parse, read, read_all, read_optima, write
 from .generator import GENERATOR_VERSION, SIZES, due_date_range, generate
 from .reference import best_rule, edd, reference, wspt  # OR-Tools is imported inside the call
+from .rules import validate_instance
 from .verify import evaluate, weighted_tardiness
 
 NAME = "wtardiness"
@@ -40,6 +41,7 @@ __all__ = [
     "read_optima",
     "reference",
     "statement",
+    "validate_instance",
     "weighted_tardiness",
     "write",
     "wspt",

@@ -1,0 +1,291 @@
+"""``orharbor verify``: the reward a deliverable gets, scored here as the task's verifier would.
+
+Level 1 and spec tasks only read files, so the verifier runs in this process.
+A level-2 ``solve.py`` (and a RetailOpt ``model.py``, where the task's grading
+runs it) is a program, and what it may import is part of the task: the task's
+solver interpreter (``tests/task.json``: ``solver_python``) is a venv holding
+numpy and scipy only, plus OR-Tools when the task was exported with
+``--allow-ortools`` (``task.toml``: ``[metadata] allow_ortools``); a model
+runs under the modelling image's python (the modelling stack). That
+interpreter is assembled from this machine's packages
+(:func:`orharbor.sandbox.build_venv`) and the program runs under it:
+
+- as root, inside a bubblewrap sandbox laid out like the verifier image (the
+  solver venv at ``/opt/orharbor-solver``, the modelling stack at
+  ``/usr/local``, the task's ``tests/`` at ``/tests``, no network), where the
+  task's own ``tests/verify.py`` scores it and drops the program to the task's
+  unprivileged uid, as in the task;
+- as any other user, in this process, as that user, with the venv's python.
+
+When the interpreter cannot be built here (a package missing, no bubblewrap
+as root), verify refuses with :class:`VerifyError` instead of scoring under
+another interpreter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import tomllib
+from pathlib import Path
+
+#: Where the task images install the level-2 solver venv (exporter.harbor.SOLVER_VENV).
+SOLVER_VENV = "/opt/orharbor-solver"
+#: The modelling image's interpreter: python slim's, with the modelling stack pip-installed.
+MODELLING_PYTHONS = ("/usr/local/bin/python3", "/usr/local/bin/python")
+TASK_CONFIG = "task.json"
+#: What task.json holds besides problem, level and deliverable, by level.
+LEVEL_KEYS = {1: ("instance", "naive", "reference"), 2: ("eval", "limits", "solver_python")}
+
+
+class VerifyError(ValueError):
+    """A task that cannot be scored here, or a solution path of the wrong kind; one line, for the user."""
+
+
+class WrongSolutionKind(VerifyError):
+    """--solution is a file where the task wants a folder, or the other way round."""
+
+
+def load_task(task: Path) -> dict:
+    """``tests/task.json`` of an exported task, or VerifyError saying what is wrong with it."""
+    path = task / "tests" / TASK_CONFIG
+    if not path.is_file():
+        raise VerifyError(f"{task} is not an orharbor task (no tests/task.json); "
+                          "pass a folder written by `orharbor export`")
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise VerifyError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}); "
+                          "re-export the task") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise VerifyError(f"{path}: cannot read it ({exc})") from None
+    if not isinstance(config, dict):
+        raise VerifyError(f"{path}: not an orharbor task.json (expected a JSON object); re-export the task")
+    if config.get("kind") == "modelling":
+        needed: tuple[str, ...] = ("grading",)
+    else:
+        needed = ("problem", "level", "deliverable", *LEVEL_KEYS.get(config.get("level"), ()))
+    missing = [key for key in needed if key not in config]
+    if missing:
+        raise VerifyError(f"{path}: not an orharbor task.json (no {missing[0]!r}); re-export the task")
+    return config
+
+
+def expected_solution(config: dict) -> tuple[str, str]:
+    """('file' or 'folder', what it is) that --solution must be for this task."""
+    if config.get("kind") == "modelling":
+        grading = config["grading"]
+        if grading.get("type") == "outputs":
+            names = ", ".join(grading.get("outputs", {}))
+            return "folder", f"the folder holding the output files ({names})"
+        if isinstance(grading.get("run"), dict):
+            return "file", "model.py (the verifier runs it and grades the answer.json it writes)"
+        return "file", f"the answer file ({os.path.basename(grading.get('answer', 'answer.json'))})"
+    return "file", "solution.json" if config["level"] == 1 else "solve.py"
+
+
+def check_solution_kind(config: dict, solution: Path) -> None:
+    """WrongSolutionKind unless ``solution`` is a file or a folder as the task needs."""
+    kind, what = expected_solution(config)
+    if kind == "folder" and not solution.is_dir():
+        raise WrongSolutionKind(f"{solution} is a file, but this task grades several output files: "
+                                f"pass {what}")
+    if kind == "file" and solution.is_dir():
+        raise WrongSolutionKind(f"{solution} is a folder, but this task scores one file: pass {what}")
+
+
+def score(task: Path, solution: Path) -> tuple[float, dict]:
+    """(reward, details) of ``solution`` on ``task``, as the task's verifier would give them."""
+    config = load_task(task)
+    check_solution_kind(config, solution)
+    if is_program(config):
+        return score_program(task, config, solution)
+    from orharbor.verifiers.main import verify
+
+    try:
+        return verify(str(task / "tests"), str(solution))
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OSError, ImportError) as exc:
+        raise VerifyError(f"{task / 'tests' / TASK_CONFIG}: a broken task ({type(exc).__name__}: {exc}); "
+                          "re-export it") from None
+
+
+def is_program(config: dict) -> bool:
+    """Whether the deliverable is a program the verifier runs (level-2 solve.py, a RetailOpt model.py)."""
+    if config.get("kind") == "modelling":
+        return isinstance(config["grading"].get("run"), dict)
+    return config["level"] == 2
+
+
+def solver_packages(task: Path, config: dict) -> tuple[str, ...]:
+    """The packages the interpreter of the task's program holds.
+
+    A level-2 solve.py: numpy and scipy, and ortools if the task allows it. A
+    model run: the modelling stack of the modelling image.
+    """
+    from orharbor.sandbox import MODELLING_PACKAGES, SOLVER_PACKAGES
+
+    if config.get("kind") == "modelling":
+        python = config["grading"]["run"].get("python")
+        if python not in MODELLING_PYTHONS:
+            raise VerifyError(f"{task}: model.py runs under {python!r}, not the modelling image's python; "
+                              "verify cannot reproduce that interpreter")
+        return tuple(MODELLING_PACKAGES)
+    python = config.get("solver_python")
+    if python != f"{SOLVER_VENV}/bin/python3":
+        raise VerifyError(f"{task}: solve.py runs under {python!r}, not orharbor's solver venv; "
+                          "verify cannot reproduce that interpreter")
+    try:
+        metadata = tomllib.loads((task / "task.toml").read_text(encoding="utf-8")).get("metadata", {})
+    except (OSError, ValueError) as exc:
+        raise VerifyError(f"{task / 'task.toml'}: cannot tell whether solve.py may use OR-Tools ({exc})") from None
+    return (*SOLVER_PACKAGES, "ortools") if metadata.get("allow_ortools") is True else tuple(SOLVER_PACKAGES)
+
+
+def verifier_timeout(task: Path, config: dict) -> float:
+    """The task's verifier timeout ([verifier] timeout_sec), or the exporter's formula."""
+    try:
+        return float(tomllib.loads((task / "task.toml").read_text(encoding="utf-8"))["verifier"]["timeout_sec"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return len(config.get("eval", ())) * (float(config.get("limits", {}).get("wall_s", 10.0)) + 15.0) + 120.0
+
+
+def score_program(task: Path, config: dict, program: Path) -> tuple[float, dict]:
+    """Run the task's program (solve.py, model.py) under the task's interpreter (see the module docstring)."""
+    from orharbor.sandbox import SandboxUnavailable
+
+    packages = solver_packages(task, config)
+    try:
+        if os.geteuid() == 0:
+            return _score_sandboxed(task, config, program, packages)
+        return _score_here(task, program, packages)
+    except SandboxUnavailable as exc:
+        raise VerifyError(f"cannot build the task's solver interpreter ({', '.join(packages)}) here: {exc}") from None
+
+
+def _score_here(task: Path, program: Path, packages: tuple[str, ...]) -> tuple[float, dict]:
+    """Not root: the program runs as this user, under a venv of symlinks to this machine's packages."""
+    from orharbor.verifiers.main import verify
+
+    with tempfile.TemporaryDirectory(prefix="orharbor-verify-") as scratch:
+        python = linked_venv(Path(scratch) / "solver", packages)
+        try:
+            return verify(str(task / "tests"), str(program), workroot=scratch, python=python)
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError, OSError, ImportError) as exc:
+            raise VerifyError(f"{task / 'tests' / TASK_CONFIG}: a broken task ({type(exc).__name__}: {exc}); "
+                              "re-export it") from None
+
+
+def linked_venv(root: Path, packages: tuple[str, ...]) -> str:
+    """A venv at ``root`` whose site-packages links to this machine's ``packages`` only; its python."""
+    from orharbor.sandbox import build_venv
+
+    venv = build_venv(root, packages)
+    for source, relative in venv.binds:  # the mount points build_venv leaves for bubblewrap become links
+        mount = root / relative
+        if mount.is_dir():
+            mount.rmdir()
+        else:
+            mount.unlink()
+        mount.symlink_to(source)
+    return str(root / "bin" / "python3")
+
+
+def _score_sandboxed(task: Path, config: dict, program: Path, packages: tuple[str, ...]) -> tuple[float, dict]:
+    """Root: the task's own verifier in a bubblewrap sandbox laid out like the verifier image."""
+    from orharbor.sandbox import SOLVER_PACKAGES, SandboxUnavailable, build_venv, require_bwrap, run_sandboxed
+
+    try:
+        bwrap = require_bwrap()
+    except SandboxUnavailable as exc:
+        raise VerifyError(f"as root, verify runs the task's program only in a bubblewrap sandbox, as the task's "
+                          f"unprivileged user ({exc}); or run verify as another user") from None
+    modelling = config.get("kind") == "modelling"
+    name = "model.py" if modelling else "solve.py"
+    with tempfile.TemporaryDirectory(prefix="orharbor-verify-") as scratch:
+        scratch_path = Path(scratch)
+        solver = build_venv(scratch_path / "solver", SOLVER_PACKAGES if modelling else packages)
+        local = build_venv(scratch_path / "local", packages) if modelling else None
+        app, logs = scratch_path / "app", scratch_path / "logs"
+        app.mkdir()
+        logs.mkdir()
+        try:
+            shutil.copyfile(program, app / name)
+        except OSError as exc:
+            raise VerifyError(f"{program}: cannot read it ({exc})") from None
+        command = ["python3", "-I", "/tests/verify.py", "--deliverable", f"/app/{name}",
+                   "--logs-dir", "/logs/verifier"]
+        timeout = verifier_timeout(task, config)
+        try:
+            proc = run_sandboxed(bwrap, solver, {"/logs/verifier": logs}, {"/tests": task / "tests", "/app": app},
+                                 command, timeout, local=local)
+        except subprocess.TimeoutExpired:
+            raise VerifyError(f"the task's verifier ran over its {timeout:g} s") from None
+        try:
+            details = json.loads((logs / "details.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            tail = (proc.stderr or proc.stdout or "").strip().splitlines()[-5:]
+            raise VerifyError(f"the task's verifier wrote no details.json (exit {proc.returncode}): "
+                              + " | ".join(tail)) from None
+    if details.get("error") == "verifier error":  # it crashed: a broken task, not a score of the program
+        last = (details.get("traceback") or "").strip().splitlines()[-1:] or ["no traceback"]
+        raise VerifyError(f"{task / 'tests' / TASK_CONFIG}: a broken task (its verifier failed: {last[0]}); "
+                          "re-export it")
+    return float(details.get("reward", -1.0)), details
+
+
+# ------------------------------------------------------------------ the readable summary
+
+#: Lines of a failed run's stderr shown under it.
+STDERR_LINES = 12
+
+
+def summary(details: dict) -> str:
+    """What ``orharbor verify`` prints by default: the reward, why, and each level-2 run."""
+    reward = details.get("reward")
+    head = f"reward {reward:.4f}" if isinstance(reward, (int, float)) else "reward ?"
+    lines = []
+    if details.get("kind") == "modelling":
+        lines.append(f"{head}  (executed {int(bool(details.get('executed')))}, "
+                     f"correct {int(bool(details.get('correct')))})")
+        for row in details.get("outputs", []):
+            lines.append(f"  {row['file']}: {'ok' if row['ok'] else row['error']}")
+        if "status" in details:
+            lines.append(f"  answer: status {details['status']}, objective {details.get('objective')} "
+                         f"(reference status {details.get('expected_status')})")
+        if details.get("error") and not details.get("outputs"):
+            lines.append(f"  error: {details['error']}")
+        if not details.get("executed"):
+            lines += _stderr_lines(details, "model.py", "  ")
+        return "\n".join(lines)
+    if "instances" in details:
+        runs = details["instances"]
+        lines.append(f"{head}  (mean over {len(runs)} hidden instance{'s' if len(runs) != 1 else ''})"
+                     if runs else head)
+        if details.get("error"):
+            lines.append(f"  error: {details['error']}")
+        for row in runs:
+            lines.append(f"  instance {row['index']}: reward {row['reward']:.4f}  "
+                         + (f"objective {row.get('objective')} (naive {row.get('naive')}, "
+                            f"reference {row.get('reference')})" if row.get("feasible") else row.get("error") or "")
+                         + f"  [{row.get('wall_s', 0):.1f} s]")
+            if not row.get("feasible"):
+                lines += _stderr_lines(row, "solve.py", "    ")
+        return "\n".join(lines)
+    if details.get("feasible"):
+        lines.append(f"{head}  objective {details.get('objective')} (naive {details.get('naive')}, "
+                     f"reference {details.get('reference')})")
+    else:
+        lines.append(f"{head}  {details.get('error') or 'infeasible'}")
+    return "\n".join(lines)
+
+
+def _stderr_lines(row: dict, program: str, indent: str) -> list[str]:
+    """The last lines of a failed run's stderr (its traceback), indented under the run."""
+    stderr = (row.get("stderr_tail") or "").rstrip()
+    if not stderr:
+        return []
+    tail = stderr.splitlines()[-STDERR_LINES:]
+    return [f"{indent}{program} stderr (last {len(tail)} lines):", *(f"{indent}  {line}" for line in tail)]
