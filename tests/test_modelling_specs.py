@@ -165,8 +165,12 @@ def test_exported_spec_task_holds_data_oracle_and_sealed_tests(toy, tmp_path):
         assert "2300" not in path.read_text() if path.is_file() else True
 
 
-def test_every_modelling_task_ships_a_naive_answer_that_runs_and_scores_zero(exported_specs, exported_retail):
-    """solution/naive/ holds /app-relative answer files, well-formed (executed 1) and wrong (reward 0.0)."""
+def test_every_modelling_task_ships_a_naive_answer_that_runs_and_scores_zero(exported_specs, exported_retail,
+                                                                           tmp_path):
+    """solution/naive/ holds /app-relative answer files, well-formed (executed 1) and wrong (reward 0.0);
+    in a RetailOpt task a model.py that writes such an answer when the verifier runs it."""
+    import sys
+
     from orharbor.verifiers.main import verify
 
     folders = [exported_specs["separate"], exported_specs["shared"], exported_retail["separate"],
@@ -177,10 +181,11 @@ def test_every_modelling_task_ships_a_naive_answer_that_runs_and_scores_zero(exp
         naive = task / "solution" / "naive"
         config = json.loads((task / "tests" / "task.json").read_text())
         files = sorted(p.relative_to(naive).as_posix() for p in naive.rglob("*") if p.is_file())
-        answers = config["grading"]["outputs"] if config["grading"]["type"] == "outputs" else ["answer.json"]
+        answers = config["grading"]["outputs"] if config["grading"]["type"] == "outputs" else ["model.py"]
         assert files == sorted(answers), task.name
-        deliverable = naive if config["grading"]["type"] == "outputs" else naive / "answer.json"
-        reward, details = verify(str(task / "tests"), str(deliverable))
+        deliverable = naive if config["grading"]["type"] == "outputs" else naive / "model.py"
+        reward, details = verify(str(task / "tests"), str(deliverable), workroot=str(tmp_path),
+                                 python=sys.executable, drop_privileges=False)
         assert (reward, details["executed"], details["correct"]) == (0.0, 1, 0), (task.name, details)
 
 

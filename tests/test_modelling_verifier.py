@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -128,12 +129,19 @@ def _tests_dir(tmp_path, grading: dict, deliverables: list[str]) -> str:
     return str(tests)
 
 
+#: A RetailOpt grading whose model.py runs under this interpreter, as this user (no "uid"), in 10 s.
+RUN = {"program": "/app/model.py", "data": "data.json", "python": sys.executable,
+       "argv": ["model.py", "data.json", "answer.json"], "output": "answer.json", "limits": {"wall_s": 10.0}}
+
+
 def test_reward_json_holds_the_reward_and_details_json_executed_and_correct(tmp_path):
     """reward.json is {"reward": x} alone (one key for Harbor's mean and pass@k); the 0/1 figures are in details."""
-    tests = _tests_dir(tmp_path, {"type": "answer", "answer": "/app/answer.json", **ANSWER}, ["/app/answer.json"])
+    tests = _tests_dir(tmp_path, {"type": "answer", **ANSWER, "run": RUN}, ["/app/model.py"])
+    (tmp_path / "tests" / "data.json").write_text("{}")
     logs = tmp_path / "logs"
-    answer = _answer(tmp_path, '{"status": "OPTIMAL", "objective": 378951.5}')
-    verifier_main.main(["--tests-dir", tests, "--deliverable", answer, "--logs-dir", str(logs)])
+    model = tmp_path / "model.py"
+    model.write_text("import sys\nopen(sys.argv[2], 'w').write('{\"status\": \"OPTIMAL\", \"objective\": 378951.5}')\n")
+    verifier_main.main(["--tests-dir", tests, "--deliverable", str(model), "--logs-dir", str(logs)])
     assert json.loads((logs / "reward.json").read_text()) == {"reward": 1.0}
     details = json.loads((logs / "details.json").read_text())
     assert (details["kind"], details["executed"], details["correct"]) == ("modelling", 1, 1)
@@ -141,7 +149,7 @@ def test_reward_json_holds_the_reward_and_details_json_executed_and_correct(tmp_
 
 def test_a_verifier_crash_in_a_modelling_task_scores_zero_not_minus_one(tmp_path, monkeypatch):
     """A bug of ours scores 0.0, and details.json still holds executed and correct (both 0)."""
-    tests = _tests_dir(tmp_path, {"type": "answer", "answer": "/app/answer.json", **ANSWER}, ["/app/answer.json"])
+    tests = _tests_dir(tmp_path, {"type": "answer", **ANSWER, "run": RUN}, ["/app/model.py"])
     monkeypatch.setattr(verifier_main, "verify", lambda *a, **k: 1 / 0)
     logs = tmp_path / "logs"
     verifier_main.main(["--tests-dir", tests, "--logs-dir", str(logs)])

@@ -112,11 +112,16 @@ def test_import_and_export_from_the_command_line(tmp_path):
     data = json.loads((task / "environment" / "files" / "data.json").read_text())
     assert data["periods"] == 20 and "COPY files/ /app/" in (task / "environment" / "Dockerfile").read_text()
     config = json.loads((task / "tests" / "task.json").read_text())
-    assert config["grading"] == {"type": "answer", "answer": "/app/answer.json", "status": "OPTIMAL",
-                                 "objective": 378951.5, "rel_tol": 1e-4}
-    assert config["deliverables"] == ["/app/answer.json", "/app/model.py"]
-    instruction = (task / "instruction.md").read_text()
-    assert "378951" not in instruction and "/app/answer.json" in instruction and "tolerance of 0.0001" in instruction
+    assert config["grading"] == {
+        "type": "answer", "status": "OPTIMAL", "objective": 378951.5, "rel_tol": 1e-4,
+        "run": {"program": "/app/model.py", "data": "data.json", "python": "/usr/local/bin/python3",
+                "argv": ["model.py", "data.json", "answer.json"], "output": "answer.json",
+                "limits": {"wall_s": 60.0, "memory_mb": 2048}, "uid": 65534}}
+    assert config["deliverables"] == ["/app/model.py"]
+    assert json.loads((task / "tests" / "data.json").read_text()) == data
+    instruction = " ".join((task / "instruction.md").read_text().split())
+    assert "378951" not in instruction and "tolerance of 0.0001" in instruction
+    assert "python3 -I model.py data.json answer.json" in instruction and "**60 seconds**" in instruction
 
 
 def test_full_prompt_tasks_ship_no_data_file(exported_retail):

@@ -509,20 +509,7 @@ def modelling_attacks(test_config: dict) -> list[Policy]:
     """Answer files that carry the right answer in a hostile or hedged form; each must score 0.0."""
     grading = test_config["grading"]
     if grading["type"] == "answer":
-        name = grading["answer"].removeprefix("/app/")
-        right = {"status": grading["status"], "objective": grading["objective"]}
-        text = json.dumps(right)
-        objective = grading["objective"] or 0.0
-        variants = {
-            "objective-as-string": json.dumps({**right, "objective": str(objective)}),
-            "objective-as-bool": json.dumps({**right, "objective": True}),
-            "objective-nan": json.dumps({**right, "objective": float("nan")}),
-            "objective-list": json.dumps({**right, "objective": [objective * 0.999, objective, objective * 1.001]}),
-            "duplicate-keys": '{"status": "%s", "objective": 0, "objective": %r}' % (grading["status"], objective),
-            "answer-list": json.dumps([{"status": "INFEASIBLE", "objective": None}, right]),
-            "not-json": "\udcff\x00{" + text,
-        }
-        files = {name: text}
+        return model_attacks(grading)
     else:
         outputs = grading["outputs"]
         files = {n: (e["text"] if "text" in e else repr(e["value"])) for n, e in outputs.items()}
@@ -557,6 +544,78 @@ def modelling_attacks(test_config: dict) -> list[Policy]:
                 agent_script=SNOOPER),
     ]
     return attacks
+
+
+def model_attacks(grading: dict) -> list[Policy]:
+    """RetailOpt: the verifier grades the answer.json a run of model.py writes, so every hostile answer is
+    written by a model.py (a typed file is never read), and a right answer typed without a model that
+    computes it must score 0.0 too (``blind-guess``). A model.py that writes the right answer as a
+    constant is a blind guess in code and does score 1.0: no grader of one answer can stop that."""
+    from orharbor.exporter.modelling import answer_program
+
+    program = grading["run"]["program"].removeprefix("/app/")
+    typed = grading["run"]["output"]
+    right = {"status": grading["status"], "objective": grading["objective"]}
+    text = json.dumps(right)
+    objective = grading["objective"] or 0.0
+    variants = {
+        "objective-as-string": json.dumps({**right, "objective": str(objective)}),
+        "objective-as-bool": json.dumps({**right, "objective": True}),
+        "objective-nan": json.dumps({**right, "objective": float("nan")}),
+        "objective-list": json.dumps({**right, "objective": [objective * 0.999, objective, objective * 1.001]}),
+        "duplicate-keys": '{"status": "%s", "objective": 0, "objective": %r}' % (grading["status"], objective),
+        "answer-list": json.dumps([{"status": "INFEASIBLE", "objective": None}, right]),
+        "not-json": "\udcff\x00{" + text,
+    }
+    attacks = [
+        _attack(label, "a model.py that writes the answer in a form a lax grader might accept",
+                files={program: answer_program(content.encode("utf-8", "surrogateescape")).encode()})
+        for label, content in variants.items()
+    ]
+    # Each probe writes the right answer through its trick, and nothing when the trick fails.
+    probes = {
+        "symlink-tests": ("a model.py whose answer is a symlink to the grader's expected values",
+                          "os.symlink('/tests/task.json', OUT)"),
+        "read-tests": ("a model.py that reads the expected values from /tests/task.json",
+                       "g = json.load(open('/tests/task.json'))['grading']\n"
+                       "open(OUT, 'w').write(json.dumps({'status': g['status'], 'objective': g['objective']}))"),
+        "fifo": ("a model.py that leaves a named pipe as its answer", "os.mkfifo(OUT)"),
+        "directory": ("a model.py that leaves a directory as its answer", "os.makedirs(OUT + '/x')"),
+        "huge-file": ("a model.py whose answer is a 32 MB sparse file that starts with the right answer",
+                      "open(OUT, 'w').write(RIGHT + '\\n')\nos.truncate(OUT, 32 * 1024 * 1024)"),
+    }
+    for label, (description, trick) in probes.items():
+        code = (f"import json, os, sys\nOUT = sys.argv[2]\nRIGHT = {text!r}\n"
+                f"try:\n" + "".join(f"    {line}\n" for line in trick.splitlines())
+                + "except Exception as exc:\n    print(f'probe failed: {exc!r}', file=sys.stderr)\n")
+        attacks.append(_attack(label, description, files={program: code.encode()}))
+    return attacks + [
+        _attack("blind-guess", "the right answer typed into /app/answer.json, no model.py",
+                files={typed: (text + "\n").encode()}),
+        _attack("blind-guess-idle-model", "the right answer typed into /app/answer.json, and a model.py "
+                "that writes nothing", files={typed: (text + "\n").encode(), program: b"import sys\n"}),
+        _attack("snoop-expected", "a process left behind that turns /app/model.py into one writing the "
+                "expected values once /tests arrives", agent_script=MODEL_SNOOPER),
+    ]
+
+
+#: Waits for the grader's task.json and rewrites /app/model.py to write the expected answer.
+MODEL_SNOOPER = """cat > /tmp/orh-snoop.py <<'ORH'
+import json, time
+for _ in range(3000):
+    try:
+        grading = json.load(open("/tests/task.json"))["grading"]
+    except Exception:
+        time.sleep(0.005)
+        continue
+    answer = json.dumps({"status": grading["status"], "objective": grading["objective"]})
+    open(grading["run"]["program"], "w").write(
+        "import sys\\nopen(sys.argv[2], 'w').write(%r)\\n" % answer)
+    break
+ORH
+setsid python3 /tmp/orh-snoop.py </dev/null >/dev/null 2>&1 &
+sleep 0.2
+"""
 
 
 def _encode(files: dict[str, str]) -> dict[str, bytes]:

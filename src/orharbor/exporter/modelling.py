@@ -10,24 +10,36 @@
         files/              the spec's data files, or data.json (schema prompt)
       tests/                uploaded only after the agent has finished
         test.sh, verify.py  the standard-library grader (orharbor/verifiers/...)
-        task.json           the expected outputs, or the reference status and objective
-        Dockerfile          separate verifier mode: the verifier image, tests baked in
+        task.json           the expected outputs, or the reference status and objective and how
+                            model.py is run (RetailOpt: grading["run"])
+        data.json           RetailOpt: the scenario's data, handed to the agent's model.py
+        Dockerfile          separate verifier mode: the verifier image, tests baked in (RetailOpt:
+                            with the modelling stack, which model.py runs under)
       solution/
-        solve.sh            the oracle: the golden script, or the retail model, run in /app
+        solve.sh            the oracle: runs the golden script in /app, or hands in the retail model
+        model.py            RetailOpt: orharbor's retail model, its time limit set for the task
         naive/              a wrong answer (well-formed, one value off), as it would sit in /app
+                            (RetailOpt: a model.py that writes it)
+
+A RetailOpt task grades no file the agent typed: the verifier copies the agent's
+``/app/model.py`` into a fresh private folder with ``tests/data.json`` as
+``data.json``, runs ``python3 -I model.py data.json answer.json`` there under the
+task's limits (:func:`retail_limits`) and grades the ``answer.json`` that run writes.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
 import tomli_w
 
 from orharbor.exporter.bundle import write_bundle
-from orharbor.exporter.harbor import (AGENT_APT_PACKAGES, AGENT_USER, ExportOptions, copy_template, network_text,
-                                      render, seal, task_toml, time_up_text, write_json, write_test_sh)
+from orharbor.exporter.harbor import (AGENT_APT_PACKAGES, AGENT_USER, SOLVER_UID, ExportOptions, copy_template,
+                                      network_text, render, seal, task_toml, time_up_text, write_json,
+                                      write_test_sh)
 from orharbor.modelling.spec import Spec
 from orharbor.verifiers.modelling import STATUSES
 
@@ -35,9 +47,26 @@ from orharbor.verifiers.modelling import STATUSES
 MODELLING_PACKAGES = ("ortools==9.15.6755", "pyomo==6.10.1", "highspy==1.16.0", "numpy==2.2.6", "scipy==1.15.3")
 PACKAGES_TEXT = "ortools, pyomo, highspy (HiGHS), numpy and scipy"
 DEFAULT_AGENT_TIMEOUT_S = 1800.0
-RETAIL_DELIVERABLES = ("/app/answer.json", "/app/model.py")
-#: Seconds the retail model may spend on one scenario when the oracle runs.
-RETAIL_TIME_LIMIT_S = 300.0
+RETAIL_DELIVERABLES = ("/app/model.py",)
+#: The interpreter model.py runs under in the verifier: the image's own python3, which holds
+#: MODELLING_PACKAGES (the agent image and, in separate mode, the retail verifier image).
+RETAIL_PYTHON = "/usr/local/bin/python3"
+#: How the verifier runs model.py, in a fresh folder holding model.py and data.json.
+RETAIL_ARGV = ("model.py", "data.json", "answer.json")
+#: Wall-clock seconds of the verifier's run of model.py: scenarios with continuous orders (LPs),
+#: and those with integer orders (pack sizes, MOQ, fixed order cost: MIPs). Measured with
+#: ``python3 -I model.py data.json answer.json`` on the 38 v0 scenarios (2-core machine, one
+#: run at a time): the 35 LPs take 0.4 to 1.2 s with the interpreter's start, the three MIPs
+#: use all of the retail model's own time limit and stop within 0.4 s of it.
+RETAIL_RUN_LIMIT_S = {"lp": 60.0, "integer": 360.0}
+#: The time limit the oracle's copy of the retail model sets itself, inside the run's limit
+#: (300 s: within it HiGHS proves the v0 pack-size plan within the references' 1% gap).
+RETAIL_TIME_LIMIT_S = {"lp": 30.0, "integer": 300.0}
+#: Address space of the run (the retail model peaks at 245 MB; importing the whole modelling
+#: stack, pyomo, highspy, ortools, scipy, takes 430 MB).
+RETAIL_MEMORY_MB = 2048
+#: Verifier seconds beyond the run: start, lockdown of the container, reading and writing files.
+RETAIL_VERIFIER_MARGIN_S = 120.0
 HINT_MODES = ("none", "all")
 
 
@@ -71,44 +100,95 @@ def export_spec(spec: Spec, out: Path, options: ExportOptions = ExportOptions(),
 def export_retail(row: dict, out: Path, options: ExportOptions = ExportOptions(), prompt: str = "full") -> Path:
     """The task of one RetailOpt row, with the ``full`` (data in the text) or ``schema`` prompt."""
     from orharbor.modelling import retailopt
-    from orharbor.modelling.retail import model as retail_model
 
     statement = retailopt.agent_prompt(row, prompt)
     task = _fresh(out / row["id"])
     if prompt == "schema":
         (task / "environment" / "files").mkdir()
         write_json(task / "environment" / "files" / "data.json", row["data"])
-    write_json(task / "solution" / "data.json", row["data"])
-    shutil.copyfile(retail_model.__file__, task / "solution" / "retail_model.py")
-    (task / "solution" / "solve.sh").write_text(render("solve_retail.sh", {"time_limit": f"{RETAIL_TIME_LIMIT_S:g}"}))
-    (task / "solution" / "solve.sh").chmod(0o755)
-    grading = {"type": "answer", "answer": RETAIL_DELIVERABLES[0], "status": row["reference_status"],
-               "objective": row["reference_objective"], "rel_tol": row["rel_tol"]}
+    write_json(task / "tests" / "data.json", row["data"])
+    wall_s, oracle_s = retail_limits(row["data"])
+    (task / "solution" / "model.py").write_text(oracle_model(oracle_s))
+    copy_template("solve_retail.sh", task / "solution" / "solve.sh", executable=True)
+    limits = {"wall_s": wall_s, "memory_mb": RETAIL_MEMORY_MB}
+    grading = {"type": "answer", "status": row["reference_status"], "objective": row["reference_objective"],
+               "rel_tol": row["rel_tol"],
+               "run": {"program": RETAIL_DELIVERABLES[0], "data": "data.json", "python": RETAIL_PYTHON,
+                       "argv": list(RETAIL_ARGV), "output": RETAIL_ARGV[2], "limits": limits, "uid": SOLVER_UID}}
     metadata = {"kind": "modelling", "source": "retailopt", "scenario_id": row["scenario_id"],
                 "archetype": row["archetype"], "family": row["family"], "prompt": prompt,
+                "run_time_limit_s": wall_s,
                 "tags": ["operations-research", "modelling", "retail", row["family"].lower()]}
     if "source" in row:
         metadata["citation"] = row["source"]
     where = "in `/app/data.json`" if prompt == "schema" else "in the [DATA] section above"
+    same = "a copy of `/app/data.json`" if prompt == "schema" else "the JSON object of the [DATA] section"
     deliverable_text = (
-        f"Build an optimisation model of this scenario from the data {where}, solve it, and hand in two files:\n\n"
-        "- `/app/model.py`: your model code (Python);\n"
-        "- `/app/answer.json`: the result, as `{\"status\": \"OPTIMAL\", \"objective\": 12345.6}`.\n\n"
+        f"Build an optimisation model of this scenario from the data {where}, and hand in "
+        "`/app/model.py`: one self-contained Python program that reads the scenario's data, builds and "
+        "solves the model, and writes the result. When you finish, or when your time is up, the "
+        "`/app/model.py` you have at that moment is copied into a fresh, empty folder together with "
+        f"the scenario's data as `data.json` ({same}) and run there once, as\n\n"
+        f"    python3 -I {' '.join(RETAIL_ARGV)}\n\n"
+        "It must write its result to the path given as its second argument, as "
+        "`{\"status\": \"OPTIMAL\", \"objective\": 12345.6}`, within "
+        f"**{wall_s:g} seconds** of wall-clock time (CPU time, summed over threads, is capped at the "
+        f"same) and {RETAIL_MEMORY_MB} MB of memory. It runs as an unprivileged user with no network, "
+        f"under the image's `python3` with the standard library and {PACKAGES_TEXT}; nothing else you "
+        "install is visible to it and no other file of yours is copied. Stop well inside the time "
+        "limit: give your solver a time limit below it.\n\n"
         f"`status` is one of {', '.join(STATUSES)} (OPTIMAL: solved to optimality; with integer "
         "decisions, proven within a 1% relative gap, the setting the reference was solved with); "
         "`objective` is the optimal objective value "
         "(a JSON number), or null when there is none. Implement the business description and its key "
-        "equations exactly as written.")
+        "equations exactly as written.\n\n"
+        "Only the answer this run writes is graded: an `/app/answer.json` you write yourself is never "
+        "read (write one while you develop if it helps), so the answer must come from your model.")
     scoring_text = (
-        "`/app/answer.json` is compared with the reference solution: the status must "
-        f"equal the reference status and the objective must be within a relative tolerance of "
-        f"{row['rel_tol']:g} of the reference objective. Reward 1.0 if both hold, else 0.0 (also for a "
-        f"missing or malformed answer).")
+        "The answer your `/app/model.py` writes in that run is compared with the reference solution: the "
+        "status must equal the reference status and the objective must be within a relative tolerance of "
+        f"{row['rel_tol']:g} of the reference objective. Reward 1.0 if both hold, else 0.0 (also when "
+        "`/app/model.py` is missing, crashes before writing its answer, overruns its time or memory "
+        "limit, or writes a malformed answer).")
     _write_common(task, row["id"], title=f"Retail operations model: {row['scenario_id']}", statement=statement,
                   deliverables=list(RETAIL_DELIVERABLES), grading=grading, metadata=metadata, options=options,
                   has_files=prompt == "schema", deliverable_text=deliverable_text, scoring_text=scoring_text,
-                  verifier_timeout=60.0, oracle_timeout=RETAIL_TIME_LIMIT_S + 120.0)
+                  verifier_timeout=wall_s + RETAIL_VERIFIER_MARGIN_S, verifier_packages=MODELLING_PACKAGES,
+                  time_up_what="`/app/model.py`")
     return task
+
+
+def retail_limits(data: dict) -> tuple[float, float]:
+    """(wall-clock limit of the verifier's run of model.py, the oracle model's own time limit) of a scenario.
+
+    A scenario whose orders are integer (pack sizes, a minimum order quantity, a
+    fixed order cost: a MIP, as the retail model reads the data) gets the long
+    limit; data the retail model cannot read too, to be safe.
+    """
+    from orharbor.modelling.retail import model as retail_model
+
+    try:
+        inst = retail_model.parse(data)
+        kind = "integer" if inst.pack > 1 or inst.moq > 0 or inst.c_fixed > 0 else "lp"
+    except retail_model.DataError:
+        kind = "integer"
+    return RETAIL_RUN_LIMIT_S[kind], RETAIL_TIME_LIMIT_S[kind]
+
+
+def oracle_model(time_limit_s: float) -> str:
+    """orharbor's retail model as the oracle hands it in: its default time limit set to ``time_limit_s``.
+
+    The verifier runs it as ``python3 -I model.py data.json answer.json``, with
+    no ``--time-limit``, so the limit must be its default.
+    """
+    from orharbor.modelling.retail import model as retail_model
+
+    source = Path(retail_model.__file__).read_text(encoding="utf-8")
+    source, found = re.subn(r"^DEFAULT_TIME_LIMIT_S = .*$", f"DEFAULT_TIME_LIMIT_S = {float(time_limit_s)!r}",
+                            source, count=1, flags=re.MULTILINE)
+    if found != 1:
+        raise RuntimeError(f"{retail_model.__file__}: no DEFAULT_TIME_LIMIT_S line to set")
+    return source
 
 
 def _fresh(task: Path) -> Path:
@@ -121,28 +201,36 @@ def _fresh(task: Path) -> Path:
 
 def _write_common(task: Path, task_id: str, *, title: str, statement: str, deliverables: list[str],
                   grading: dict, metadata: dict, options: ExportOptions, has_files: bool, deliverable_text: str,
-                  scoring_text: str, verifier_timeout: float, oracle_timeout: float = 0.0) -> None:
-    """What every modelling task shares: tests, Dockerfiles, task.toml, solution/naive/ and instruction.md."""
+                  scoring_text: str, verifier_timeout: float, verifier_packages: tuple[str, ...] = (),
+                  time_up_what: str = "your answer files in `/app`") -> None:
+    """What every modelling task shares: tests, Dockerfiles, task.toml, solution/naive/ and instruction.md.
+
+    ``verifier_packages`` are pip-installed into the separate verifier image's
+    python3 (RetailOpt: the modelling stack model.py runs under; specs: none,
+    their grading reads files only).
+    """
     write_bundle(None, task / "tests")
     copy_template("verify.py", task / "tests" / "verify.py")
     write_test_sh(task / "tests", modelling=True)
     write_json(task / "tests" / "task.json", {"kind": "modelling", "task_id": task_id,
                                               "deliverables": deliverables, "grading": grading})
     if options.verifier_mode == "separate":
+        install = (f"# The modelling stack the agent's model.py runs under, pinned as in the agent image.\n"
+                   f"RUN pip install --no-cache-dir {' '.join(verifier_packages)}" if verifier_packages else "")
         (task / "tests" / "Dockerfile").write_text(render("modelling_verifier.Dockerfile", {
-            "task_id": task_id, "base_image": options.base_image}))
+            "task_id": task_id, "base_image": options.base_image, "install_lines": install}))
     (task / "environment" / "Dockerfile").write_text(render("modelling.Dockerfile", {
         "task_id": task_id, "base_image": options.base_image, "apt_packages": " ".join(AGENT_APT_PACKAGES),
         "modelling_packages": " ".join(MODELLING_PACKAGES), "agent_user": AGENT_USER,
         "copy_lines": "COPY files/ /app/" if has_files else ""}))
-    agent_timeout = max(options.agent_timeout_s or DEFAULT_AGENT_TIMEOUT_S, oracle_timeout)
+    agent_timeout = options.agent_timeout_s or DEFAULT_AGENT_TIMEOUT_S
     config = task_toml(task_id, title, metadata, options, agent_timeout=agent_timeout,
                        verifier_timeout=verifier_timeout, artifacts=deliverables)
     (task / "task.toml").write_text(tomli_w.dumps(config))
     write_naive(task / "solution" / "naive", grading)
     (task / "instruction.md").write_text(render("modelling_instruction.md", {
         "title": title, "statement": statement.strip(), "deliverable_text": deliverable_text,
-        "agent_minutes": f"{agent_timeout / 60:g}", "time_up_text": time_up_text("your answer files in `/app`"),
+        "agent_minutes": f"{agent_timeout / 60:g}", "time_up_text": time_up_text(time_up_what),
         "packages_text": PACKAGES_TEXT, "network_text": network_text(options), "scoring_text": scoring_text}))
     seal(task / "tests")
 
@@ -159,14 +247,16 @@ def wrong_answer(grading: dict) -> dict[str, bytes]:
 
     Keys are paths relative to /app. The answer is right in shape and wrong in
     one value, so it must score 0.0 with ``executed`` 1 and ``correct`` 0: the
-    silent failure a modelling benchmark is meant to catch.
+    silent failure a modelling benchmark is meant to catch. A RetailOpt task
+    grades what its model.py writes, so there it is a model.py that writes
+    the wrong answer.
     """
     if grading["type"] == "answer":
         objective = grading["objective"] if grading["objective"] is not None else 0.0
         answer = {"status": grading["status"], "objective": objective * (1 + 100 * grading["rel_tol"]) + 1.0}
         if grading["status"] != "OPTIMAL":
             answer = {"status": "OPTIMAL", "objective": 0.0}
-        return {grading["answer"].removeprefix("/app/"): json.dumps(answer).encode()}
+        return {grading["run"]["program"].removeprefix("/app/"): answer_program(json.dumps(answer).encode()).encode()}
     files = {}
     names = list(grading["outputs"])
     for name in names:
@@ -177,6 +267,14 @@ def wrong_answer(grading: dict) -> dict[str, bytes]:
                      else repr(expected["value"] * (1 + 100 * expected["rel_tol"]) + 100 * expected["abs_tol"] + 1))
         files[name] = (right + "\n").encode()
     return files
+
+
+def answer_program(answer: bytes) -> str:
+    """A model.py that writes the bytes ``answer`` to the path of its second argument, and does nothing else.
+
+    What a blind guess looks like in code: it never reads the data.
+    """
+    return f"import sys\n\nANSWER = {answer!r}\n\nwith open(sys.argv[2], \"wb\") as f:\n    f.write(ANSWER)\n"
 
 
 def _outputs_text(outputs: dict[str, dict]) -> str:

@@ -1,14 +1,21 @@
 """Modelling metrics: execution rate, accuracy and silent failure rate.
 
-- execution rate: share of attempts that handed in a well-formed answer;
+- execution rate: share of attempts whose code ran and wrote a well-formed
+  answer. In a RetailOpt task that is the verifier's own run of the agent's
+  ``model.py`` on the scenario's data: it finished within the task's limits and
+  wrote a well-formed ``answer.json`` (an answer the agent typed is never
+  graded, so it never counts as executed); in a spec task, every required
+  output file was there and well-formed;
 - accuracy: share of attempts whose answer is correct;
-- silent failure rate: share of attempts that handed in a well-formed answer
-  that is wrong (the code ran, nothing complained, the number is off).
+- silent failure rate: share of attempts that executed but whose answer is
+  wrong (the code ran, nothing complained, the number is off).
 
 All three are over every attempt, so a trial that crashed counts as not
 executed. Attempts come from a Harbor job folder (each trial's ``result.json``,
 and the verifier's ``executed`` and ``correct`` from ``verifier/details.json``
-beside it) or from a folder of answer files graded against RetailOpt rows.
+beside it) or from a folder of answer files graded against RetailOpt rows
+(answers written by runs of the models made elsewhere: there a file stands for
+its run).
 """
 
 from __future__ import annotations

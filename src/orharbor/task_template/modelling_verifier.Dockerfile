@@ -1,8 +1,10 @@
 # Verifier image for orharbor modelling task $task_id (Harbor's separate verifier mode).
-# Grading reads the answer files with the standard library only; the expected
-# values are baked in, owned by root and unreadable to other users.
+# Grading reads answer files with the standard library; a RetailOpt task first runs the
+# agent's model.py, under this image's python3 and the modelling stack installed below.
+# The expected values are baked in, owned by root and unreadable to other users.
 FROM $base_image
-ENV PYTHONDONTWRITEBYTECODE=1
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
+$install_lines
 COPY . /tests
 RUN chown -R root:root /tests && chmod -R go-rwx /tests && mkdir -p /app /logs/verifier
 WORKDIR /tests

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 
 from orharbor.verifiers import lockdown
 from orharbor.verifiers.integrity import tampering
-from orharbor.verifiers.modelling import score_answer, score_outputs
+from orharbor.verifiers.modelling import score_model_run, score_outputs
 from orharbor.verifiers.processes import end_foreign_processes
 from orharbor.verifiers.removal import remove_path
 from orharbor.verifiers.reward import FAIL
@@ -80,7 +80,7 @@ def verify(tests_dir: str, deliverable: str | None = None, workroot: str | None 
     """
     config = _load(tests_dir, TASK_CONFIG)
     if config.get("kind") == "modelling":
-        return verify_modelling(config, deliverable)
+        return verify_modelling(config, deliverable, tests_dir, workroot, python, drop_privileges, isolate)
     evaluate = evaluator(config["problem"])
     path = deliverable or config["deliverable"]
     if config["level"] == 1:
@@ -101,13 +101,30 @@ def verify(tests_dir: str, deliverable: str | None = None, workroot: str | None 
     return reward, details
 
 
-def verify_modelling(config: dict, deliverable: str | None = None) -> tuple[float, dict]:
-    """Grade a modelling task's answer files (``deliverable`` overrides the answer's path or folder)."""
+def verify_modelling(config: dict, deliverable: str | None = None, tests_dir: str = ".", workroot: str | None = None,
+                     python: str | None = None, drop_privileges: bool = True,
+                     isolate: bool = False) -> tuple[float, dict]:
+    """Grade a modelling task: a spec's answer files, or the answer.json a run of the agent's model.py writes.
+
+    ``deliverable`` overrides the outputs' folder (spec) or model.py's path
+    (RetailOpt). A RetailOpt task (``grading["run"]``) never grades a typed
+    answer.json: model.py runs once on the scenario's data (``tests/`` holds
+    it) under the task's limits, as :func:`verify` runs a level-2 solve.py
+    (``workroot``, ``python``, ``drop_privileges``, ``isolate`` as there).
+    """
     grading = config["grading"]
     if grading["type"] == "outputs":
         reward, details = score_outputs(deliverable or config.get("app_dir", "/app"), grading["outputs"])
     else:
-        reward, details = score_answer(deliverable or grading["answer"], grading)
+        run = grading["run"]
+        with open(os.path.join(tests_dir, run["data"]), "rb") as f:
+            data = f.read()
+        uid = run.get("uid") if drop_privileges and os.geteuid() == 0 else None
+        with program_runs(1, uid, workroot, isolate) as runs:
+            reward, details = score_model_run(
+                deliverable or run["program"], data, grading, python or run["python"], Limits(**run["limits"]),
+                argv=run["argv"], output=run["output"], uid=runs["uids"][0], workroot=runs["workroot"],
+                open_dirs=runs["open_dirs"])
     details.update(task_id=config.get("task_id"), reward=reward)
     return reward, details
 

@@ -6,12 +6,15 @@ Two graders, both binary (1.0 correct, 0.0 otherwise, never negative):
   or a number within a tolerance;
 - ``answer``: a RetailOpt-style ``answer.json`` with ``status`` and
   ``objective``, the status equal to the reference's and the objective within
-  a relative tolerance.
+  a relative tolerance. In a task it is never a file the agent typed: the
+  verifier runs the agent's ``model.py`` on the scenario's data
+  (:func:`score_model_run`) and grades the ``answer.json`` that run writes.
 
 Every answer file is hostile input: it must be a small regular file (no
 symlink, FIFO or device) of UTF-8 text; anything else is a clear message and
-reward 0.0. ``executed`` says an answer of the right shape was there,
-``correct`` that it matched; executed but not correct is a silent failure.
+reward 0.0. ``executed`` says an answer of the right shape was there (for a
+model run: the run finished within its limits and wrote it), ``correct`` that
+it matched; executed but not correct is a silent failure.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import os
 import re
 
 from orharbor.verifiers.safe_json import BadOutput, parse_strict, read_regular_file
+from orharbor.verifiers.solver_run import Limits, run_program
 from orharbor.verifiers.strict import Infeasible
 
 #: Output files are a number or a short list: anything bigger is not an answer.
@@ -30,6 +34,10 @@ STATUSES = ("OPTIMAL", "INFEASIBLE", "UNBOUNDED", "INFEASIBLE_OR_UNBOUNDED", "TI
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d{1,4})?")
 DEFAULT_REL_TOL = 1e-6
 DEFAULT_ABS_TOL = 1e-9
+#: The agent's model.py is read with the cap of a level-2 solve.py.
+MAX_PROGRAM_BYTES = 4 * 1024 * 1024
+#: How much of a model run's stderr details.json keeps.
+STDERR_TAIL_CHARS = 2000
 
 
 def parse_number(text: str, where: str) -> float:
@@ -96,8 +104,13 @@ def score_outputs(app_dir: str, outputs: dict[str, dict]) -> tuple[float, dict]:
 
 
 def read_answer(path: str, name: str = "answer.json") -> tuple[str, float | None]:
-    """(status, objective) of an answer.json; objective is required when the status is OPTIMAL."""
-    data = parse_strict(read_regular_file(path, MAX_OUTPUT_BYTES, name=name), name)
+    """(status, objective) of an answer.json file; objective is required when the status is OPTIMAL."""
+    return parse_answer(read_regular_file(path, MAX_OUTPUT_BYTES, name=name), name)
+
+
+def parse_answer(raw: bytes, name: str = "answer.json") -> tuple[str, float | None]:
+    """(status, objective) of an answer.json's bytes (see :func:`read_answer`)."""
+    data = parse_strict(raw, name)
     if not isinstance(data, dict):
         raise BadOutput(f"{name} must hold a JSON object with 'status' and 'objective'")
     status = data.get("status")
@@ -119,11 +132,51 @@ def read_answer(path: str, name: str = "answer.json") -> tuple[str, float | None
 
 
 def score_answer(path: str, expected: dict) -> tuple[float, dict]:
-    """Grade answer.json: status equal to the reference's, objective within ``rel_tol``."""
+    """Grade the answer.json file at ``path``: status equal to the reference's, objective within ``rel_tol``."""
+    return _grade(lambda: read_answer(path), expected)
+
+
+def score_model_run(program_path: str, data: bytes, expected: dict, python: str, limits: Limits, *,
+                    argv: list[str], output: str = "answer.json", uid: int | None = None,
+                    workroot: str | None = None, open_dirs: tuple[str, ...] | None = None) -> tuple[float, dict]:
+    """Run the agent's model.py on the scenario's data and grade the answer.json that run wrote.
+
+    The run (:func:`~orharbor.verifiers.solver_run.run_program`) gets a fresh
+    private folder holding only ``model.py`` (read from ``program_path``) and
+    ``data.json`` (``data``), is started there as ``python -I *argv`` under
+    ``limits``, as ``uid`` (None: our own), and its ``output`` is read back
+    with the answer-file reader. ``executed`` is 1 only when the run finished
+    within its limits and wrote a well-formed answer; a typed answer.json
+    elsewhere is never looked at.
+    """
+    details: dict = {"kind": "modelling", "executed": 0, "correct": 0, "expected_status": expected["status"]}
+    try:
+        program = read_regular_file(program_path, MAX_PROGRAM_BYTES, name="model.py")
+    except BadOutput as exc:
+        details["error"] = str(exc)
+        return 0.0, details
+    run = run_program(python, {"model.py": program, "data.json": data}, argv, output, limits,
+                      uid=uid, gid=uid, workroot=workroot, open_dirs=open_dirs,
+                      read_solution=lambda p: read_regular_file(p, MAX_OUTPUT_BYTES, name=output))
+    facts = {"wall_s": round(run.wall_s, 3), "returncode": run.returncode, "timed_out": run.timed_out,
+             "stderr_tail": run.stderr_tail[-STDERR_TAIL_CHARS:], "time_limit_s": limits.wall_s}
+    if run.timed_out:
+        details.update(facts, error=f"model.py did not finish within its {limits.wall_s:g} s")
+        return 0.0, details
+    if run.solution_bytes is None:
+        details.update(facts, error=run.error or f"model.py exited with {run.returncode} and wrote no {output}")
+        return 0.0, details
+    reward, graded = _grade(lambda: parse_answer(run.solution_bytes, output), expected)
+    graded.update(facts)
+    return reward, graded
+
+
+def _grade(read, expected: dict) -> tuple[float, dict]:
+    """Grade the (status, objective) that ``read()`` returns, or the BadOutput it raises."""
     details: dict = {"kind": "modelling", "executed": 0, "correct": 0,
                      "expected_status": expected["status"]}
     try:
-        status, objective = read_answer(path)
+        status, objective = read()
     except (BadOutput, Infeasible) as exc:
         details["error"] = str(exc)
         return 0.0, details

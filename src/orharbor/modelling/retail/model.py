@@ -686,7 +686,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Solve a RetailOpt-190 scenario's data with OR-Tools (HiGHS).")
     parser.add_argument("data", help="the scenario's data JSON (the [DATA] block of its prompt)")
     parser.add_argument("answer", help="where to write {\"status\": ..., \"objective\": ...}")
-    parser.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT_S, help="seconds (default 60)")
+    parser.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT_S, help=f"seconds (default {DEFAULT_TIME_LIMIT_S:g})")
     parser.add_argument("--optimal-gap", type=float, default=OPTIMAL_GAP,
                         help="relative gap within which a plan stopped at the time limit counts as OPTIMAL "
                              "(default 0.01, the references' MIP gap)")
