@@ -413,6 +413,7 @@ def test_the_workflows_run_the_test_command_and_check_with_job_folders_kept():
     assert upload["if"] == "always()" and upload["with"]["path"] == "harbor-jobs/"
 
 
+@pytest.mark.slow
 def test_providers_is_an_orharbor_command():
     """`orharbor providers` prints the table computed from Harbor's environment classes."""
     result = CliRunner().invoke(main, ["providers", "--format", "markdown"])

@@ -63,6 +63,7 @@ def test_every_task_loads_with_harbor(exported, mode):
         assert task.instruction.startswith("# ")
 
 
+@pytest.mark.slow
 def test_separate_tasks_pass_harbor_lint_with_zero_findings(exported):
     """`harbor lint` (default rules, and every rule) finds nothing in separate-mode tasks."""
     for path in task_dirs(exported["separate"]):

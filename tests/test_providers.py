@@ -257,6 +257,7 @@ def test_unknown_provider_names_close_match():
     assert "Did you mean 'daytona'" in result.output
 
 
+@pytest.mark.slow
 def test_cli_table_and_provider_report():
     assert CLI_DEFAULT_HOSTS == prov.DEFAULT_ALLOWED_HOSTS
     result = CliRunner().invoke(providers_cmd, ["--format", "markdown"])

@@ -328,6 +328,7 @@ def references() -> dict:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", ["10x10", "15x15"])
 def test_random_sequences_average_zero_reward(references, size):
     for (sz, seed), (inst, _, meta) in references.items():

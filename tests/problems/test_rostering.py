@@ -438,6 +438,7 @@ def test_reference_reaches_the_optimum_of_instance1(instance1):
 TIME = {"d14e14s2": 3.0, "d14e20s3": 3.0, "d28e30s4": 8.0}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("seed", "size"), [(0, "d14e14s2"), (1, "d14e20s3"), (0, "d28e30s4")])
 def test_reference_is_clearly_better_than_the_baseline(seed, size):
     """Short runs already cut the baseline's penalty by more than half: the reward has room to spread."""

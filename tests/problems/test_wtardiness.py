@@ -326,6 +326,7 @@ def references() -> dict:
     return out
 
 
+@pytest.mark.slow
 def test_random_sequences_average_zero_reward(references):
     """100 random permutations average a reward within 0.15 of 0 against the baseline."""
     for seed, (inst, _, meta) in references.items():
@@ -343,6 +344,7 @@ def test_random_sequences_average_zero_reward(references):
 # ----------------------------------------------------------------- reference
 
 
+@pytest.mark.slow
 def test_reference_solves_wt40_instance_1(wt40):
     """CP-SAT reaches the published optimum 913 of wt40 instance 1 (found within 1 s; proof not asserted)."""
     sol, meta = wt.reference(wt40[0], time_limit_s=4.0, workers=2, seed=0)
