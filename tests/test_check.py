@@ -131,13 +131,24 @@ def test_a_crashing_verifier_still_leaves_reward_minus_one(exported, tmp_path):
     assert oracle.reward == -1.0 and oracle.verifier_crashed and not result.ok
 
 
-def test_solve_py_can_use_numpy_and_scipy_under_the_limits(exported, tmp_path):
-    """A level-2 solve.py that imports numpy and scipy runs under the verifier's limits and is scored."""
+def test_solve_py_can_use_numpy_scipy_and_processes_under_the_limits(exported, tmp_path):
+    """A level-2 solve.py that imports numpy and scipy, runs a process pool and writes temp files is scored.
+
+    The lockdown closes /tmp and every shared folder but /dev/shm: multiprocessing's
+    semaphores and tempfile (TMPDIR is the run's scratch) must still work.
+    """
     task = _copy_task(exported, "-l2-", tmp_path)
     naive = task / "solution" / "naive" / "solve.py"
-    naive.write_text("import numpy, scipy.optimize, scipy.sparse\n"
+    naive.write_text("import multiprocessing, tempfile\n"
+                     "import numpy, scipy.optimize, scipy.sparse\n"
                      "assert numpy.linalg.norm(numpy.ones(4)) == 2.0\n"
                      "assert abs(scipy.optimize.minimize_scalar(lambda x: (x - 3) ** 2).x - 3) < 1e-6\n"
+                     "def _square(x):\n    return x * x\n"
+                     "if __name__ == '__main__':\n"
+                     "    with multiprocessing.Pool(2) as pool:\n"
+                     "        assert pool.map(_square, range(4)) == [0, 1, 4, 9]\n"
+                     "    with tempfile.NamedTemporaryFile() as scratch:\n"
+                     "        scratch.write(b'x')\n"
                      + naive.read_text())
     [result] = check.check_tasks(task, jobs=1, only=("naive",))
     [policy] = result.policies
