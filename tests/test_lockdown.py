@@ -47,11 +47,11 @@ def _in_sandbox(script: str) -> dict:
     bwrap = sandbox.require_bwrap()
     base = sys.base_prefix
     args = [bwrap, *sandbox.system_binds(), *sandbox.parents_args(base), "--ro-bind", base, base,
-            *sandbox.parents_args(str(SRC)), "--ro-bind", str(SRC), str(SRC),
+            "--ro-bind", str(SRC), "/opt/orharbor-src",  # not at its own path: a clone under /tmp would shape /tmp
             "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm",
             "--perms", "1777", "--dir", "/tmp", "--dir", "/home", "--dir", "/srv", "--dir", "/logs",
             "--unshare-pid", "--unshare-ipc", "--as-pid-1", "--die-with-parent", "--clearenv",
-            f"{base}/bin/python3", "-I", "-c", script, str(SRC)]
+            f"{base}/bin/python3", "-I", "-c", script, "/opt/orharbor-src"]
     result = subprocess.run(args, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
