@@ -251,3 +251,23 @@ def test_without_the_answer_checks_the_hostile_models_would_score(exported_retai
         (app / "model.py").write_bytes(policies[name].files["model.py"])
         reward, _ = _verify(task, app / "model.py", tmp_path)
         assert reward == 1.0, name
+
+
+def test_grading_the_typed_answer_would_let_the_blind_guess_through(exported_retail, tmp_path):
+    """check --attacks: blind-guess holds at 0.0; with the verifier grading /app/answer.json as before, it scores 1.0."""
+    from orharbor import check
+
+    task = tmp_path / "tasks" / _task(exported_retail, "shared").name
+    shutil.copytree(_task(exported_retail, "shared"), task)
+    [defended] = check.check_tasks(task, jobs=2, attacks=True, only=("blind-guess",))
+    assert [(p.policy, p.reward) for p in defended.policies] == [("blind-guess", 0.0)] and defended.ok
+    main = task / "tests" / "orharbor" / "verifiers" / "main.py"
+    text = main.read_text()
+    for old, new in (("import score_model_run, score_outputs", "import score_answer, score_model_run, score_outputs"),
+                     ('        run = grading["run"]\n',
+                      '        return score_answer("/app/answer.json", grading)  # the old grader\n')):
+        assert old in text, f"defence {old!r} not found: update this test"
+        text = text.replace(old, new)
+    main.write_text(text)
+    [weakened] = check.check_tasks(task, jobs=2, attacks=True, only=("blind-guess",))
+    assert [(p.policy, p.reward) for p in weakened.policies] == [("blind-guess", 1.0)] and not weakened.ok
