@@ -43,6 +43,7 @@ from orharbor.datasets.build import complete_row
 from orharbor.exporter.bundle import write_bundle
 from orharbor.files import refuse_existing, replace_dir, staging_dir, write_atomically
 from orharbor.jsonio import canonical, digest
+from orharbor.verifiers.solver_run import Limits
 
 #: Pinned base image (python 3.12 slim on Debian bookworm, by digest).
 BASE_IMAGE = "python:3.12-slim-bookworm@sha256:782412e85d0f0984994c290652577d4018aff08145c85b262bb63dc0c7522254"
@@ -52,7 +53,8 @@ ORTOOLS_PACKAGE = "ortools==9.15.6755"
 #: Debian packages Harbor's installed agents check for (claude-code, codex, ...).
 AGENT_APT_PACKAGES = ("bash", "ca-certificates", "curl", "git", "nodejs", "npm", "procps", "ripgrep", "xz-utils")
 AGENT_USER = "agent"
-#: solve.py runs as this uid (Debian's ``nobody``) inside the verifier.
+#: solve.py runs as this uid (Debian's ``nobody``) when scored outside a task container; inside
+#: one, every run gets a fresh uid of its own (verifiers/lockdown.py).
 SOLVER_UID = 65534
 DELIVERABLE = {1: "/app/solution.json", 2: "/app/solve.py"}
 #: Shared verifier mode: run by Harbor as root after the agent and before it clears the reward
@@ -216,7 +218,8 @@ def _write_level2(module, row: dict, task: Path, options: ExportOptions) -> None
                       "naive": row["eval_baselines"][i], "reference": row["eval_references"][i]})
         answers[digest(instance)] = row["eval_reference_solutions"][i]
         naive[digest(instance)] = row["eval_baseline_solutions"][i]
-    limits = {"wall_s": float(row["solve_time_limit_s"]), "memory_mb": options.solve_memory_mb}
+    limits = {"wall_s": float(row["solve_time_limit_s"]), "memory_mb": options.solve_memory_mb,
+              "disk_mb": Limits.disk_mb, "max_files": Limits.max_files}
     write_json(task / "tests" / "task.json", {
         "task_id": row["id"], "problem": row["problem"], "level": 2, "deliverable": DELIVERABLE[2],
         "eval": cases, "limits": limits, "solver_python": f"{SOLVER_VENV}/bin/python3",
@@ -429,6 +432,8 @@ def instruction(module, row: dict, options: ExportOptions) -> str:
             f"write its solution to the path given as its second argument within **{limit:g} seconds** "
             f"of wall-clock time and {options.solve_memory_mb} MB of memory. It runs as an unprivileged "
             f"user with no network, with the Python standard library, {packages} only; "
+            f"it can write only in its working directory (also its `TMPDIR`) and `/dev/shm`, at most "
+            f"{Limits.disk_mb} MB in {Limits.max_files:,} files in all; "
             f"nothing else you install is visible to it and no other file of yours is copied, so "
             f"`solve.py` must be a single self-contained file. Stop well inside the time limit: a run "
             f"that overruns it scores -1.0 for that instance.")
