@@ -13,16 +13,13 @@ candidate / baseline. Needs root and bubblewrap, as check does.
 from __future__ import annotations
 
 import argparse
-import io
-import json
-import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from baseline_src import REPO, run_json, unpack
+
 #: The last commit whose check replayed Harbor's trial flow by hand.
 BASELINE = "45daf76"
 
@@ -39,21 +36,8 @@ print(json.dumps({"seconds": time.monotonic() - start, "tasks": len(results),
 """
 
 
-def unpack(commit: str, target: Path) -> Path:
-    """``src/`` of ``commit`` under ``target``, from git's object store."""
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", commit, "src"],
-                             check=True, capture_output=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(target, filter="data")
-    return target / "src"
-
-
 def timed_check(src: Path, tasks: Path, jobs: int, attacks: bool) -> dict:
-    done = subprocess.run([sys.executable, "-c", RUN, str(src), str(tasks), str(jobs), "1" if attacks else "0"],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"check from {src} failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_json(RUN, src, str(tasks), str(jobs), "1" if attacks else "0")
 
 
 def main() -> None:

@@ -15,16 +15,12 @@ the ratios candidate / baseline. Needs root and bubblewrap, as check does.
 from __future__ import annotations
 
 import argparse
-import io
-import json
-import subprocess
-import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from baseline_src import REPO, run_json, unpack
+
 #: The last commit before issue 12's isolation.
 BASELINE = "0eb86d9"
 
@@ -59,22 +55,9 @@ print(json.dumps({"seconds": seconds, "tasks": len(results), "passed": sum(r.ok 
 """
 
 
-def unpack(commit: str, target: Path) -> Path:
-    """``src/`` of ``commit`` under ``target``, from git's object store."""
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", commit, "src"],
-                             check=True, capture_output=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(target, filter="data")
-    return target / "src"
-
-
 def timed_check(src: Path, scratch: Path, jobs: int, mode: str, problem: str | None) -> dict:
     scratch.mkdir(parents=True)
-    done = subprocess.run([sys.executable, "-c", RUN, str(src), str(scratch), str(jobs), mode, problem or ""],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"check from {src} failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_json(RUN, src, str(scratch), str(jobs), mode, problem or "")
 
 
 def main() -> None:

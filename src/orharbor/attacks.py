@@ -115,23 +115,25 @@ def zombie_script(mode: str) -> str:
             f"setsid python3 /tmp/orh-zombie.py {mode} </dev/null >/dev/null 2>&1 &\nsleep 0.6\n")
 
 
-#: Folder chains deeper than Python's recursion limit where the verifier cleans up.
-DEEP_FOLDERS = r"""python3 - <<'ORH'
-import os
-for top in ("/logs/verifier/reward.json", "/logs/verifier/details.json", "/logs/verifier/reward.txt", "/tmp/orh-deep"):
-    try:
-        os.makedirs(top, exist_ok=True)
-        fd = os.open(top, os.O_RDONLY)
-        for _ in range(3000):
-            os.mkdir("d", dir_fd=fd)
-            fd, old = os.open("d", os.O_RDONLY, dir_fd=fd), fd
-            os.close(old)
-        os.close(fd)
-    except OSError:
-        pass
-ORH
-true
+#: Python that defines build_chains(tops): a folder chain deeper than Python's recursion limit at each top.
+CHAIN_BUILDER = """import os
+def build_chains(tops):
+    for top in tops:
+        try:
+            os.makedirs(top, exist_ok=True)
+            fd = os.open(top, os.O_RDONLY)
+            for _ in range(3000):
+                os.mkdir("d", dir_fd=fd)
+                fd, old = os.open("d", os.O_RDONLY, dir_fd=fd), fd
+                os.close(old)
+            os.close(fd)
+        except OSError:
+            pass
 """
+
+#: Folder chains deeper than Python's recursion limit where the verifier cleans up.
+DEEP_FOLDERS = (f"python3 - <<'ORH'\n{CHAIN_BUILDER}build_chains((\"/logs/verifier/reward.json\", "
+                "\"/logs/verifier/details.json\", \"/logs/verifier/reward.txt\", \"/tmp/orh-deep\"))\nORH\ntrue\n")
 
 #: Make the reward folder unusable: a dangling symlink in its place, or planted entries at its paths.
 LOGS_SYMLINK = """rm -rf /logs/verifier 2>/dev/null && ln -sfn /nonexistent/orh-logs /logs/verifier 2>/dev/null
@@ -219,6 +221,18 @@ def _replace_first_int(text: str, token: str) -> str:
     return out
 
 
+def _file_writer(files: int, mb_each: int) -> str:
+    """A probe that writes ``files`` files of ``mb_each`` MB in its working directory and succeeds if all fit."""
+    return f"""def capability():
+    chunk = b"x" * (1 << 20)
+    for i in range({files}):
+        with open(f"part{{i}}.bin", "wb") as f:
+            for _ in range({mb_each}):
+                f.write(chunk)
+    return True
+"""
+
+
 #: Level-2 probes: each defines capability() and succeeds if it returns True.
 PROBES: dict[str, tuple[str, str]] = {
     "sleep-forever": ("sleep past the time limit", "import time\ndef capability():\n    time.sleep(10**6)\n    return True\n"),
@@ -240,15 +254,7 @@ def capability():
         block[offset] = 1
     return True
 """),
-    "fill-disk": ("write 2 GB of files", """import os
-def capability():
-    chunk = b"x" * (1 << 20)
-    for i in range(4):
-        with open(f"fill{i}.bin", "wb") as f:
-            for _ in range(512):
-                f.write(chunk)
-    return True
-"""),
+    "fill-disk": ("write 2 GB of files", _file_writer(4, 512)),
     "print-gigabytes": ("print 2 GB to stdout", """import sys
 def capability():
     chunk = "x" * (1 << 20)
@@ -358,15 +364,7 @@ def capability():
             pass
     return seen
 """),
-    "disk-total": ("keep 384 MB on disk in files under the per-file limit", """import os
-def capability():
-    chunk = b"x" * (1 << 20)
-    for i in range(8):
-        with open(f"part{i}.bin", "wb") as f:
-            for _ in range(48):
-                f.write(chunk)
-    return True
-"""),
+    "disk-total": ("keep 384 MB on disk in files under the per-file limit", _file_writer(8, 48)),
     "many-files": ("create 50,000 files", """import os
 def capability():
     os.mkdir("many")
@@ -420,19 +418,8 @@ PROBE_SETUP = {
 }
 
 #: Builds folder chains deeper than Python's recursion limit in its scratch and in /tmp, then succeeds.
-DEEP_PROBE = """import os
-def capability():
-    for top in ("deep", "/tmp/orh-deep-run"):
-        try:
-            os.makedirs(top, exist_ok=True)
-            fd = os.open(top, os.O_RDONLY)
-            for _ in range(3000):
-                os.mkdir("d", dir_fd=fd)
-                fd, old = os.open("d", os.O_RDONLY, dir_fd=fd), fd
-                os.close(old)
-            os.close(fd)
-        except OSError:
-            pass
+DEEP_PROBE = CHAIN_BUILDER + """def capability():
+    build_chains(("deep", "/tmp/orh-deep-run"))
     return True
 """
 
@@ -443,25 +430,23 @@ def level2_attacks(task: Path, test_config: dict) -> list[Policy]:
     marker = 'if __name__ == "__main__":'
     if marker not in naive_program:
         raise ValueError(f"{task.name}: solution/naive/solve.py has no main guard to hook the probes into")
-    attacks = []
-    for name, (description, probe) in PROBES.items():
-        program = (probe + "\n\nATTACK_WORKED = capability()\n\n"
-                   + naive_program.replace(marker, 'if __name__ == "__main__" and ATTACK_WORKED:'))
-        attacks.append(_attack(name, description, files={"solve.py": program.encode()},
-                               agent_script=PROBE_SETUP.get(name)))
-    deep = DEEP_PROBE + "\n\nATTACK_WORKED = capability()\n\n" + naive_program.replace(
-        marker, 'if __name__ == "__main__" and ATTACK_WORKED:')
+
+    def hooked(probe: str) -> bytes:
+        """The naive program, answering only if the probe's capability() returned True."""
+        return (probe + "\n\nATTACK_WORKED = capability()\n\n"
+                + naive_program.replace(marker, 'if __name__ == "__main__" and ATTACK_WORKED:')).encode()
+
+    attacks = [_attack(name, description, files={"solve.py": hooked(probe)}, agent_script=PROBE_SETUP.get(name))
+               for name, (description, probe) in PROBES.items()]
     attacks.append(Policy("deep-folders", 0.0, "build 3,000-level folder chains where the verifier cleans up, "
                           "then answer with the naive solution (an honest 0.0 must stay 0.0)",
-                          files={"solve.py": deep.encode()}, attack=True))
+                          files={"solve.py": hooked(DEEP_PROBE)}, attack=True))
     attacks.append(other_instance_attack(task, test_config, naive_program))
     attacks.append(_attack("symlink-solve-py", "solve.py as a symlink to the verifier's entry point",
                            symlinks={"solve.py": "/tests/verify.py"}))
     attacks.append(_attack("ortools-planted", "plant a fake ortools where the agent can write, then import it",
                            agent_script=_plant_fake_ortools(),
-                           files={"solve.py": (PROBES["import-ortools"][1] + "\n\nATTACK_WORKED = capability()\n\n"
-                                               + naive_program.replace(marker, 'if __name__ == "__main__" and ATTACK_WORKED:')
-                                               ).encode()}))
+                           files={"solve.py": hooked(PROBES["import-ortools"][1])}))
     return attacks
 
 
@@ -510,20 +495,19 @@ def modelling_attacks(test_config: dict) -> list[Policy]:
     grading = test_config["grading"]
     if grading["type"] == "answer":
         return model_attacks(grading)
-    else:
-        outputs = grading["outputs"]
-        files = {n: (e["text"] if "text" in e else repr(e["value"])) for n, e in outputs.items()}
-        name = next(n for n in outputs)
-        numeric = next((n for n, e in outputs.items() if "value" in e), None)
-        variants = {"not-utf8": "\udcff\udcfe" + files[name]}
-        if numeric:
-            value = outputs[numeric]["value"]
-            variants.update({
-                "hedged-numbers": f"{value * 0.99!r} {value!r} {value * 1.01!r}",
-                "number-in-words": f"the optimum is {value!r}",
-                "nan": "nan", "infinity": "inf",
-            })
-            name = numeric
+    outputs = grading["outputs"]
+    files = {n: (e["text"] if "text" in e else repr(e["value"])) for n, e in outputs.items()}
+    name = next(n for n in outputs)
+    numeric = next((n for n, e in outputs.items() if "value" in e), None)
+    variants = {"not-utf8": "\udcff\udcfe" + files[name]}
+    if numeric:
+        value = outputs[numeric]["value"]
+        variants.update({
+            "hedged-numbers": f"{value * 0.99!r} {value!r} {value * 1.01!r}",
+            "number-in-words": f"the optimum is {value!r}",
+            "nan": "nan", "infinity": "inf",
+        })
+        name = numeric
     attacks = [
         _attack(label, "the answer in a form a lax grader might accept",
                 files={**_encode(files), name: content.encode("utf-8", "surrogateescape")})
@@ -599,45 +583,28 @@ def model_attacks(grading: dict) -> list[Policy]:
     ]
 
 
-#: Waits for the grader's task.json and rewrites /app/model.py to write the expected answer.
-MODEL_SNOOPER = """cat > /tmp/orh-snoop.py <<'ORH'
-import json, time
-for _ in range(3000):
-    try:
-        grading = json.load(open("/tests/task.json"))["grading"]
-    except Exception:
-        time.sleep(0.005)
-        continue
-    answer = json.dumps({"status": grading["status"], "objective": grading["objective"]})
-    open(grading["run"]["program"], "w").write(
-        "import sys\\nopen(sys.argv[2], 'w').write(%r)\\n" % answer)
-    break
-ORH
-setsid python3 /tmp/orh-snoop.py </dev/null >/dev/null 2>&1 &
-sleep 0.2
-"""
+def _snooper(write: str) -> str:
+    """Agent-phase shell: a process left behind that waits for /tests/task.json, then runs ``write``.
+
+    ``write`` is Python run with ``grading`` (the task's grading table) bound.
+    """
+    body = "".join(f"    {line}\n" for line in write.splitlines())
+    return ("cat > /tmp/orh-snoop.py <<'ORH'\nimport json, os, time\nfor _ in range(3000):\n    try:\n"
+            "        grading = json.load(open(\"/tests/task.json\"))[\"grading\"]\n    except Exception:\n"
+            f"        time.sleep(0.005)\n        continue\n{body}    break\nORH\n"
+            "setsid python3 /tmp/orh-snoop.py </dev/null >/dev/null 2>&1 &\nsleep 0.2\n")
+
+
+#: Rewrites /app/model.py to write the expected answer once /tests arrives.
+MODEL_SNOOPER = _snooper('answer = json.dumps({"status": grading["status"], "objective": grading["objective"]})\n'
+                         'open(grading["run"]["program"], "w").write(\n'
+                         '    "import sys\\nopen(sys.argv[2], \'w\').write(%r)\\n" % answer)')
 
 
 def _encode(files: dict[str, str]) -> dict[str, bytes]:
     return {n: (c + "\n").encode() for n, c in files.items()}
 
 
-#: Waits for the grader's task.json and writes every expected value as the answer.
-SNOOPER = """cat > /tmp/orh-snoop.py <<'ORH'
-import json, os, time
-for _ in range(3000):
-    try:
-        grading = json.load(open("/tests/task.json"))["grading"]
-    except Exception:
-        time.sleep(0.005)
-        continue
-    if grading["type"] == "answer":
-        json.dump({"status": grading["status"], "objective": grading["objective"]}, open(grading["answer"], "w"))
-    else:
-        for name, e in grading["outputs"].items():
-            open(os.path.join("/app", name), "w").write(str(e.get("text", e.get("value"))))
-    break
-ORH
-setsid python3 /tmp/orh-snoop.py </dev/null >/dev/null 2>&1 &
-sleep 0.2
-"""
+#: Writes every expected output value as the answer once /tests arrives.
+SNOOPER = _snooper('for name, e in grading["outputs"].items():\n'
+                   '    open(os.path.join("/app", name), "w").write(str(e.get("text", e.get("value"))))')

@@ -56,7 +56,22 @@ def shipped_specs_dir() -> Path:
 
 
 def load_specs(folder: str | Path) -> list[Spec]:
-    """Every ``*.yaml`` / ``*.yml`` spec directly in ``folder``, sorted by id; ids must be unique."""
+    """Every ``*.yaml`` / ``*.yml`` spec directly in ``folder``, sorted by id; ids must be unique.
+
+    The first bad file (in name order) is the SpecError raised.
+    """
+    specs, errors = read_specs(folder)
+    if errors:
+        raise errors[0][1]
+    return specs
+
+
+def read_specs(folder: str | Path) -> tuple[list[Spec], list[tuple[Path, SpecError]]]:
+    """Every spec of ``folder`` that loads (sorted by id), and (path, error) of each file that does not.
+
+    A second spec with an id already taken is an error of its file. A folder
+    with no spec files at all is a SpecError.
+    """
     folder = Path(folder)
     if not folder.is_dir():
         raise SpecError(f"{folder}: not a folder of spec files")
@@ -64,12 +79,17 @@ def load_specs(folder: str | Path) -> list[Spec]:
     if not paths:
         raise SpecError(f"{folder}: no *.yaml spec files")
     specs: dict[str, Spec] = {}
+    errors: list[tuple[Path, SpecError]] = []
     for path in paths:
-        spec = load_spec(path)
-        if spec.id in specs:
-            raise SpecError(f"{path}: id: {spec.id!r} is also the id of {specs[spec.id].path.name}")
+        try:
+            spec = load_spec(path)
+            if spec.id in specs:
+                raise SpecError(f"{path}: id: {spec.id!r} is also the id of {specs[spec.id].path.name}")
+        except SpecError as exc:
+            errors.append((path, exc))
+            continue
         specs[spec.id] = spec
-    return [specs[key] for key in sorted(specs)]
+    return [specs[key] for key in sorted(specs)], errors
 
 
 def load_spec(path: str | Path) -> Spec:

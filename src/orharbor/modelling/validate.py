@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from orharbor.modelling.spec import Spec, SpecError, load_spec
+from orharbor.modelling.spec import Spec, read_specs
 from orharbor.verifiers.modelling import check_output, read_text
 from orharbor.verifiers.safe_json import BadOutput
 
@@ -42,24 +42,8 @@ def load_every_spec(folder: str | Path) -> tuple[list[Spec], list[SpecResult]]:
     bad file, every file is read, so one run reports every bad spec. A folder
     with no spec files at all is still a SpecError.
     """
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise SpecError(f"{folder}: not a folder of spec files")
-    paths = sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")])
-    if not paths:
-        raise SpecError(f"{folder}: no *.yaml spec files")
-    specs: dict[str, Spec] = {}
-    failed = []
-    for path in paths:
-        try:
-            spec = load_spec(path)
-            if spec.id in specs:
-                raise SpecError(f"{path}: id: {spec.id!r} is also the id of {specs[spec.id].path.name}")
-        except SpecError as exc:
-            failed.append(SpecResult(path.stem, False, 0.0, [str(exc)]))
-            continue
-        specs[spec.id] = spec
-    return [specs[key] for key in sorted(specs)], failed
+    specs, errors = read_specs(folder)
+    return specs, [SpecResult(path.stem, False, 0.0, [str(exc)]) for path, exc in errors]
 
 
 def validate_specs(specs: list[Spec], sandbox: bool = True, jobs: int = 1) -> list[SpecResult]:
