@@ -29,9 +29,11 @@ os.makedirs("/tmp/agent-share"); os.chown("/tmp/agent-share", AGENT, AGENT); os.
 open("/app/open-file", "w").close(); os.chown("/app/open-file", AGENT, AGENT); os.chmod("/app/open-file", 0o666)
 open("/srv/root-open-file", "w").close(); os.chmod("/srv/root-open-file", 0o666)
 open("/srv/root-file", "w").close(); os.chmod("/srv/root-file", 0o644)
+os.chown("/mnt/agentfs", AGENT, AGENT); os.chmod("/mnt/agentfs", 0o755)
+open("/mnt/agentfs/f", "w").close(); os.chown("/mnt/agentfs/f", AGENT, AGENT); os.chmod("/mnt/agentfs/f", 0o666)
 open("/srv/agent-file", "w").close(); os.chown("/srv/agent-file", AGENT, AGENT); os.chmod("/srv/agent-file", 0o644)
 paths = ["/tmp", "/tmp/agent-share", "/home/agent", "/app", "/app/open-file", "/logs", "/logs/agent", "/srv/shared",
-         "/srv/root-open-file", "/srv/root-file", "/srv/agent-file", "/dev/shm", "/dev/null"]
+         "/srv/root-open-file", "/srv/root-file", "/srv/agent-file", "/mnt/agentfs", "/mnt/agentfs/f", "/dev/shm", "/dev/null"]
 before = {p: mode(p) for p in paths}
 state = lockdown.lock()
 during = {p: mode(p) for p in paths}
@@ -49,7 +51,7 @@ def _in_sandbox(script: str) -> dict:
     args = [bwrap, *sandbox.system_binds(), *sandbox.parents_args(base), "--ro-bind", base, base,
             "--ro-bind", str(SRC), "/opt/orharbor-src",  # not at its own path: a clone under /tmp would shape /tmp
             "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm",
-            "--perms", "1777", "--dir", "/tmp", "--dir", "/home", "--dir", "/srv", "--dir", "/logs",
+            "--perms", "1777", "--dir", "/tmp", "--tmpfs", "/mnt/agentfs", "--dir", "/home", "--dir", "/srv", "--dir", "/logs",
             "--unshare-pid", "--unshare-ipc", "--as-pid-1", "--die-with-parent", "--clearenv",
             f"{base}/bin/python3", "-I", "-c", script, "/opt/orharbor-src"]
     result = subprocess.run(args, capture_output=True, text=True, timeout=120)
@@ -64,11 +66,11 @@ def modes() -> dict:
 
 def test_the_agents_files_are_hidden_and_shared_folders_closed(modes):
     during = modes["during"]
-    for path in ("/home/agent", "/app", "/srv/agent-file"):
+    for path in ("/home/agent", "/app", "/srv/agent-file", "/mnt/agentfs"):  # the last: a mount the agent owns
         assert during[path] & 0o077 == 0, path  # the agent's: owner only
     for path in ("/tmp", "/logs/agent"):
         assert during[path] & 0o077 == 0, path  # root's shared folders: closed to others entirely
-    for path in ("/app/open-file", "/tmp/agent-share"):  # unreachable behind a closed folder: left as it is
+    for path in ("/app/open-file", "/tmp/agent-share", "/mnt/agentfs/f"):  # unreachable behind a closed folder: left as it is
         assert during[path] == modes["before"][path], path
     assert during["/srv/root-open-file"] & 0o077 == 0  # others may have written it: hidden
     assert during["/srv/shared"] == 0o755  # group-writable root folder: write taken away, still readable

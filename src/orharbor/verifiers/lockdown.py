@@ -126,12 +126,8 @@ def _walk(root: str, state: Lockdown) -> None:
         top = os.lstat(root)
     except OSError:
         return
-    if stat.S_ISDIR(top.st_mode) and top.st_uid == 0 and not _close_or_strip(root, top, state):
+    if not _visit(root, top, state):
         return
-    if not stat.S_ISDIR(top.st_mode):
-        _apply_file(root, top, state)
-        return
-    device = top.st_dev
     stack = [root]
     while stack:
         folder = stack.pop()
@@ -147,16 +143,22 @@ def _walk(root: str, state: Lockdown) -> None:
                 st = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            if st.st_dev != device:  # another mount: walked on its own if writable
+            if st.st_dev != top.st_dev:  # another mount: walked on its own if writable
                 continue
-            if stat.S_ISDIR(st.st_mode):
-                if st.st_uid != 0:
-                    state.owners.add(st.st_uid)
-                    _chmod(entry.path, st.st_mode, st.st_mode & ~0o077, state)
-                elif _close_or_strip(entry.path, st, state):
-                    stack.append(entry.path)
-            else:
-                _apply_file(entry.path, st, state)
+            if _visit(entry.path, st, state):
+                stack.append(entry.path)
+
+
+def _visit(path: str, st: os.stat_result, state: Lockdown) -> bool:
+    """Apply the rules to one entry; True if the walk must look inside it."""
+    if not stat.S_ISDIR(st.st_mode):
+        _apply_file(path, st, state)
+        return False
+    if st.st_uid != 0:  # a non-root user's folder: hidden, and nothing inside it is reachable
+        state.owners.add(st.st_uid)
+        _chmod(path, st.st_mode, st.st_mode & ~0o077, state)
+        return False
+    return _close_or_strip(path, st, state)
 
 
 def _close_or_strip(path: str, st: os.stat_result, state: Lockdown) -> bool:
