@@ -190,9 +190,9 @@ def disk_use(roots: tuple[str, ...], open_dirs: tuple[str, ...], uid: int | None
     """
     size, count = 0, 0
     stack = list(roots)
-    for folder in open_dirs:
+    for folder in open_dirs if uid is not None else ():  # without a uid of its own, nothing there is the run's
         try:
-            stack += [e.path for e in os.scandir(folder) if uid is not None and e.stat(follow_symlinks=False).st_uid == uid]
+            stack += [e.path for e in os.scandir(folder) if e.stat(follow_symlinks=False).st_uid == uid]
         except OSError:
             pass
     while stack and count <= max_files:
