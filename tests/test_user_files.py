@@ -313,6 +313,22 @@ def test_export_library_refuses_to_replace_a_task_unless_forced(shipped_rows, tm
     assert not (export_row(row, tmp_path, force=True) / "notes.md").exists()
 
 
+def test_modelling_exporters_refuse_to_replace_a_task_unless_forced(shipped_specs, retail_rows, tmp_path):
+    """export_spec and export_retail keep a user's task folder as export_row does (they used to delete it)."""
+    from orharbor.exporter.modelling import export_retail, export_spec
+
+    row = next(r for r in retail_rows if r["scenario_id"] == "retail_f1_base_v0")
+    for export in (lambda **kw: export_spec(shipped_specs[0], tmp_path, **kw),
+                   lambda **kw: export_retail(row, tmp_path, **kw)):
+        task = export()
+        (task / "notes.md").write_text("mine")
+        with pytest.raises(WouldReplace, match="pass --force"):
+            export()
+        assert (task / "notes.md").read_text() == "mine"
+        assert not (export(force=True) / "notes.md").exists()
+        assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary folder left
+
+
 @pytest.fixture(scope="module")
 def retail_file(tmp_path_factory) -> Path:
     """Two RetailOpt-190 records in the published shape."""

@@ -220,7 +220,7 @@ def export_cmd(datasets, specs_dir, out, verifier_mode, allow_ortools, agent_net
     """
     from orharbor.datasets.rows import read_rows, shipped_datasets
     from orharbor.exporter import ExportOptions, export_dataset, write_dataset_index
-    from orharbor.exporter.harbor import DATASET_NAME, build_task, check_dataset_index, package_version
+    from orharbor.exporter.harbor import DATASET_NAME, check_dataset_index, package_version
     from orharbor.exporter.modelling import export_retail, export_spec
     from orharbor.files import refuse_existing
     from orharbor.modelling.spec import load_specs, shipped_specs_dir
@@ -255,12 +255,10 @@ def export_cmd(datasets, specs_dir, out, verifier_mode, allow_ortools, agent_net
         with click.progressbar(length=len(ids), label="exporting", file=sys.stderr) as bar:
             paths = export_dataset(rows, out, options, progress=bar.update, force=force)
             for row in retail:
-                paths.append(build_task(out, row["id"], lambda parent: export_retail(row, parent, options, prompt),
-                                        force))
+                paths.append(export_retail(row, out, options, prompt, force=force))
                 bar.update(1)
             for spec in specs:
-                paths.append(build_task(out, spec.id, lambda parent: export_spec(spec, parent, options, hints),
-                                        force))
+                paths.append(export_spec(spec, out, options, hints, force=force))
                 bar.update(1)
         index = write_dataset_index(out)
     except _user_errors() as exc:

@@ -157,8 +157,8 @@ def build_task(out: Path, task_id: str, write: Callable[[Path], Path], force: bo
 
     The finished folder replaces ``out/task_id`` only with ``force``
     (:func:`orharbor.files.replace_dir`); a failed write leaves ``out`` as it was.
-    Every exporter goes through here (modelling tasks too: their writers take
-    the temporary folder as their output folder).
+    Every exporter goes through here: ``export_row``, and ``export_spec`` and
+    ``export_retail`` in :mod:`orharbor.exporter.modelling`.
     """
     staging = staging_dir(out, task_id)
     try:

@@ -37,9 +37,9 @@ from pathlib import Path
 import tomli_w
 
 from orharbor.exporter.bundle import write_bundle
-from orharbor.exporter.harbor import (AGENT_APT_PACKAGES, AGENT_USER, SOLVER_UID, ExportOptions, copy_template,
-                                      network_text, render, seal, task_toml, time_up_text, write_json,
-                                      write_test_sh)
+from orharbor.exporter.harbor import (AGENT_APT_PACKAGES, AGENT_USER, SOLVER_UID, ExportOptions, build_task,
+                                      copy_template, network_text, render, seal, task_toml, time_up_text,
+                                      write_json, write_test_sh)
 from orharbor.modelling.spec import Spec
 from orharbor.verifiers.modelling import STATUSES
 
@@ -70,11 +70,19 @@ RETAIL_VERIFIER_MARGIN_S = 120.0
 HINT_MODES = ("none", "all")
 
 
-def export_spec(spec: Spec, out: Path, options: ExportOptions = ExportOptions(), hints: str = "none") -> Path:
-    """The task of one validated spec; ``hints`` is ``none`` or ``all``."""
+def export_spec(spec: Spec, out: Path, options: ExportOptions = ExportOptions(), hints: str = "none",
+                force: bool = False) -> Path:
+    """The task of one validated spec; ``hints`` is ``none`` or ``all``.
+
+    Built in a temporary folder in ``out`` and renamed into place; an existing
+    task folder of the same id is replaced only with ``force`` (as ``export_row``).
+    """
     if hints not in HINT_MODES:
         raise ValueError(f"hints must be one of {', '.join(HINT_MODES)}, got {hints!r}")
-    task = _fresh(out / spec.id)
+    return build_task(out, spec.id, lambda parent: _write_spec(spec, _fresh(parent / spec.id), options, hints), force)
+
+
+def _write_spec(spec: Spec, task: Path, options: ExportOptions, hints: str) -> Path:
     if spec.template is not None:
         shutil.copytree(spec.template, task / "environment" / "files")
     shutil.copyfile(spec.golden_script, task / "solution" / spec.golden_script.name)
@@ -97,12 +105,20 @@ def export_spec(spec: Spec, out: Path, options: ExportOptions = ExportOptions(),
     return task
 
 
-def export_retail(row: dict, out: Path, options: ExportOptions = ExportOptions(), prompt: str = "full") -> Path:
-    """The task of one RetailOpt row, with the ``full`` (data in the text) or ``schema`` prompt."""
+def export_retail(row: dict, out: Path, options: ExportOptions = ExportOptions(), prompt: str = "full",
+                  force: bool = False) -> Path:
+    """The task of one RetailOpt row, with the ``full`` (data in the text) or ``schema`` prompt.
+
+    Built and replaced as :func:`export_spec` does.
+    """
+    return build_task(out, row["id"], lambda parent: _write_retail(row, _fresh(parent / row["id"]), options, prompt),
+                      force)
+
+
+def _write_retail(row: dict, task: Path, options: ExportOptions, prompt: str) -> Path:
     from orharbor.modelling import retailopt
 
     statement = retailopt.agent_prompt(row, prompt)
-    task = _fresh(out / row["id"])
     if prompt == "schema":
         (task / "environment" / "files").mkdir()
         write_json(task / "environment" / "files" / "data.json", row["data"])
@@ -192,8 +208,7 @@ def oracle_model(time_limit_s: float) -> str:
 
 
 def _fresh(task: Path) -> Path:
-    if task.exists():
-        shutil.rmtree(task)
+    """The empty layout of a new task folder (in build_task's temporary folder)."""
     for sub in ("environment", "tests", "solution"):
         (task / sub).mkdir(parents=True)
     return task
