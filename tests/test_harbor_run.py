@@ -66,3 +66,15 @@ def test_harbor_run_scores_the_oracle_one_and_nop_the_failure_reward(shipped_exp
         expected = -1.0 if _kind(task) == "algorithm" else 0.0
         assert trial["exception_info"] is None, trial["trial_name"]
         assert trial["verifier_result"]["rewards"] == {"reward": expected}, trial["trial_name"]
+
+    # orharbor report reads the job folders `harbor run` itself wrote
+    from click.testing import CliRunner
+
+    from orharbor.cli import main
+
+    result = CliRunner().invoke(main, ["report", str(tmp_path), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert (data["trials"], data["skipped_trials"]) == (2 * len(tasks), 0)
+    assert {(r["agent"], r["mean_reward"]) for r in data["algorithm"]} == {("oracle", 1.0), ("nop", -1.0)}
+    assert {(r["agent"], r["accuracy"]) for r in data["modelling"]["by_family"]} == {("oracle", 1.0), ("nop", 0.0)}

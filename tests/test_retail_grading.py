@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,10 +21,12 @@ import pytest
 from orharbor.attacks import attack_policies
 from orharbor.exporter.modelling import MODELLING_PACKAGES, RETAIL_RUN_LIMIT_S, RETAIL_TIME_LIMIT_S, export_retail
 from orharbor.harbor_env.image import read_dockerfile
-from orharbor.modelling import metrics
+from orharbor.report.jobs import read_jobs
+from orharbor.report.tables import modelling_rows
 from orharbor.verifiers.main import verify, write_result
 
 from conftest import QUICK_RETAIL
+from jobfolders import write_trial
 
 
 def _task(exported_retail, mode: str = "separate", scenario: str = QUICK_RETAIL[0], suffix: str = "") -> Path:
@@ -137,13 +140,13 @@ def test_execution_rate_counts_runs_that_finished_and_wrote_a_well_formed_answer
             "guess": app / "model.py"}
     for name, model in runs.items():
         reward, details = _verify(task, model, tmp_path)
-        trial = tmp_path / "jobs" / "job" / name
-        write_result(str(trial / "verifier"), reward, details)
-        (trial / "result.json").write_text(json.dumps({"task_name": f"orharbor/{task.name}", "trial_name": name,
-                                                       "agent_info": {"name": name}}))
-    outcome = {a.agent: (a.executed, a.correct) for a in metrics.attempts_from_jobs(tmp_path / "jobs")}
-    assert outcome == {"oracle": (True, True), "naive": (True, False), "guess": (False, False)}
-    [row] = metrics.summarise(metrics.attempts_from_jobs(tmp_path / "jobs"), "all")
+        trial = write_trial(tmp_path / "jobs" / "job", name, task.name, agent=name, model=None, reward=reward,
+                            task_dir=tmp_path / "gone")
+        write_result(str(trial / "verifier"), reward, details)   # the verifier's own details.json
+    trials = read_jobs([tmp_path / "jobs"]).trials
+    assert {t.agent: (t.executed, t.correct, t.family) for t in trials} == {
+        "oracle": (True, True, "F1"), "naive": (True, False, "F1"), "guess": (False, False, "F1")}
+    [row] = modelling_rows([replace(t, agent="all") for t in trials], "family")
     assert (row["execution_rate"], row["accuracy"], row["silent_failure_rate"]) == (2 / 3, 1 / 3, 1 / 3)
 
 

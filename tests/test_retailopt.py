@@ -143,56 +143,6 @@ def test_check_runs_the_retail_model_as_oracle(exported_retail, mode):
         assert (rewards["oracle"], rewards["naive"], rewards["nothing"]) == (1.0, 0.0, 0.0)
 
 
-def _trial(jobs: Path, name: str, task: str, agent: str, rewards: dict | None, details: dict | None = None) -> None:
-    folder = jobs / "job-1" / name
-    folder.mkdir(parents=True)
-    (folder / "result.json").write_text(json.dumps({
-        "task_name": f"orharbor/{task}", "trial_name": name, "agent_info": {"name": agent, "version": "1",
-                                                                            "model_info": {"name": "m"}},
-        "verifier_result": None if rewards is None else {"rewards": rewards}}))
-    if details is not None:
-        (folder / "verifier").mkdir()
-        (folder / "verifier" / "details.json").write_text(json.dumps(details))
-
-
-def test_metrics_read_executed_and_correct_from_the_verifiers_details(tmp_path):
-    """reward.json holds the reward alone: executed/correct come from <trial>/verifier/details.json."""
-    modelling = {"kind": "modelling"}
-    _trial(tmp_path, "t1", "retailopt-retail-f1-base-v0", "codex", {"reward": 1.0},
-           {**modelling, "executed": 1, "correct": 1})
-    _trial(tmp_path, "t2", "retailopt-retail-f2-base-v0", "codex", {"reward": 0.0},
-           {**modelling, "executed": 1, "correct": 0})
-    _trial(tmp_path, "t3", "retailopt-retail-f3-base-v0", "codex", {"reward": 0.0},
-           {**modelling, "error": "verifier failed (test.sh fallback)", "executed": 0, "correct": 0})
-    _trial(tmp_path, "t4", "jobshop-4x4-l1-s0", "codex", {"reward": 0.5}, {"kind": "algorithm", "feasible": 1})
-    _trial(tmp_path, "t5", "jobshop-4x4-l1-s1", "codex", {"reward": 0.5}, {"feasible": 1, "objective": 3})
-    attempts = metrics.attempts_from_jobs(tmp_path)
-    assert [(a.task, a.executed, a.correct) for a in attempts] == [
-        ("retailopt-retail-f1-base-v0", True, True), ("retailopt-retail-f2-base-v0", True, False),
-        ("retailopt-retail-f3-base-v0", False, False)]
-
-
-def test_metrics_over_a_harbor_job_folder(tmp_path):
-    """Jobs of older exports, with executed and correct in reward.json, still count."""
-    _trial(tmp_path, "t1", "retailopt-retail-f1-base-v0", "codex", {"reward": 1.0, "executed": 1, "correct": 1})
-    _trial(tmp_path, "t2", "retailopt-retail-f6-moq-binary-v0", "codex", {"reward": 0.0, "executed": 1,
-                                                                          "correct": 0})
-    _trial(tmp_path, "t3", "retailopt-retail-f6-lead-time-v0", "codex", None)
-    _trial(tmp_path, "t4", "jobshop-4x4-l1-s0", "codex", {"reward": 0.5, "feasible": 1})
-    _trial(tmp_path, "t5", "production_planning_lp", "claude-code", {"reward": 0.0, "executed": 0, "correct": 0})
-    (tmp_path / "job-1" / "result.json").write_text('{"id": "job"}')
-    attempts = metrics.attempts_from_jobs(tmp_path)
-    assert len(attempts) == 4
-    by_agent = {r["agent"]: r for r in metrics.summarise(attempts, "agent")}
-    codex = by_agent["codex (m)"]
-    assert codex["attempts"] == 3
-    assert (codex["execution_rate"], codex["accuracy"], codex["silent_failure_rate"]) == (2 / 3, 1 / 3, 1 / 3)
-    by_family = {r["family"]: r for r in metrics.summarise(attempts, "family")}
-    assert set(by_family) == {"F1", "F6", "spec"} and by_family["F6"]["attempts"] == 2
-    result = CliRunner().invoke(main, ["metrics", str(tmp_path), "--by", "family"])
-    assert result.exit_code == 0 and "F6" in result.output and "50.0%" in result.output
-
-
 def test_metrics_over_a_folder_of_answers(tmp_path, retail_rows):
     rows_file = tmp_path / "rows.jsonl"
     rows_file.write_text("".join(json.dumps(r) + "\n" for r in retail_rows[:3]))
@@ -203,13 +153,13 @@ def test_metrics_over_a_folder_of_answers(tmp_path, retail_rows):
         json.dumps({"status": "OPTIMAL", "objective": first["reference_objective"]}))
     (answers / second["scenario_id"]).mkdir()
     (answers / second["scenario_id"] / "answer.json").write_text('{"status": "OPTIMAL", "objective": 1}')
-    result = CliRunner().invoke(main, ["metrics", str(answers), "--rows", str(rows_file), "--by", "all", "--json"])
+    result = CliRunner().invoke(main, ["metrics", str(answers), "--rows", str(rows_file), "--format", "json"])
     assert result.exit_code == 0, result.output
-    [row] = json.loads(result.output)
-    assert row["attempts"] == 3
+    [row] = json.loads(result.output)["modelling"]["by_difficulty"]
+    assert (row["agent"], row["source"], row["trials"]) == ("answers", "retailopt", 3)
     assert (row["execution_rate"], row["accuracy"], row["silent_failure_rate"]) == (2 / 3, 1 / 3, 1 / 3)
 
 
 def test_metrics_with_nothing_to_count_is_a_clear_error(tmp_path):
     result = CliRunner().invoke(main, ["metrics", str(tmp_path)])
-    assert result.exit_code == 1 and "no modelling attempts" in result.output
+    assert result.exit_code == 1 and "no modelling trials of orharbor tasks" in result.output

@@ -352,7 +352,7 @@ def check_cmd(tasks: Path, jobs: int, attacks: bool, jobs_dir: Path | None) -> N
     failed = [r for r in results if not r.ok]
     click.echo(f"{len(results) - len(failed)}/{len(results)} tasks passed in {time.monotonic() - start:.1f} s")
     if results and results[0].job_dir is not None:
-        click.echo(f"Harbor job folder: {results[0].job_dir}")
+        click.echo(f"Harbor job folder: {results[0].job_dir} (read it with: orharbor report {results[0].job_dir})")
     if failed:
         for r in failed:
             click.echo(f"FAILED {r.task}: {r.problem_text()}", err=True)
@@ -449,30 +449,91 @@ def import_retailopt_cmd(source: Path, out: Path, force: bool) -> None:
     click.echo(f"imported {len(rows)} scenarios to {out}")
 
 
+@main.command("report")
+@click.argument("jobs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--tasks", "tasks_dirs", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Task folders to read metadata from, for trials whose verifier never ran and whose task "
+                   "folder moved (repeatable).")
+@click.option("--kind", type=click.Choice(["all", "algorithm", "modelling"]), default="all", show_default=True,
+              help="Which tasks to report.")
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "csv", "json"]), default="table",
+              show_default=True)
+@click.option("--html", "html_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write one self-contained HTML page with the tables and plots.")
+@click.option("--compare", is_flag=True, help="Two job folders A B: per group, B against A, with a paired test.")
+@click.option("--force", is_flag=True, help="Replace an existing --html file.")
+def report_cmd(jobs: tuple[Path, ...], tasks_dirs: tuple[Path, ...], kind: str, fmt: str, html_file: Path | None,
+               compare: bool, force: bool) -> None:
+    """What the agents did, per agent, problem, size and level, from Harbor job folders.
+
+    JOBS are jobs folders (harbor run -o), job folders or trial folders, from
+    any environment. Every trial is joined with its task's metadata; what
+    cannot be read is skipped with one line on stderr, and counted.
+    """
+    _report(list(jobs), list(tasks_dirs), kind, fmt, html_file, compare, force)
+
+
+def _report(jobs: list[Path], tasks_dirs: list[Path], kind: str, fmt: str, html_file: Path | None,
+            compare: bool, force: bool) -> None:
+    from orharbor import report
+    from orharbor.files import WouldReplace, refuse_existing, write_atomically
+    from orharbor.report.render import render, summary_line
+
+    if compare and len(jobs) != 2:
+        raise click.UsageError(f"--compare takes exactly two job folders (A and B), got {len(jobs)}")
+    try:
+        refuse_existing([html_file] if html_file else [], force)
+    except WouldReplace as exc:
+        raise click.ClickException(str(exc)) from None
+    readings = [report.read_jobs([j], tasks_dirs) for j in jobs] if compare else \
+        [report.read_jobs(jobs, tasks_dirs)]
+    for reading in readings:
+        if kind != "all":
+            reading.trials = [t for t in reading.trials if t.kind == kind]
+        for skipped in reading.skipped:
+            click.echo(f"skipped {skipped.path}: {skipped.reason}", err=True)
+    data = (report.build_comparison(*readings, a_name=str(jobs[0]), b_name=str(jobs[1])) if compare
+            else report.build(readings[0]))
+    click.echo(summary_line(data), err=True)
+    if not any(r.trials for r in readings):
+        raise click.ClickException(f"no {'' if kind == 'all' else kind + ' '}trials of orharbor tasks under "
+                                   f"{', '.join(map(str, jobs))}")
+    click.echo(render(data, fmt))
+    if html_file:
+        from orharbor.report.html import html_page
+
+        trials = [] if compare else readings[0].trials
+        write_atomically(html_file, html_page(data, trials))
+        click.echo(f"wrote {html_file}", err=True)
+
+
 @main.command("metrics")
-@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("path", type=click.Path(path_type=Path))
 @click.option("--rows", "rows_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="RetailOpt rows: grade the answer files in PATH (<scenario_id>.json) against them.")
-@click.option("--by", type=click.Choice(["agent", "family", "all"]), default="agent", show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
-def metrics_cmd(path: Path, rows_file: Path | None, by: str, as_json: bool) -> None:
-    """Execution rate, accuracy and silent failure rate of modelling attempts.
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "csv", "json"]), default="table",
+              show_default=True)
+def metrics_cmd(path: Path, rows_file: Path | None, fmt: str) -> None:
+    """Modelling metrics: `report PATH --kind modelling`, or with --rows a folder of answer files.
 
-    PATH is a Harbor jobs folder (trials' result.json), or with --rows a folder of answer files.
+    Execution rate, accuracy and silent failure rate. Without --rows this is
+    an alias of `orharbor report PATH --kind modelling`.
     """
+    if rows_file is None:
+        _report([path], [], "modelling", fmt, None, False, False)
+        return
     from orharbor.modelling import metrics
+    from orharbor.report.render import render
 
+    if not path.is_dir():
+        raise click.BadParameter(f"{path} is not a folder of answer files", param_hint="'PATH'")
     try:
-        if rows_file:
-            attempts = metrics.attempts_from_answers(path, _read_retail_rows(rows_file))
-        else:
-            attempts = metrics.attempts_from_jobs(path)
+        attempts = metrics.attempts_from_answers(path, _read_retail_rows(rows_file))
     except (ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
     if not attempts:
-        raise click.ClickException(f"no modelling attempts found under {path}")
-    table = metrics.summarise(attempts, by)
-    click.echo(json.dumps(table, indent=1) if as_json else metrics.format_summary(table, by))
+        raise click.ClickException(f"no RetailOpt rows in {rows_file}")
+    click.echo(render(metrics.answers_report(attempts), fmt))
 
 
 def _problem(name: str):

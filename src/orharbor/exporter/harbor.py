@@ -174,10 +174,11 @@ def _write_row_task(module, row: dict, task: Path, options: ExportOptions) -> Pa
     for sub in ("environment", "tests", "solution"):
         (task / sub).mkdir(parents=True)
     level = row["level"]
+    metadata = task_config(module, row, options)["metadata"]
     if level == 1:
-        _write_level1(module, row, task, options)
+        _write_level1(module, row, task, options, metadata)
     else:
-        _write_level2(module, row, task, options)
+        _write_level2(module, row, task, options, metadata)
     write_bundle(row["problem"], task / "tests")
     copy_template("verify.py", task / "tests" / "verify.py")
     write_test_sh(task / "tests", modelling=False)
@@ -191,7 +192,7 @@ def _write_row_task(module, row: dict, task: Path, options: ExportOptions) -> Pa
     return task
 
 
-def _write_level1(module, row: dict, task: Path, options: ExportOptions) -> None:
+def _write_level1(module, row: dict, task: Path, options: ExportOptions, metadata: dict) -> None:
     instance = _instance(module, row)
     text = json.dumps(instance, indent=1) + "\n"
     (task / "environment" / "instance.json").write_text(text)
@@ -199,7 +200,7 @@ def _write_level1(module, row: dict, task: Path, options: ExportOptions) -> None
     write_json(task / "tests" / "task.json", {
         "task_id": row["id"], "problem": row["problem"], "level": 1, "deliverable": DELIVERABLE[1],
         "instance": "instance.json", "instance_sha256": digest(instance),
-        "naive": row["baseline"], "reference": row["reference"]})
+        "naive": row["baseline"], "reference": row["reference"], "metadata": metadata})
     write_json(task / "solution" / "solution.json", row["reference_solution"])
     (task / "solution" / "naive").mkdir()
     write_json(task / "solution" / "naive" / "solution.json", row["baseline_solution"])
@@ -207,7 +208,7 @@ def _write_level1(module, row: dict, task: Path, options: ExportOptions) -> None
     _write_dockerfile(row, task, options, ["COPY instance.json /app/instance.json"])
 
 
-def _write_level2(module, row: dict, task: Path, options: ExportOptions) -> None:
+def _write_level2(module, row: dict, task: Path, options: ExportOptions, metadata: dict) -> None:
     (task / "tests" / "eval").mkdir()
     cases, answers, naive = [], {}, {}
     for i, seed in enumerate(row["eval_seeds"]):
@@ -215,7 +216,8 @@ def _write_level2(module, row: dict, task: Path, options: ExportOptions) -> None
         name = f"eval/eval_{i:03d}.json"
         (task / "tests" / name).write_text(json.dumps(instance) + "\n")
         cases.append({"instance": name, "instance_sha256": digest(instance),
-                      "naive": row["eval_baselines"][i], "reference": row["eval_references"][i]})
+                      "naive": row["eval_baselines"][i], "reference": row["eval_references"][i],
+                      "bound": _bound((row.get("eval_reference_metas") or [{}] * (i + 1))[i])})
         answers[digest(instance)] = row["eval_reference_solutions"][i]
         naive[digest(instance)] = row["eval_baseline_solutions"][i]
     limits = {"wall_s": float(row["solve_time_limit_s"]), "memory_mb": options.solve_memory_mb,
@@ -223,7 +225,7 @@ def _write_level2(module, row: dict, task: Path, options: ExportOptions) -> None
     write_json(task / "tests" / "task.json", {
         "task_id": row["id"], "problem": row["problem"], "level": 2, "deliverable": DELIVERABLE[2],
         "eval": cases, "limits": limits, "solver_python": f"{SOLVER_VENV}/bin/python3",
-        "solver_uid": SOLVER_UID})
+        "solver_uid": SOLVER_UID, "metadata": metadata})
     (task / "solution" / "solve.py").write_text(lookup_program(answers))
     (task / "solution" / "naive").mkdir()
     (task / "solution" / "naive" / "solve.py").write_text(lookup_program(naive))
@@ -366,6 +368,8 @@ def task_config(module, row: dict, options: ExportOptions) -> dict:
         metadata["source"] = row["source"]
     if level == 1:
         metadata.update(reference=row["reference"], baseline=row["baseline"])
+        if (bound := _bound(row.get("reference_meta") or {})) is not None:
+            metadata["bound"] = bound
         verifier_timeout = 120.0
     else:
         metadata.update(eval_instances=len(row["eval_seeds"]), solve_time_limit_s=row["solve_time_limit_s"])
@@ -373,6 +377,12 @@ def task_config(module, row: dict, options: ExportOptions) -> dict:
     return task_toml(row["id"], f"{module.TITLE}, size {row['size']}, level {level}", metadata, options,
                      agent_timeout=options.agent_timeout(level), verifier_timeout=verifier_timeout,
                      artifacts=[DELIVERABLE[level]])
+
+
+def _bound(meta: dict) -> float | None:
+    """The lower bound the reference solver proved, when its run recorded one."""
+    bound = meta.get("bound")
+    return bound if isinstance(bound, (int, float)) and not isinstance(bound, bool) else None
 
 
 def task_toml(task_id: str, description: str, metadata: dict, options: ExportOptions, *,

@@ -228,7 +228,8 @@ def _write_common(task: Path, task_id: str, *, title: str, statement: str, deliv
     copy_template("verify.py", task / "tests" / "verify.py")
     write_test_sh(task / "tests", modelling=True)
     write_json(task / "tests" / "task.json", {"kind": "modelling", "task_id": task_id,
-                                              "deliverables": deliverables, "grading": grading})
+                                              "deliverables": deliverables, "grading": grading,
+                                              "metadata": metadata})
     if options.verifier_mode == "separate":
         install = (f"# The modelling stack the agent's model.py runs under, pinned as in the agent image.\n"
                    f"RUN pip install --no-cache-dir {' '.join(verifier_packages)}" if verifier_packages else "")

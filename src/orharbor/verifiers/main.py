@@ -48,15 +48,16 @@ def main(argv: list[str] | None = None) -> int:
         ended = end_foreign_processes()
         secure_logs_dir(args.logs_dir)
         suspicious = tampering()
-    kind = task_kind(tests_dir)
+    kind, metadata = task_identity(tests_dir)
     failed = 0.0 if kind == "modelling" else FAIL
     try:
         if suspicious:
-            reward, details = failed, {"kind": kind, "error": "verifier environment tampered: " + "; ".join(suspicious)}
+            reward, details = failed, {"kind": kind, "metadata": metadata,
+                                       "error": "verifier environment tampered: " + "; ".join(suspicious)}
         else:
             reward, details = verify(tests_dir, args.deliverable, args.workroot, isolate=args.in_container)
     except Exception:  # a bug of ours must still leave a reward behind
-        reward, details = failed, {"kind": kind, "error": "verifier error",
+        reward, details = failed, {"kind": kind, "metadata": metadata, "error": "verifier error",
                                    "traceback": traceback.format_exc()[-4000:]}
     if args.in_container:
         ended += end_foreign_processes()
@@ -92,12 +93,13 @@ def verify(tests_dir: str, deliverable: str | None = None, workroot: str | None 
             with open(os.path.join(tests_dir, case["instance"]), "rb") as f:
                 raw = f.read()
             cases.append({"instance": json.loads(raw), "instance_bytes": raw,
-                          "naive": case["naive"], "reference": case["reference"]})
+                          "naive": case["naive"], "reference": case["reference"], "bound": case.get("bound")})
         limits = Limits(**config["limits"])
         uid = config.get("solver_uid") if drop_privileges and os.geteuid() == 0 else None
         with program_runs(len(cases), uid, workroot, isolate) as runs:
             reward, details = score_level2(evaluate, path, cases, python or config["solver_python"], limits, **runs)
-    details.update(kind="algorithm", task_id=config.get("task_id"), level=config["level"], reward=reward)
+    details.update(kind="algorithm", task_id=config.get("task_id"), level=config["level"], reward=reward,
+                   metadata=config.get("metadata"))
     return reward, details
 
 
@@ -125,7 +127,7 @@ def verify_modelling(config: dict, deliverable: str | None = None, tests_dir: st
                 deliverable or run["program"], data, grading, python or run["python"], Limits(**run["limits"]),
                 argv=run["argv"], output=run["output"], uid=runs["uids"][0], workroot=runs["workroot"],
                 open_dirs=runs["open_dirs"])
-    details.update(task_id=config.get("task_id"), reward=reward)
+    details.update(task_id=config.get("task_id"), reward=reward, metadata=config.get("metadata"))
     return reward, details
 
 
@@ -153,12 +155,19 @@ def program_runs(count: int, uid: int | None, workroot: str | None, isolate: boo
         lockdown.restore(state)
 
 
-def task_kind(tests_dir: str) -> str:
-    """'modelling' or 'algorithm': decides what a broken or tampered run scores (0.0 or -1.0)."""
+def task_identity(tests_dir: str) -> tuple[str, dict | None]:
+    """The task's kind and its task.toml metadata (for details.json, so a job folder describes its trials).
+
+    The kind, 'modelling' or 'algorithm', decides what a broken or tampered run
+    scores (0.0 or -1.0).
+    """
     try:
-        return "modelling" if _load(tests_dir, TASK_CONFIG).get("kind") == "modelling" else "algorithm"
+        config = _load(tests_dir, TASK_CONFIG)
+        kind = "modelling" if config.get("kind") == "modelling" else "algorithm"
+        metadata = config.get("metadata")
+        return kind, metadata if isinstance(metadata, dict) else None
     except (OSError, ValueError, AttributeError):
-        return "algorithm"
+        return "algorithm", None
 
 
 def flat_result(reward: float) -> dict:

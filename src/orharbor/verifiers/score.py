@@ -82,6 +82,7 @@ def score_level2(
             "index": index,
             "naive": case["naive"],
             "reference": case["reference"],
+            "bound": case.get("bound"),
             "wall_s": round(run.wall_s, 3),
             "returncode": run.returncode,
             "timed_out": run.timed_out,

@@ -1,0 +1,332 @@
+"""Read Harbor job folders into one record per trial, joined with its task's metadata.
+
+A trial's figures come from Harbor's own ``result.json`` (read with Harbor's
+``TrialResult`` model: the reward, whether Harbor counts it as valid, the
+exception type). Its task's metadata (kind, problem, size, level, reference,
+baseline, bound) comes, in this order, from
+
+1. ``<trial>/verifier/details.json``: orharbor's verifier copies the task's
+   metadata there, and Harbor downloads the verifier's log folder into the
+   trial, so a job folder describes itself even when the tasks are gone;
+2. ``task.toml`` of the task folder the trial ran, if it is still there;
+3. ``task.toml`` of a task of the same name under a ``tasks`` folder given.
+
+Anything that cannot be read is skipped with one :class:`Skipped` line naming
+the file and the reason; nothing raises for a bad folder.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import math
+import os
+import stat
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+#: How deep below a given folder trial folders are looked for (jobs/<job>/<trial>/ is depth 2).
+MAX_DEPTH = 4
+#: Largest result.json, details.json or task.toml read (a Harbor trial's result.json is a few kB).
+MAX_FILE_BYTES = 16 * 1024 * 1024
+#: Agreement needed between details.json's reward and Harbor's before details' figures are used.
+REWARD_MATCH = 1e-9
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One evaluation instance of a level-2 trial, as the verifier scored it."""
+
+    reward: float
+    feasible: bool
+    objective: float | None
+    reference: float | None
+    bound: float | None
+    timed_out: bool
+
+
+@dataclass(frozen=True)
+class TrialRecord:
+    """One Harbor trial of an orharbor task, with its task's metadata and the verifier's figures."""
+
+    job: str
+    trial: str
+    task: str
+    agent: str
+    model: str | None
+    kind: str  # "algorithm" or "modelling"
+    problem: str  # algorithm: the problem class; modelling: "spec" or "retailopt"
+    size: str | None = None
+    level: int | None = None
+    difficulty: str | None = None  # modelling specs
+    family: str | None = None  # RetailOpt family F1..F8 ("spec" for specs)
+    reward: float | None = None  # None: Harbor records no valid reward (it leaves the trial out of its mean)
+    exception: str | None = None  # Harbor's exception type, if the trial recorded one
+    feasible: bool | None = None
+    objective: float | None = None
+    reference: float | None = None
+    naive: float | None = None
+    bound: float | None = None
+    instances: tuple[Instance, ...] = ()
+    executed: bool | None = None
+    correct: bool | None = None
+
+    @property
+    def scored(self) -> bool:
+        return self.reward is not None
+
+    @property
+    def agent_label(self) -> str:
+        return f"{self.agent} ({self.model})" if self.model else self.agent
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A file left out of the report and why."""
+
+    path: Path
+    reason: str
+    trial: bool = True  # False: a job-level file (no trial is lost)
+
+
+@dataclass
+class Reading:
+    """Everything read from the folders given: the trials and what was skipped."""
+
+    trials: list[TrialRecord] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+    @property
+    def skipped_trials(self) -> int:
+        return sum(s.trial for s in self.skipped)
+
+
+def read_jobs(folders: list[Path], tasks_dirs: list[Path] = ()) -> Reading:
+    """Every trial under ``folders`` (jobs folders, job folders or trial folders)."""
+    index = TaskIndex(tasks_dirs)
+    reading = Reading()
+    seen: set[Path] = set()
+    for folder in folders:
+        if not folder.is_dir():
+            reading.skipped.append(Skipped(folder, "not a folder", trial=False))
+            continue
+        for trial_dir, result_file in _trial_folders(folder, reading):
+            if trial_dir.resolve() in seen:
+                continue
+            seen.add(trial_dir.resolve())
+            record = _read_trial(trial_dir, result_file, index, reading)
+            if record is not None:
+                reading.trials.append(record)
+    reading.trials.sort(key=lambda t: (t.job, t.trial))
+    return reading
+
+
+def _trial_folders(root: Path, reading: Reading):
+    """(trial folder, its result.json) under ``root``; unfinished or corrupt trials go to ``reading.skipped``."""
+    stack = [(root, 0)]
+    while stack:
+        folder, depth = stack.pop()
+        result = folder / "result.json"
+        data = _read_json(result)
+        if isinstance(data, dict) and "trial_name" in data:
+            yield folder, data
+            continue
+        looks_like_trial = _is_trial_config(_read_json(folder / "config.json")) or (folder / "trial.log").is_file()
+        if isinstance(data, Unreadable) or (data is not None and not isinstance(data, dict)):
+            reason = data.reason if isinstance(data, Unreadable) else "result.json is not a JSON object"
+            reading.skipped.append(Skipped(result, reason, trial=looks_like_trial))
+            if looks_like_trial:
+                continue
+        elif data is None and looks_like_trial:
+            reading.skipped.append(Skipped(folder, "no result.json: the trial did not finish (or is still running)"))
+            continue
+        if depth < MAX_DEPTH:
+            try:
+                children = sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
+            except OSError as exc:
+                reading.skipped.append(Skipped(folder, f"cannot list: {exc.strerror}", trial=False))
+                continue
+            stack.extend((child, depth + 1) for child in reversed(children))
+
+
+def _is_trial_config(config) -> bool:
+    return isinstance(config, dict) and "trial_name" in config
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A file that is there but cannot be read as JSON, and why."""
+
+    reason: str
+
+
+def _read_json(path: Path):
+    """The JSON value of ``path``; :class:`Unreadable` for a file that is there but unreadable; None if absent.
+
+    Opened without following a link and without blocking (a FIFO planted in a
+    trial folder must not hang the report), then checked to be a regular file.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return Unreadable(f"{path.name} is not a regular file" if exc.errno == errno.ELOOP
+                          else f"{path.name} cannot be opened ({exc.strerror})")
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return Unreadable(f"{path.name} is not a regular file")
+        if info.st_size > MAX_FILE_BYTES:
+            return Unreadable(f"{path.name} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+        with os.fdopen(fd, "rb") as f:
+            fd = -1
+            raw = f.read(MAX_FILE_BYTES + 1)
+        return json.loads(raw, parse_constant=_reject_constant)
+    except (OSError, ValueError, RecursionError) as exc:
+        return Unreadable(f"{path.name} is not valid JSON ({type(exc).__name__}: {str(exc)[:120]})")
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _read_trial(trial_dir: Path, data: dict, index: "TaskIndex", reading: Reading) -> TrialRecord | None:
+    from harbor.models.trial.result import TrialResult
+
+    try:
+        result = TrialResult.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        reading.skipped.append(Skipped(trial_dir / "result.json", f"not a Harbor trial result ({where}: {first['msg']})"))
+        return None
+    details = _read_json(trial_dir / "verifier" / "details.json")
+    details = details if isinstance(details, dict) else {}
+    metadata = details.get("metadata") if isinstance(details.get("metadata"), dict) else None
+    if metadata is None:
+        metadata = _task_metadata(result, index)
+    if metadata is None:
+        reading.skipped.append(Skipped(trial_dir, f"no metadata for task {result.task_name}: details.json has none "
+                                                  "and its task folder is gone (pass --tasks with the task folders)"))
+        return None
+    kind = "modelling" if metadata.get("kind") == "modelling" else "algorithm"
+    problem = metadata.get("source") if kind == "modelling" else metadata.get("problem")
+    if not isinstance(problem, str) or not problem:
+        reading.skipped.append(Skipped(trial_dir, f"task {result.task_name} is not an orharbor task "
+                                                  "(its metadata names no problem class or modelling source)"))
+        return None
+    reward = _harbor_reward(result)
+    exception = result.exception_info.exception_type if result.exception_info else None
+    model = result.agent_info.model_info.name if result.agent_info.model_info else None
+    common = dict(job=trial_dir.parent.name, trial=result.trial_name, task=result.task_name.removeprefix("orharbor/"),
+                  agent=result.agent_info.name, model=model, kind=kind, problem=problem, reward=reward,
+                  exception=exception)
+    trusted = reward is not None and _number(details.get("reward")) is not None \
+        and abs(details["reward"] - reward) <= REWARD_MATCH
+    figures = details if trusted else {}
+    if kind == "modelling":
+        return TrialRecord(**common, difficulty=_text(metadata.get("difficulty")),
+                           family=_text(metadata.get("family")) or ("spec" if problem == "spec" else None),
+                           executed=_flag(figures.get("executed")), correct=_modelling_correct(figures, reward))
+    level = metadata.get("level") if isinstance(metadata.get("level"), int) else _number(details.get("level"))
+    instances = tuple(_instances(figures.get("instances")))
+    return TrialRecord(**common, size=_text(metadata.get("size")), level=int(level) if level is not None else None,
+                       feasible=_flag(figures.get("feasible")), objective=_number(figures.get("objective")),
+                       reference=_number(figures.get("reference", metadata.get("reference"))),
+                       naive=_number(figures.get("naive", metadata.get("baseline"))),
+                       bound=_number(metadata.get("bound")), instances=instances)
+
+
+def _harbor_reward(result) -> float | None:
+    """The trial's reward as Harbor's metrics see it: None when Harbor holds it invalid (or it is not finite)."""
+    if not result.reward_valid:
+        return None
+    value = result.verifier_result.rewards.get("reward")
+    return float(value) if _number(value) is not None else None
+
+
+def _modelling_correct(figures: dict, reward: float | None) -> bool | None:
+    if "correct" in figures:
+        return _flag(figures["correct"])
+    return None if reward is None else reward >= 1.0
+
+
+def _instances(rows) -> list[Instance]:
+    if not isinstance(rows, list):
+        return []
+    out = []
+    for row in rows:
+        if not isinstance(row, dict) or _number(row.get("reward")) is None:
+            continue
+        out.append(Instance(reward=float(row["reward"]), feasible=bool(_flag(row.get("feasible"))),
+                            objective=_number(row.get("objective")), reference=_number(row.get("reference")),
+                            bound=_number(row.get("bound")), timed_out=row.get("timed_out") is True))
+    return out
+
+
+def _number(value) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _flag(value) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    return None
+
+
+def _text(value) -> str | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    return str(value) if isinstance(value, (str, int, float)) else None
+
+
+class TaskIndex:
+    """task.toml metadata by task name, from the folders given with ``--tasks``."""
+
+    def __init__(self, folders: list[Path] = ()):
+        self._by_name: dict[str, dict] = {}
+        for folder in folders:
+            candidates = [folder] if (folder / "task.toml").is_file() else sorted(folder.glob("*/"))
+            for task in candidates:
+                config = _read_toml(task / "task.toml")
+                if config is not None:
+                    name = (config.get("task") or {}).get("name")
+                    if isinstance(name, str):
+                        self._by_name.setdefault(name, config.get("metadata") or {})
+
+    def get(self, name: str) -> dict | None:
+        return self._by_name.get(name)
+
+
+def _task_metadata(result, index: TaskIndex) -> dict | None:
+    """[metadata] of the trial's task.toml: at the path the trial ran it, else from the index by name."""
+    path = getattr(result.task_id, "path", None)
+    if path is not None and getattr(result.task_id, "git_url", None) is None:
+        config = _read_toml(Path(path) / "task.toml")
+        if config is not None and isinstance(config.get("metadata"), dict):
+            return config["metadata"]
+    return index.get(result.task_name)
+
+
+def _read_toml(path: Path) -> dict | None:
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_FILE_BYTES:
+            return None
+        with path.open("rb") as f:
+            return tomllib.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+__all__ = ["Instance", "Reading", "Skipped", "TaskIndex", "TrialRecord", "read_jobs"]

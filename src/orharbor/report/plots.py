@@ -1,0 +1,244 @@
+"""The report's figures, each as PNG bytes (None when there is nothing to draw).
+
+Drawn with matplotlib's Agg canvas on a :class:`~matplotlib.figure.Figure` of
+their own (never pyplot's global state), so they can be made from any thread
+and leave no figure behind. The same trials, in any order, give the same
+bytes: values are sorted before use, the jitter of the points is seeded and
+the PNG carries no software version.
+
+Every figure colours an agent (``TrialRecord.agent_label``: agent and model)
+the same way, and counts only scored trials (those Harbor holds a valid
+reward for), as the tables do.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections import defaultdict
+from statistics import fmean
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from orharbor.report.jobs import TrialRecord
+from orharbor.report.stats import bootstrap_ci
+from orharbor.report.tables import size_order
+
+DPI = 100
+WIDTH = 11.0  # inches: 1100 px at DPI
+#: Reward of an infeasible (or missing) answer, of the naive baseline and of the reference.
+GUIDES = ((-1.0, "infeasible"), (0.0, "naive"), (1.0, "reference"))
+LEVEL_STYLES = ("-", "--", ":", "-.")
+JITTER_SEED = 0
+
+__all__ = ["agents_by_class", "reward_by_size", "reward_distributions"]
+
+
+def reward_distributions(trials: list[TrialRecord]) -> bytes | None:
+    """Algorithm rewards per problem class and level: one box (and its points) per agent."""
+    scored = [t for t in trials if t.kind == "algorithm" and t.scored]
+    if not scored:
+        return None
+    colours = _colours(trials)
+    agents = sorted({t.agent_label for t in scored})
+    groups = sorted({(t.problem, t.level) for t in scored}, key=lambda g: (g[0], _level_key(g[1])))
+    rewards: dict[tuple, list[float]] = defaultdict(list)
+    for t in scored:
+        rewards[(t.problem, t.level, t.agent_label)].append(t.reward)
+
+    fig = _figure(height=4.9)
+    ax = fig.add_subplot()
+    rng = np.random.default_rng(JITTER_SEED)
+    slot = 0.8 / len(agents)
+    for g, (problem, level) in enumerate(groups):
+        for a, agent in enumerate(agents):
+            values = sorted(rewards.get((problem, level, agent), ()))
+            if not values:
+                continue
+            x = g - 0.4 + slot * (a + 0.5)
+            box = ax.boxplot([values], positions=[x], widths=slot * 0.75, patch_artist=True, showfliers=False,
+                             manage_ticks=False, medianprops={"color": "black", "linewidth": 1.2},
+                             whiskerprops={"color": "#555555"}, capprops={"color": "#555555"})
+            for patch in box["boxes"]:
+                patch.set(facecolor=colours[agent], alpha=0.35, edgecolor=colours[agent])
+            jitter = rng.uniform(-slot * 0.25, slot * 0.25, size=len(values))
+            ax.scatter(x + jitter, values, s=18, color=colours[agent], edgecolors="white", linewidths=0.4,
+                       zorder=3)
+    for y, _ in GUIDES:
+        ax.axhline(y, color="#777777", linestyle=":", linewidth=1.1, zorder=1)
+    ax.set_xticks(range(len(groups)), [_group_name(p, lv) for p, lv in groups])
+    if len(groups) > 8:
+        ax.tick_params(axis="x", labelrotation=35)
+        for label in ax.get_xticklabels():
+            label.set_horizontalalignment("right")
+    ax.set_xlim(-0.6, len(groups) - 0.4)
+    ax.set_xlabel("problem class and level")
+    ax.set_ylabel("reward")
+    _guide_axis(ax)
+    ax.set_title("Reward of each trial per problem class and level (box: quartiles, points: trials)")
+    ax.grid(axis="y", color="#eeeeee", zorder=0)
+    ax.set_axisbelow(True)
+    _legend(fig, [Patch(facecolor=colours[a], edgecolor=colours[a], alpha=0.6, label=a) for a in agents])
+    return _png(fig)
+
+
+def agents_by_class(trials: list[TrialRecord]) -> bytes | None:
+    """Mean reward of each agent per algorithm problem class and modelling source, with its 95% interval."""
+    scored = [t for t in trials if t.scored]
+    if not scored:
+        return None
+    colours = _colours(trials)
+    agents = sorted({t.agent_label for t in scored})
+    algorithm = sorted({t.problem for t in scored if t.kind == "algorithm"})
+    modelling = sorted({t.problem for t in scored if t.kind == "modelling"})
+    classes = [("algorithm", p) for p in algorithm] + [("modelling", p) for p in modelling]
+    rewards: dict[tuple, list[float]] = defaultdict(list)
+    for t in scored:
+        rewards[(t.kind, t.problem, t.agent_label)].append(t.reward)
+
+    fig = _figure(height=4.7)
+    ax = fig.add_subplot()
+    slot = 0.8 / len(agents)
+    for a, agent in enumerate(agents):
+        xs, means, low, high = [], [], [], []
+        for c, (kind, problem) in enumerate(classes):
+            values = sorted(rewards.get((kind, problem, agent), ()))
+            if not values:
+                continue
+            mean = fmean(values)
+            interval = bootstrap_ci(values)
+            xs.append(c - 0.4 + slot * (a + 0.5))
+            means.append(mean)
+            low.append(max(mean - interval[0], 0.0))
+            high.append(max(interval[1] - mean, 0.0))
+        ax.bar(xs, means, width=slot * 0.9, color=colours[agent], label=agent, zorder=2)
+        ax.errorbar(xs, means, yerr=[low, high], fmt="none", ecolor="#333333", elinewidth=1, capsize=3, zorder=3)
+    ax.axhline(0, color="#555555", linewidth=0.8, zorder=1)
+    ax.axhline(1, color="#888888", linestyle=":", linewidth=1, zorder=1)
+    ax.set_xticks(range(len(classes)), [p if k == "algorithm" else f"modelling: {p}" for k, p in classes])
+    if len(classes) > 8:
+        ax.tick_params(axis="x", labelrotation=35)
+        for label in ax.get_xticklabels():
+            label.set_horizontalalignment("right")
+    ax.set_xlim(-0.6, len(classes) - 0.4)
+    ax.set_xlabel("problem class (algorithm tasks) or source (modelling tasks)")
+    ax.set_ylabel("mean reward")
+    ax.set_title("Mean reward per class and agent (bars: 95% bootstrap interval)")
+    ax.grid(axis="y", color="#eeeeee", zorder=0)
+    ax.set_axisbelow(True)
+    _legend(fig, [Patch(facecolor=colours[a], label=a) for a in agents])
+    return _png(fig)
+
+
+def reward_by_size(trials: list[TrialRecord]) -> bytes | None:
+    """Mean reward against instance size: one panel per problem class, one line per agent (and level)."""
+    scored = [t for t in trials if t.kind == "algorithm" and t.scored and t.size is not None]
+    if not scored:
+        return None
+    colours = _colours(trials)
+    agents = sorted({t.agent_label for t in scored})
+    problems = sorted({t.problem for t in scored})
+    levels = sorted({t.level for t in scored}, key=_level_key)
+    styles = {level: LEVEL_STYLES[i % len(LEVEL_STYLES)] for i, level in enumerate(levels)}
+    rewards: dict[tuple, list[float]] = defaultdict(list)
+    for t in scored:
+        rewards[(t.problem, t.size, t.agent_label, t.level)].append(t.reward)
+
+    ncols = min(3, len(problems))
+    nrows = math.ceil(len(problems) / ncols)
+    fig = _figure(height=0.9 + 2.9 * nrows)
+    axes = fig.subplots(nrows, ncols, squeeze=False, sharey=True)
+    for i, problem in enumerate(problems):
+        ax = axes[i // ncols][i % ncols]
+        sizes = sorted({t.size for t in scored if t.problem == problem}, key=lambda s: size_order(problem, s))
+        for agent in agents:
+            for level in levels:
+                points = [(x, fmean(sorted(rewards[(problem, size, agent, level)]))) for x, size in enumerate(sizes)
+                          if rewards.get((problem, size, agent, level))]
+                if points:
+                    ax.plot([p[0] for p in points], [p[1] for p in points], linestyle=styles[level], marker="o",
+                            markersize=5, color=colours[agent], linewidth=1.6)
+        for y, _ in GUIDES:
+            ax.axhline(y, color="#777777", linestyle=":", linewidth=1.1, zorder=1)
+        ax.set_xticks(range(len(sizes)), sizes)
+        if len(sizes) > 5:
+            ax.tick_params(axis="x", labelrotation=35)
+        ax.set_xlim(-0.5, len(sizes) - 0.5)
+        ax.set_title(problem)
+        ax.grid(axis="y", color="#eeeeee")
+        ax.set_axisbelow(True)
+        if i % ncols == 0:
+            ax.set_ylabel("mean reward")
+        if i // ncols == nrows - 1 or i + ncols >= len(problems):
+            ax.set_xlabel("instance size")
+    for j in range(len(problems), nrows * ncols):
+        axes[j // ncols][j % ncols].set_visible(False)
+    fig.suptitle("Mean reward against instance size (dotted: infeasible -1, naive 0, reference 1)")
+    handles = [Line2D([], [], color=colours[a], marker="o", linewidth=1.6, label=a) for a in agents]
+    if len(levels) > 1:
+        handles += [Line2D([], [], color="#444444", linestyle=styles[lv], linewidth=1.6,
+                           label=_level_name(lv)) for lv in levels]
+    _legend(fig, handles)
+    return _png(fig)
+
+
+def _figure(height: float) -> Figure:
+    fig = Figure(figsize=(WIDTH, height), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _png(fig: Figure) -> bytes:
+    out = io.BytesIO()
+    fig.savefig(out, format="png", dpi=DPI, metadata={"Software": None})
+    return out.getvalue()
+
+
+def _colours(trials: list[TrialRecord]) -> dict[str, str]:
+    """One colour per agent label of every trial, the same in every figure."""
+    labels = sorted({t.agent_label for t in trials})
+    palette = _palette(len(labels))
+    return {label: palette[i % len(palette)] for i, label in enumerate(labels)}
+
+
+def _palette(n: int) -> list[str]:
+    from matplotlib import colormaps
+    from matplotlib.colors import to_hex
+
+    cmap = colormaps["tab10" if n <= 10 else "tab20"]
+    return [to_hex(cmap(i)) for i in range(cmap.N)]
+
+
+def _legend(fig: Figure, handles: list) -> None:
+    """The legend below the plot, in as many columns as fit the figure's width; the figure grows to hold it."""
+    renderer = fig.canvas.get_renderer()
+    for ncols in range(len(handles), 0, -1):
+        legend = fig.legend(handles=handles, loc="outside lower center", ncols=ncols, frameon=False, fontsize=9)
+        box = legend.get_window_extent(renderer)
+        if box.width <= fig.bbox.width - 10 or ncols == 1:
+            break
+        legend.remove()
+    fig.set_figheight(fig.get_figheight() + box.height / fig.dpi)
+
+
+def _guide_axis(ax) -> None:
+    """Name the reward guide lines on a right-hand axis."""
+    right = ax.secondary_yaxis("right")
+    right.set_yticks([y for y, _ in GUIDES], [name for _, name in GUIDES])
+    right.tick_params(labelsize=8, colors="#666666")
+
+
+def _group_name(problem: str, level: int | None) -> str:
+    return f"{problem} {_level_name(level)}" if level is not None else problem
+
+
+def _level_name(level: int | None) -> str:
+    return f"L{level}" if level is not None else "level ?"
+
+
+def _level_key(level: int | None) -> int:
+    return level if level is not None else 1_000_000
