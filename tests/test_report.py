@@ -211,7 +211,7 @@ def test_bad_input_is_skipped_one_line_each_and_counted(mixed_job, tmp_path):
     assert "not a regular file" in reasons["linked"] and "not a regular file" in reasons["fifo"]
     assert "not an orharbor task" in reasons["foreign"]
     assert "not a Harbor trial result" in reasons["not-harbor"]
-    assert reasons["no-such-jobs"] == "not a folder"
+    assert reasons["no-such-jobs"] == "no such folder"
     assert data["skipped_trials"] == 8  # every skipped trial folder; the missing jobs folder is no trial
     lines = result.stderr.splitlines()
     assert sum(line.startswith("skipped ") for line in lines) == 9

@@ -111,7 +111,8 @@ def read_jobs(folders: list[Path], tasks_dirs: list[Path] = ()) -> Reading:
     seen: set[Path] = set()
     for folder in folders:
         if not folder.is_dir():
-            reading.skipped.append(Skipped(folder, "not a folder", trial=False))
+            reading.skipped.append(Skipped(folder, "not a folder" if folder.exists() else "no such folder",
+                                           trial=False))
             continue
         for trial_dir, result_file in _trial_folders(folder, reading):
             if trial_dir.resolve() in seen:

@@ -109,6 +109,7 @@ def paired_test(differences: list[float]) -> float | None:
     from scipy.stats import wilcoxon
 
     try:
-        return float(wilcoxon(differences, zero_method="wilcox").pvalue)
+        p = float(wilcoxon(differences, zero_method="wilcox").pvalue)
     except ValueError:  # too few non-zero differences for the test
         return None
+    return p if math.isfinite(p) else None
