@@ -114,7 +114,7 @@ def test_every_algorithm_column_matches_the_hand_computation(mixed_job):
         "feasible_rate": 4 / 5, "beat_reference_rate": 1 / 5, "at_or_below_naive_rate": 2 / 5,
         "errors": {"AgentTimeoutError": 1, "ApiRateLimitError": 1, "SandboxBuildFailedError": 1},
         "timeouts": 1, "solver_timeouts": 0,
-        "gap_reference": (-0.1 + 0.0 + 0.5 + 1.0) / 4, "gap_bound": (10 + 20 + 70 + 120) / 80 / 4,
+        "gap_reference": (-0.1 + 0.0 + 0.5 + 1.0) / 4, "gap_bound": (10 / 90 + 20 / 100 + 70 / 150 + 120 / 200) / 4,
         "instance_std": None, "instance_min": None, "instance_max": None})
 
     level2 = rows[("codex", "rcpsp", 2)]
@@ -124,7 +124,7 @@ def test_every_algorithm_column_matches_the_hand_computation(mixed_job):
         "trials": 2, "scored": 2, "mean_reward": (0.5 / 3 + 1.0) / 2, "ci_low": 0.5 / 3, "ci_high": 1.0,
         "feasible_rate": 0.5, "beat_reference_rate": 0.0, "at_or_below_naive_rate": 0.0, "errors": {},
         "timeouts": 0, "solver_timeouts": 1,
-        "gap_reference": ((0.0 + 0.5) / 2 + 0.0) / 2, "gap_bound": ((1 / 9 + 6 / 9) / 2 + 1 / 9) / 2,
+        "gap_reference": ((0.0 + 0.5) / 2 + 0.0) / 2, "gap_bound": ((1 / 10 + 6 / 15) / 2 + 1 / 10) / 2,
         "instance_std": pstdev(per_instance), "instance_min": -1.0, "instance_max": 1.0})
 
     claude = rows[("claude-code", "jobshop", 1)]

@@ -17,7 +17,7 @@ ALGORITHM_COLUMNS = (
     ("trials", "trials", None), ("mean reward", "mean_reward", "reward"), ("95% CI", None, "ci"),
     ("feasible", "feasible_rate", "pct"), ("> ref", "beat_reference_rate", "pct"),
     ("<= naive", "at_or_below_naive_rate", "pct"), ("gap ref", "gap_reference", "gap"),
-    ("gap bound", "gap_bound", "gap"), ("inst. sd", "instance_std", "reward"), ("errors", "errors", "errors"),
+    ("gap bound", "gap_bound", "gap"), ("inst. sd", "instance_std", "plain"), ("errors", "errors", "errors"),
 )
 MODELLING_COLUMNS = (
     ("agent", "agent", None), ("source", "source", None), ("{by}", "{by}", None), ("trials", "trials", None),
@@ -28,8 +28,8 @@ MODELLING_COLUMNS = (
 COMPARE_COLUMNS = (
     ("kind", "kind", None), ("problem", "problem", None), ("size", "size", None), ("level", "level", None),
     ("family", "family", None), ("A trials", "a_trials", None), ("B trials", "b_trials", None),
-    ("A mean", "a_mean", "reward"), ("B mean", "b_mean", "reward"), ("B - A", "difference", "signed"),
-    ("shared", "shared_tasks", None), ("paired B - A", "paired_difference", "signed"), ("95% CI", None, "ci"),
+    ("A mean", "a_mean", "reward"), ("B mean", "b_mean", "reward"), ("B - A", "difference", "reward"),
+    ("shared", "shared_tasks", None), ("paired B - A", "paired_difference", "reward"), ("95% CI", None, "ci"),
     ("p", "p_value", "p"),
 )
 
@@ -88,8 +88,8 @@ def _show(row: dict, key: str | None, how: str | None) -> str:
         return "-"
     if how == "reward":
         return f"{value:+.3f}"
-    if how == "signed":
-        return f"{value:+.3f}"
+    if how == "plain":
+        return f"{value:.3f}"
     if how == "pct":
         return f"{value:.0%}"
     if how == "gap":

@@ -72,20 +72,28 @@ def _algorithm_row(group: list[TrialRecord]) -> dict:
     }
 
 
-def relative_gap(objective: float | None, target: float | None) -> float | None:
-    """(objective - target) / max(|target|, 1): how far above the target a minimised objective is."""
+def relative_gap(objective: float | None, target: float | None, to: str = "reference") -> float | None:
+    """How far above a target a minimised objective is, as a fraction.
+
+    To the reference, the deviation from the best known value used across the
+    field: (objective - reference) / max(|reference|, 1). To the bound, the
+    optimality gap as MIP and CP-SAT solvers report it: (objective - bound) /
+    max(|objective|, 1), which stays at most 1 for a positive objective even
+    when the bound is weak (near 0).
+    """
     if objective is None or target is None:
         return None
-    return (objective - target) / max(abs(target), 1.0)
+    scale = objective if to == "bound" else target
+    return (objective - target) / max(abs(scale), 1.0)
 
 
 def trial_gap(t: TrialRecord, to: str) -> float | None:
     """Gap of a feasible answer to the reference or the bound; a level-2 trial's mean over its feasible instances."""
     if t.instances:
-        return _mean_of(relative_gap(i.objective, getattr(i, to)) for i in t.instances if i.feasible)
+        return _mean_of(relative_gap(i.objective, getattr(i, to), to) for i in t.instances if i.feasible)
     if not t.feasible:
         return None
-    return relative_gap(t.objective, getattr(t, to))
+    return relative_gap(t.objective, getattr(t, to), to)
 
 
 def modelling_rows(trials: list[TrialRecord], by: str) -> list[dict]:
