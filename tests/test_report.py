@@ -172,7 +172,8 @@ def test_the_report_needs_no_task_folders_but_reads_them_when_details_are_missin
 
 def test_bad_input_is_skipped_one_line_each_and_counted(mixed_job, tmp_path):
     job = mixed_job
-    (job / "result.json").write_text('{"id": "job-level", "n_total_trials": 3}')   # a job's own result: not a trial
+    # the job's own result.json: not a trial, but it counts the trials, 2 of them deleted
+    (job / "result.json").write_text('{"id": "job-level", "n_total_trials": 24}')
     half = job / "half-written"
     half.mkdir()
     (half / "config.json").write_text('{"trial_name": "half-written"}')
@@ -212,10 +213,11 @@ def test_bad_input_is_skipped_one_line_each_and_counted(mixed_job, tmp_path):
     assert "not an orharbor task" in reasons["foreign"]
     assert "not a Harbor trial result" in reasons["not-harbor"]
     assert reasons["no-such-jobs"] == "no such folder"
-    assert data["skipped_trials"] == 8  # every skipped trial folder; the missing jobs folder is no trial
+    assert reasons["job-a"] == "the job counts 24 trials but 22 trial folders are there; 2 missing"
+    assert data["skipped_trials"] == 10  # 8 skipped trial folders, 2 missing ones; the missing jobs folder is no trial
     lines = result.stderr.splitlines()
-    assert sum(line.startswith("skipped ") for line in lines) == 9
-    assert lines[-1] == "14 trials read, 8 skipped" and "Traceback" not in result.output
+    assert sum(line.startswith("skipped ") for line in lines) == 10
+    assert lines[-1] == "14 trials read, 10 skipped" and "Traceback" not in result.output
 
 
 def test_a_folder_with_no_orharbor_trials_is_a_clear_error(tmp_path):

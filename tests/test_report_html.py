@@ -65,7 +65,7 @@ def sample_trials(agents=AGENTS) -> list[TrialRecord]:
 def sample_reading(agents=AGENTS) -> Reading:
     return Reading(trials=sample_trials(agents), skipped=[
         Skipped(Path("jobs/job-2025-01-01/broken-trial/result.json"), "result.json is not valid JSON"),
-        Skipped(Path("jobs/job-2025-01-01/config.json"), "config.json <odd> & unreadable", trial=False)])
+        Skipped(Path("jobs/job-2025-01-01/config.json"), "config.json <odd> & unreadable", trials=0)])
 
 
 class PageParser(HTMLParser):

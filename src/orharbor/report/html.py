@@ -123,7 +123,7 @@ def _table(rows: list[list[str]]) -> str:
 
 def _skipped(skipped: list[dict]) -> str:
     items = [f"<li><code>{escape(str(s['path']))}</code>: {escape(str(s['reason']))}"
-             + ("" if s.get("trial", True) else " <em>(job-level file; no trial lost)</em>") + "</li>"
+             + ("" if s.get("trials", 1) else " <em>(job-level file; no trial lost)</em>") + "</li>"
              for s in skipped]
     return f"<section>\n<h2>Skipped ({len(skipped)})</h2>\n<ul class=\"skipped\">\n" + "\n".join(items) \
         + "\n</ul>\n</section>"

@@ -89,7 +89,7 @@ class Skipped:
 
     path: Path
     reason: str
-    trial: bool = True  # False: a job-level file (no trial is lost)
+    trials: int = 1  # trials lost with it (0: a job-level file)
 
 
 @dataclass
@@ -101,7 +101,7 @@ class Reading:
 
     @property
     def skipped_trials(self) -> int:
-        return sum(s.trial for s in self.skipped)
+        return sum(s.trials for s in self.skipped)
 
 
 def read_jobs(folders: list[Path], tasks_dirs: list[Path] = ()) -> Reading:
@@ -109,24 +109,42 @@ def read_jobs(folders: list[Path], tasks_dirs: list[Path] = ()) -> Reading:
     index = TaskIndex(tasks_dirs)
     reading = Reading()
     seen: set[Path] = set()
+    listed: dict[Path, int] = {}  # job folder -> trials its own result.json counts
     for folder in folders:
         if not folder.is_dir():
             reading.skipped.append(Skipped(folder, "not a folder" if folder.exists() else "no such folder",
-                                           trial=False))
+                                           trials=0))
             continue
-        for trial_dir, result_file in _trial_folders(folder, reading):
+        for trial_dir, result_file in _trial_folders(folder, reading, listed):
             if trial_dir.resolve() in seen:
                 continue
             seen.add(trial_dir.resolve())
             record = _read_trial(trial_dir, result_file, index, reading)
             if record is not None:
                 reading.trials.append(record)
+    _missing_trials(listed, seen, reading)
     reading.trials.sort(key=lambda t: (t.job, t.trial))
     return reading
 
 
-def _trial_folders(root: Path, reading: Reading):
-    """(trial folder, its result.json) under ``root``; unfinished or corrupt trials go to ``reading.skipped``."""
+def _missing_trials(listed: dict[Path, int], seen: set[Path], reading: Reading) -> None:
+    """One line for a job whose result.json counts more trials than it holds folders for (deleted ones)."""
+    for job, total in listed.items():
+        there = {p for p in seen if p.parent == job}
+        there |= {s.path.parent.resolve() if s.path.name == "result.json" else s.path.resolve()
+                  for s in reading.skipped if s.trials}
+        found = sum(1 for p in there if p.parent == job)
+        if found < total:
+            reading.skipped.append(Skipped(job / "result.json", f"the job counts {total} trials but {found} trial "
+                                                                f"folders are there; {total - found} missing",
+                                           trials=total - found))
+
+
+def _trial_folders(root: Path, reading: Reading, listed: dict[Path, int]):
+    """(trial folder, its result.json) under ``root``; unfinished or corrupt trials go to ``reading.skipped``.
+
+    A job's own result.json (``n_total_trials``) goes to ``listed``.
+    """
     stack = [(root, 0)]
     while stack:
         folder, depth = stack.pop()
@@ -138,17 +156,19 @@ def _trial_folders(root: Path, reading: Reading):
         looks_like_trial = _is_trial_config(_read_json(folder / "config.json")) or (folder / "trial.log").is_file()
         if isinstance(data, Unreadable) or (data is not None and not isinstance(data, dict)):
             reason = data.reason if isinstance(data, Unreadable) else "result.json is not a JSON object"
-            reading.skipped.append(Skipped(result, reason, trial=looks_like_trial))
+            reading.skipped.append(Skipped(result, reason, trials=int(looks_like_trial)))
             if looks_like_trial:
                 continue
         elif data is None and looks_like_trial:
             reading.skipped.append(Skipped(folder, "no result.json: the trial did not finish (or is still running)"))
             continue
+        elif isinstance(data, dict) and isinstance(data.get("n_total_trials"), int):
+            listed[folder.resolve()] = data["n_total_trials"]
         if depth < MAX_DEPTH:
             try:
                 children = sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
             except OSError as exc:
-                reading.skipped.append(Skipped(folder, f"cannot list: {exc.strerror}", trial=False))
+                reading.skipped.append(Skipped(folder, f"cannot list: {exc.strerror}", trials=0))
                 continue
             stack.extend((child, depth + 1) for child in reversed(children))
 
