@@ -128,15 +128,27 @@ MUTATIONS = {
 
 @pytest.mark.parametrize("attack", sorted(MUTATIONS))
 def test_removing_the_defence_lets_the_attack_through(attack_tasks, tmp_path, attack):
-    """With its defence removed from the verifier, the attack gets through: a higher reward, or a crash."""
+    """With its defence removed from the verifier, the attack gets through: a higher reward, or a crash.
+
+    Some attacks race the verifier or Harbor (a rewriter against Harbor's read of
+    the reward, a daemon's heartbeat between two runs) and can lose a round by
+    timing alone, about one full suite in two on this machine: the weakened task
+    gets three tries, and the attack must win one. The defended task must hold
+    on its one try.
+    """
     level, mode, edits = MUTATIONS[attack]
     task = attack_tasks[("jobshop", level, mode)]
     defended = check.check_tasks(task, jobs=2, attacks=True, only=(attack,))[0]
     assert [p.policy for p in defended.policies] == [attack] and defended.ok, defended.problem_text()
     weakened = _mutate(task, tmp_path, edits)
-    [result] = check.check_tasks(weakened, jobs=2, attacks=True, only=(attack,))
-    [outcome] = result.policies
-    assert not outcome.ok, outcome
+    outcomes = []
+    for _ in range(3):
+        [result] = check.check_tasks(weakened, jobs=2, attacks=True, only=(attack,))
+        [outcome] = result.policies
+        outcomes.append(outcome)
+        if not outcome.ok:
+            break
+    assert not outcomes[-1].ok, outcomes
 
 
 def test_every_level2_probe_is_a_valid_program_with_a_hook():
