@@ -125,47 +125,114 @@ def load_instance(module, path: Path) -> dict:
     return module.read(path)
 
 
+def _finite(ctx: click.Context, param: click.Parameter, value):
+    """Reject nan and inf, which click's ranges let through."""
+    import math
+
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a finite number", ctx, param)
+    return value
+
+
+#: Most rows one build-dataset plans (a million would be gigabytes of plan before the first solve).
+MAX_ROWS = 100_000
+
+
 @main.command("build-dataset")
 @click.option("--problem", required=True, help="Problem class (see `orharbor problems`).")
 @click.option("--sizes", multiple=True, required=True, help="One or more sizes; rows cycle through them.")
 @click.option("--level", type=click.IntRange(1, 2), default=1, show_default=True)
-@click.option("--num-rows", type=click.IntRange(min=1), required=True)
-@click.option("--reference-time-limit", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
-              help="CP-SAT seconds per instance.")
-@click.option("--eval-instances", type=click.IntRange(min=1), default=4, show_default=True,
+@click.option("--num-rows", type=click.IntRange(1, MAX_ROWS), required=True)
+@click.option("--reference-time-limit", type=click.FloatRange(min=0.01), default=60.0, show_default=True,
+              callback=_finite, help="CP-SAT seconds per instance (at least 0.01).")
+@click.option("--eval-instances", type=click.IntRange(1, 1000), default=4, show_default=True,
               help="Level 2: hidden evaluation instances per row.")
 @click.option("--solve-time-limit", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True,
-              help="Level 2: wall-clock seconds solve.py gets per instance.")
-@click.option("--start-seed", type=click.IntRange(min=0), default=0, show_default=True)
-@click.option("--workers", type=click.IntRange(min=1), default=None, help="Parallel solves [default: all cores].")
-@click.option("--solver-workers", type=click.IntRange(min=1), default=1, show_default=True,
-              help="CP-SAT threads per solve.")
+              callback=_finite, help="Level 2: wall-clock seconds solve.py gets per instance.")
+@click.option("--start-seed", type=click.IntRange(0, 2**31 - 1), default=0, show_default=True)
+@click.option("--workers", type=click.IntRange(1, 4096), default=None,
+              help="Parallel solves on this machine [default: all cores].")
+@click.option("--solver-workers", type=click.IntRange(1, 256), default=1, show_default=True,
+              help="CP-SAT threads per solve (on a Dask cluster: the worker resource 'cores' each solve asks for).")
+@click.option("--min-gap", type=click.FloatRange(0, 1), default=0.0, show_default=True, callback=_finite,
+              help="Drop instances whose naive baseline is within this relative gap of the reference, and take "
+                   "the next seed instead (kept in the row as skipped_seeds).")
+@click.option("--dask-scheduler", metavar="ADDRESS", default=None,
+              help="Run the solves on this Dask cluster (tcp://host:port) instead of local processes; its workers "
+                   "need the resource cores (dask worker ... --resources cores=N).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
-@click.option("--force", is_flag=True, help="Replace an existing --out file.")
+@click.option("--resume", is_flag=True, help="Continue an interrupted build from its journal (<out>.journal).")
+@click.option("--force", is_flag=True, help="Replace an existing --out file, or start over past a journal.")
 def build_dataset_cmd(problem, sizes, level, num_rows, reference_time_limit, eval_instances, solve_time_limit,
-                      start_seed, workers, solver_workers, out, force) -> None:
+                      start_seed, workers, solver_workers, min_gap, dask_scheduler, out, resume, force) -> None:
     """Build a JSONL dataset, references and baselines precomputed in parallel.
 
-    An existing --out file is refused before anything is solved, unless --force.
-    The rows are written to a temporary file beside --out, then renamed.
+    Every finished solve goes to <out>.journal at once; Ctrl-C or SIGTERM stops
+    within seconds and keeps them, and --resume solves only the rest. --out is
+    written at the end (a temporary file, then renamed); an existing one is
+    refused before anything is solved, unless --force or --resume.
     """
-    from orharbor.datasets import build, rows as rows_mod
-    from orharbor.files import atomic_path, refuse_existing
+    from orharbor.datasets.build import plan_rows
+    from orharbor.datasets.engine import BuildPlan, Interrupted, Progress, journal_path, run_build
 
+    if resume and force:
+        raise click.UsageError("--resume continues a build and --force starts over: pass one of them")
+    journal = journal_path(out)
     try:
-        refuse_existing([out], force)
-        per_row = 1 if level == 1 else eval_instances
-        start = time.monotonic()
-        with click.progressbar(length=num_rows * per_row, label="solving", file=sys.stderr) as bar:
-            rows = build.build_dataset(problem, list(sizes), level, num_rows,
-                                       reference_time_limit_s=reference_time_limit, solver_workers=solver_workers,
-                                       workers=workers, start_seed=start_seed, eval_instances=eval_instances,
-                                       solve_time_limit_s=solve_time_limit, progress=bar.update)
+        plan_rows(problem, list(sizes), level, 1)  # an unknown class or size fails here, before anything runs
+        _check_out(out, journal, resume, force)
     except _user_errors() as exc:
         raise click.ClickException(str(exc)) from None
-    with atomic_path(out) as tmp:
-        rows_mod.write_rows(rows, tmp)
-    click.echo(f"wrote {len(rows)} rows to {out} in {time.monotonic() - start:.1f} s", err=True)
+    plan = BuildPlan(problem, tuple(sizes), level, num_rows, reference_time_limit, solver_workers, start_seed,
+                     eval_instances, solve_time_limit, min_gap)
+    start = time.monotonic()
+    try:
+        pool = _solve_pool(dask_scheduler, workers)
+        written = run_build(plan, out, pool, resume=resume, progress=Progress(num_rows),
+                            warn=lambda message: click.echo(f"warning: {message}", err=True))
+    except Interrupted as exc:
+        click.echo(str(exc), err=True)
+        sys.exit(128 + exc.signum)
+    except (*_user_errors(), OSError, RuntimeError) as exc:
+        raise click.ClickException(f"{exc}" + (f" (finished solves are kept in {journal}; --resume continues)"
+                                               if journal.exists() else "")) from None
+    click.echo(f"wrote {written} rows to {out} in {time.monotonic() - start:.1f} s", err=True)
+
+
+def _check_out(out: Path, journal: Path, resume: bool, force: bool) -> None:
+    """Refuse what would replace a user's file, or a place no file can be written, before anything is solved."""
+    from orharbor.files import refuse_existing
+
+    if out.is_dir():
+        raise ValueError(f"--out {out} is a folder; give a file name")
+    parent = out.parent if str(out.parent) else Path(".")
+    if not parent.is_dir():
+        raise ValueError(f"--out {out}: the folder {parent} does not exist")
+    probe = parent / f".orharbor-probe-{os.getpid()}"
+    try:
+        probe.open("x").close()
+        probe.unlink()
+    except OSError as exc:
+        raise ValueError(f"--out {out}: the folder {parent} is not writable ({exc.strerror})") from None
+    if resume and not journal.exists():
+        if out.exists():
+            raise ValueError(f"nothing to resume: {out} is built and {journal} is gone; --force builds it again")
+    elif not resume and journal.exists() and not force:
+        raise ValueError(f"{journal} holds the solves of an interrupted build: --resume continues it, "
+                         "--force starts over")
+    if not resume:
+        refuse_existing([out], force)
+
+
+def _solve_pool(dask_scheduler: str | None, workers: int | None):
+    """A Dask cluster's pool, or local worker processes."""
+    if dask_scheduler:
+        from orharbor.datasets.dask_pool import DaskPool
+
+        return DaskPool(dask_scheduler)
+    from orharbor.datasets.pools import LocalPool
+
+    return LocalPool(workers or os.cpu_count() or 1)
 
 
 def _base_image(ctx: click.Context, param: click.Parameter, value: str | None) -> str:

@@ -8,20 +8,18 @@ value the verifier would not reproduce.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from typing import Callable
+import platform
+import tempfile
+from functools import cache
+from pathlib import Path
 
 from orharbor import problem_modules
-from orharbor.datasets.rows import validate_row
+from orharbor.datasets.rows import read_rows
 
 #: Level-2 evaluation seeds live far from the level-1 seeds, so a level-2 eval
 #: instance is never also a level-1 instance of the same dataset.
 EVAL_SEED_BASE = 1_000_000
-
-Progress = Callable[[int], None]
-
 
 def solve_instance(problem: str, instance: dict, time_limit_s: float, workers: int, seed: int = 0) -> dict:
     """Reference and baseline of one instance, both checked by the verifier."""
@@ -33,8 +31,25 @@ def solve_instance(problem: str, instance: dict, time_limit_s: float, workers: i
     if ref_obj > base_obj:  # a reference must never be worse than naive
         ref, ref_obj = base, base_obj
         meta = dict(meta, status=f"{meta.get('status')}_WORSE_THAN_BASELINE", objective=base_obj)
+    # Provenance: the machine, and whether the solver got past the naive answer (a reference that is only its
+    # hint, or stopped before its first improvement, makes every answer score +1 or -1).
+    meta = dict(meta, cpu=cpu_model(),
+                improved_on_baseline=ref_obj < base_obj or str(meta.get("status")) == "OPTIMAL")
     return {"reference": ref_obj, "reference_solution": ref, "reference_meta": meta,
             "baseline": base_obj, "baseline_solution": base}
+
+
+@cache
+def cpu_model() -> str:
+    """The CPU's model name (Linux), else what the platform says."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
 
 
 def _solve_generated(problem: str, size: str, seed: int, time_limit_s: float, workers: int) -> dict:
@@ -68,45 +83,22 @@ def plan_rows(problem: str, sizes: list[str], level: int, num_rows: int, *, star
 def build_dataset(problem: str, sizes: list[str], level: int, num_rows: int, *,
                   reference_time_limit_s: float = 60.0, solver_workers: int = 1,
                   workers: int | None = None, start_seed: int = 0, eval_instances: int = 4,
-                  solve_time_limit_s: float = 10.0, progress: Progress | None = None) -> list[dict]:
-    """Plan the rows, solve every instance in parallel, return validated rows."""
-    rows = plan_rows(problem, sizes, level, num_rows, start_seed=start_seed,
-                     eval_instances=eval_instances, solve_time_limit_s=solve_time_limit_s,
-                     reference_time_limit_s=reference_time_limit_s)
-    jobs = {}
-    for r, row in enumerate(rows):
-        seeds = [row["instance_seed"]] if level == 1 else row["eval_seeds"]
-        for slot, seed in enumerate(seeds):
-            jobs[(r, slot)] = (problem, row["size"], seed, reference_time_limit_s, solver_workers)
-    results = run_parallel(_solve_generated, jobs, workers, progress)
-    for r, row in enumerate(rows):
-        if level == 1:
-            row.update(results[(r, 0)])
-        else:
-            attach_eval(row, [results[(r, slot)] for slot in range(len(row["eval_seeds"]))])
-        validate_row(row, row["id"])
-    return rows
+                  solve_time_limit_s: float = 10.0, min_gap: float = 0.0) -> list[dict]:
+    """Plan the rows, solve every instance on a local process pool, return validated rows.
 
+    The same engine as ``orharbor build-dataset`` (:mod:`orharbor.datasets.engine`),
+    with its journal and output in a temporary folder.
+    """
+    from orharbor.datasets.engine import BuildPlan, run_build
+    from orharbor.datasets.pools import LocalPool
 
-def run_parallel(fn: Callable, jobs: dict, workers: int | None, progress: Progress | None) -> dict:
-    """``{key: fn(*args)}`` over a spawn-based process pool (one job inline when trivial)."""
-    workers = workers or os.cpu_count() or 1
-    if workers == 1 or len(jobs) <= 1:
-        out = {}
-        for key, args in jobs.items():
-            out[key] = fn(*args)
-            if progress:
-                progress(1)
-        return out
-    out = {}
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)),
-                             mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {pool.submit(fn, *args): key for key, args in jobs.items()}
-        for future in as_completed(futures):
-            out[futures[future]] = future.result()
-            if progress:
-                progress(1)
-    return out
+    plan = BuildPlan(problem, tuple(sizes), level, num_rows, reference_time_limit_s, solver_workers, start_seed,
+                     eval_instances, solve_time_limit_s, min_gap)
+    plan_rows(problem, list(sizes), level, 1)  # a bad size or level fails before any process starts
+    with tempfile.TemporaryDirectory(prefix="orharbor-build-") as folder:
+        out = Path(folder) / "rows.jsonl"
+        run_build(plan, out, LocalPool(workers or os.cpu_count() or 1))
+        return read_rows(out)
 
 
 def attach_eval(row: dict, solved: list[dict]) -> None:

@@ -1,0 +1,332 @@
+"""build-dataset's engine: every solve journaled as it finishes, resumable, interruptible at any moment.
+
+A build is a set of solves, one per instance (a level-1 row has one, a
+level-2 row one per evaluation instance). Each finished solve is appended to
+a journal beside the output (``<out>.journal``, one JSON line, flushed) before
+anything else happens, so an interrupt, a crash or a lost cluster keeps every
+finished solve; ``resume=True`` reads the journal and solves only the rest.
+The output is written once, at the end, in the plan's row order, to a
+temporary file that is then renamed; the journal is removed after that.
+
+``min_gap`` drops instances whose naive baseline is within that relative
+distance of the reference (their rewards would all be +1 or -1) and tries the
+slot's next seed instead: candidate seeds are strided by the row count, so
+the rows do not depend on the order in which solves finish. The seeds passed
+over are kept in the row (``skipped_seeds``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from orharbor.datasets.build import EVAL_SEED_BASE, _solve_generated, attach_eval, plan_rows
+from orharbor.datasets.pools import SolvePool
+from orharbor.datasets.rows import dumps_row, validate_row
+
+JOURNAL_VERSION = 1
+#: Seeds tried per instance slot before ``min_gap`` gives up and keeps the last one (flagged).
+MAX_ATTEMPTS = 20
+
+
+class Interrupted(Exception):
+    """The build was stopped by a signal; the journal holds every finished solve."""
+
+    def __init__(self, journal: Path, kept: int, total: int, signum: int):
+        super().__init__(f"interrupted ({signal.Signals(signum).name}): {kept} of {total} solves are kept in "
+                         f"{journal}; run the same command with --resume to build the rest")
+        self.signum = signum
+
+
+@dataclass(frozen=True)
+class BuildPlan:
+    """What to build: the arguments that decide the rows (and must match to resume)."""
+
+    problem: str
+    sizes: tuple[str, ...]
+    level: int
+    num_rows: int
+    reference_time_limit_s: float
+    solver_workers: int = 1
+    start_seed: int = 0
+    eval_instances: int = 4
+    solve_time_limit_s: float = 10.0
+    min_gap: float = 0.0
+
+    def key(self) -> dict:
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
+
+    def slots(self) -> int:
+        return self.num_rows * (1 if self.level == 1 else self.eval_instances)
+
+    def seed(self, row: int, slot: int, attempt: int) -> int:
+        """The instance seed of a slot's ``attempt``-th candidate."""
+        base = self.start_seed + row
+        if self.level == 1:
+            return base + attempt * self.num_rows
+        return EVAL_SEED_BASE + base * self.eval_instances + slot + attempt * self.num_rows * self.eval_instances
+
+
+def journal_path(out: Path) -> Path:
+    return out.with_name(out.name + ".journal")
+
+
+def relative_gap(result: dict) -> float:
+    """How much better the reference is than naive, relative to naive."""
+    return (result["baseline"] - result["reference"]) / max(abs(result["baseline"]), 1e-9)
+
+
+class Journal:
+    """The append-only record of finished solves of one build.
+
+    In memory it keeps, per solve, only where its line starts and the two
+    figures the build decides on (the relative gap, and whether the reference
+    improved on naive), so memory stays flat however large the solutions;
+    :meth:`load` reads a solve back when its row is written.
+    """
+
+    def __init__(self, path: Path, plan: BuildPlan, resume: bool):
+        self.path = path
+        self.done: dict[tuple[int, int, int], tuple[int, float, bool]] = {}
+        if resume and path.exists():
+            self._read(plan)
+            self._file = path.open("ab")
+        else:
+            self._file = path.open("wb")
+            self._write({"journal": JOURNAL_VERSION, "plan": plan.key()})
+
+    def _read(self, plan: BuildPlan) -> None:
+        with self.path.open("rb") as f:
+            try:
+                header = json.loads(f.readline())
+            except ValueError:
+                header = None
+            if not isinstance(header, dict) or "plan" not in header:
+                raise ValueError(f"{self.path} is not a build journal; remove it or build with --force")
+            if header["plan"] != plan.key():
+                differing = sorted(k for k, v in plan.key().items() if (header.get("plan") or {}).get(k) != v)
+                raise ValueError(f"{self.path} was made by a build with other arguments ({', '.join(differing)}); "
+                                 "resume with the same arguments, or start over with --force")
+            end = f.tell()
+            for line in f:
+                offset, end = end, end + len(line)
+                try:
+                    entry = json.loads(line)
+                    self.done[(entry["row"], entry["slot"], entry["attempt"])] = (offset, *_figures(entry["result"]))
+                except (ValueError, KeyError, TypeError):
+                    continue  # the last line of a build killed mid-write
+        if not line_ends(self.path):
+            with self.path.open("ab") as f:  # end a torn last line, so the next entry starts on its own line
+                f.write(b"\n")
+
+    def _write(self, entry: dict) -> int:
+        offset = self._file.tell()
+        self._file.write(json.dumps(entry, separators=(",", ":"), allow_nan=False).encode() + b"\n")
+        self._file.flush()
+        return offset
+
+    def record(self, key: tuple[int, int, int], result: dict) -> None:
+        offset = self._write({"row": key[0], "slot": key[1], "attempt": key[2], "result": result})
+        self.done[key] = (offset, *_figures(result))
+
+    def gap(self, key: tuple[int, int, int]) -> float:
+        return self.done[key][1]
+
+    def load(self, reader, key: tuple[int, int, int]) -> dict:
+        """The result of a recorded solve, read back from the journal file through ``reader``."""
+        reader.seek(self.done[key][0])
+        return json.loads(reader.readline())["result"]
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _figures(result: dict) -> tuple[float, bool]:
+    return relative_gap(result), bool(result["reference_meta"].get("improved_on_baseline", True))
+
+
+def line_ends(path: Path) -> bool:
+    """Whether the file is empty or ends with a newline."""
+    with path.open("rb") as f:
+        f.seek(0, os.SEEK_END)
+        if f.tell() == 0:
+            return True
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) == b"\n"
+
+
+class Progress:
+    """Rows done, rows per hour and the time left: one redrawn line on a terminal, else a plain line now and then."""
+
+    def __init__(self, total: int, stream=None, every_s: float = 30.0):
+        self.total, self.done, self.stream = total, 0, stream or sys.stderr
+        self.start = time.monotonic()
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.every_s, self._last = every_s, 0.0
+
+    def advance(self, rows: int, already: int = 0) -> None:
+        if rows <= 0:
+            return  # a solve that finished no row (the rest of a level-2 row, or a seed passed over)
+        self.done += rows
+        now = time.monotonic()
+        if self.tty or now - self._last >= self.every_s or self.done == self.total:
+            self._last = now
+            self.stream.write(("\r" if self.tty else "") + self.line(now, already) + ("" if self.tty else "\n"))
+            self.stream.flush()
+
+    def line(self, now: float, already: int = 0) -> str:
+        elapsed = max(now - self.start, 1e-9)
+        fresh = max(self.done - already, 0)
+        rate = fresh / elapsed * 3600
+        left = (self.total - self.done) / (fresh / elapsed) if fresh else None
+        eta = "-" if left is None else time.strftime("%H:%M:%S", time.gmtime(left))
+        return f"rows {self.done}/{self.total}  {rate:.0f} rows/h  ETA {eta}"
+
+    def finish(self) -> None:
+        if self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def run_build(plan: BuildPlan, out: Path, pool: SolvePool, *, resume: bool = False,
+              progress: Progress | None = None, warn: Callable[[str], None] = lambda m: None) -> int:
+    """Solve the plan's instances on ``pool`` (journaled), then write ``out``; return how many rows.
+
+    SIGINT and SIGTERM (in the main thread) stop the build: queued solves are
+    cancelled, running ones killed, and :class:`Interrupted` says how to resume.
+    """
+    rows = plan_rows(plan.problem, list(plan.sizes), plan.level, plan.num_rows, start_seed=plan.start_seed,
+                     eval_instances=plan.eval_instances, solve_time_limit_s=plan.solve_time_limit_s,
+                     reference_time_limit_s=plan.reference_time_limit_s)
+    per_row = 1 if plan.level == 1 else plan.eval_instances
+    journal = Journal(journal_path(out), plan, resume)
+    chosen: dict[tuple[int, int], int] = {}  # (row, slot) -> the attempt kept
+    settled = [0] * plan.num_rows  # slots settled per row
+    finished = [0]  # rows with every slot settled
+    stopped: list[int] = []
+
+    def settle(key: tuple[int, int, int]) -> tuple[int, int, int] | None:
+        """The key to solve next for this slot, or None once it is settled (in ``chosen``)."""
+        row, slot, attempt = key
+        while key in journal.done:
+            if plan.min_gap <= 0 or journal.gap(key) >= plan.min_gap or attempt + 1 >= MAX_ATTEMPTS:
+                chosen[(row, slot)] = attempt
+                settled[row] += 1
+                finished[0] += settled[row] == per_row
+                return None
+            attempt += 1
+            key = (row, slot, attempt)
+        return key
+
+    def submit(key: tuple[int, int, int]) -> None:
+        row, slot, attempt = key
+        pool.submit(key, _solve_generated, (plan.problem, rows[row]["size"], plan.seed(row, slot, attempt),
+                                            plan.reference_time_limit_s, plan.solver_workers), plan.solver_workers)
+
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        def stop(signum, frame):
+            stopped.append(signum)
+            raise KeyboardInterrupt
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            previous[signum] = signal.signal(signum, stop)
+    try:
+        try:
+            for row in range(plan.num_rows):
+                for slot in range(per_row):
+                    key = settle((row, slot, 0))
+                    if key is not None:
+                        submit(key)
+            already = finished[0]
+            if progress and already:
+                progress.advance(already, already)
+            while pool.pending():
+                for key, result, error in pool.completed(timeout=0.5):
+                    if error is not None:
+                        raise RuntimeError(f"solve of row {rows[key[0]]['id']} failed: {error}")
+                    before = finished[0]
+                    journal.record(key, result)
+                    following = settle(key)
+                    if following is not None:
+                        submit(following)
+                    if progress:
+                        progress.advance(finished[0] - before, already)
+        except BaseException:
+            pool.kill()
+            raise
+        pool.close()
+        journal.close()
+        if progress:
+            progress.finish()
+        _write_rows(out, assemble(plan, rows, chosen, journal, warn))
+    except KeyboardInterrupt:
+        raise Interrupted(journal.path, len(journal.done), plan.slots(),
+                          stopped[0] if stopped else signal.SIGINT) from None
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        journal.close()
+    journal.path.unlink(missing_ok=True)
+    return len(rows)
+
+
+def _write_rows(out: Path, rows) -> None:
+    """Write ``rows`` to a temporary file beside ``out``, then rename it over ``out``."""
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    try:
+        with tmp.open("w", encoding="utf-8") as f:
+            for row in rows:
+                f.write(dumps_row(row) + "\n")
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def assemble(plan: BuildPlan, rows: list[dict], chosen: dict, journal: Journal, warn: Callable[[str], None]):
+    """The final rows, one at a time, from the kept solves (read back from the journal).
+
+    A row keeps the seeds passed over (``skipped_seeds``); at the end, a
+    warning counts the references that did not improve on naive and the slots
+    that never reached ``min_gap``.
+    """
+    per_row = 1 if plan.level == 1 else plan.eval_instances
+    unimproved = unmet = 0
+    with journal.path.open("rb") as reader:
+        yield from _assembled(plan, rows, chosen, journal, reader, per_row)
+    for key, (_, gap, improved) in journal.done.items():
+        if chosen.get(key[:2]) == key[2]:
+            unmet += plan.min_gap > 0 and gap < plan.min_gap
+            unimproved += not improved
+    if unimproved:
+        warn(f"{unimproved} reference(s) did not improve on the naive baseline (flagged improved_on_baseline: "
+             "false in reference_meta): a longer --reference-time-limit may help")
+    if unmet:
+        warn(f"{unmet} instance(s) kept a gap below --min-gap after {MAX_ATTEMPTS} seeds")
+
+
+def _assembled(plan: BuildPlan, rows: list[dict], chosen: dict, journal: Journal, reader, per_row: int):
+    for r, row in enumerate(rows):
+        attempts = [chosen[(r, s)] for s in range(per_row)]
+        keys = [(r, s, a) for s, a in enumerate(attempts)]
+        results = [journal.load(reader, key) for key in keys]
+        skipped = [plan.seed(r, s, a) for s, attempt in enumerate(attempts) for a in range(attempt)]
+        if plan.level == 1:
+            seed = plan.seed(r, 0, attempts[0])
+            row["instance_seed"] = seed
+            row["id"] = f"{plan.problem}-{row['size']}-l1-s{seed}"
+            row.update(results[0])
+        else:
+            row["eval_seeds"] = [plan.seed(r, s, a) for s, a in enumerate(attempts)]
+            attach_eval(row, results)
+        if skipped:
+            row["skipped_seeds"] = skipped
+        validate_row(row, row["id"])
+        yield row
+        rows[r] = None  # written: let it go

@@ -1,0 +1,252 @@
+"""DaskPool against a real Dask cluster: a scheduler and two workers on loopback.
+
+The cluster runs as ``dask scheduler`` / ``dask worker`` subprocesses (the CLI
+of this virtualenv), each worker with 2 threads and the resource ``cores=2``,
+the way a user would start one by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from orharbor.datasets.build import _solve_generated
+from orharbor.datasets.dask_pool import DaskPool
+
+DASK = Path(sys.executable).parent / "dask"
+COMPARED = ("reference", "baseline", "reference_solution", "baseline_solution")
+
+
+def _stop(procs: list[subprocess.Popen]) -> None:
+    """Terminate each process group (nanny + worker process), then kill what is left."""
+    for proc in procs:
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)
+            except OSError:
+                pass
+    deadline = time.monotonic() + 10
+    for proc in procs:
+        try:
+            proc.wait(max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
+        try:  # also reaps a worker process its nanny left behind
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def _start_cluster(folder: Path, workers: int) -> tuple[str, Path, list[subprocess.Popen]]:
+    """Scheduler + ``workers`` workers; returns (address, scheduler file, processes)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    sched_file = folder / "scheduler.json"
+    procs: list[subprocess.Popen] = []
+
+    def spawn(name: str, *args: str) -> None:
+        log = open(folder / f"{name}.log", "wb")
+        procs.append(subprocess.Popen([str(DASK), *args], cwd=folder, stdout=log, stderr=subprocess.STDOUT,
+                                      stdin=subprocess.DEVNULL, start_new_session=True))
+        log.close()
+
+    def logs() -> str:
+        return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-2000:]}" for p in sorted(folder.glob("*.log")))
+
+    try:
+        spawn("scheduler", "scheduler", "--host", "127.0.0.1", "--port", "0",
+              "--scheduler-file", str(sched_file), "--no-dashboard")
+        address = None
+        deadline = time.monotonic() + 30
+        while address is None:
+            assert time.monotonic() < deadline, f"the scheduler did not start\n{logs()}"
+            assert procs[0].poll() is None, f"the scheduler exited\n{logs()}"
+            try:
+                address = json.loads(sched_file.read_text())["address"] or None
+            except (OSError, ValueError, KeyError):
+                time.sleep(0.1)
+        for i in range(workers):
+            spawn(f"worker{i}", "worker", "--scheduler-file", str(sched_file), "--nthreads", "2",
+                  "--resources", "cores=2", "--no-dashboard", "--host", "127.0.0.1", "--memory-limit", "0",
+                  "--local-directory", str(folder / f"worker{i}"))
+        if workers:
+            from distributed import Client
+            with Client(address, timeout=30, set_as_default=False) as client:
+                try:
+                    client.wait_for_workers(workers, timeout=60)
+                except Exception:
+                    pytest.fail(f"the workers did not join\n{logs()}")
+        return address, sched_file, procs
+    except BaseException:
+        _stop(procs)
+        raise
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """(scheduler address, scheduler file) of a running 2-worker cluster."""
+    address, sched_file, procs = _start_cluster(tmp_path_factory.mktemp("dask-cluster"), workers=2)
+    try:
+        yield address, sched_file
+    finally:
+        _stop(procs)
+
+
+def _collect(pool: DaskPool, deadline_s: float) -> list[tuple]:
+    out: list[tuple] = []
+    deadline = time.monotonic() + deadline_s
+    while pool.pending():
+        assert time.monotonic() < deadline, f"calls not back after {deadline_s} s ({pool.pending()} pending)"
+        out += pool.completed(timeout=1.0)
+    return out
+
+
+def test_runs_real_solves(cluster):
+    address, _ = cluster
+    args = {seed: ("jobshop", "4x4", seed, 2.0, 1) for seed in range(4)}
+    pool = DaskPool(address)
+    try:
+        for seed, a in args.items():
+            pool.submit(("jobshop", seed), _solve_generated, a, cores=1)
+        assert pool.pending() == 4
+        got = _collect(pool, 60)
+    finally:
+        pool.close()
+    assert sorted(key for key, _, _ in got) == [("jobshop", s) for s in range(4)]
+    assert pool.pending() == 0
+    for (_, seed), result, error in got:
+        assert error is None
+        local = _solve_generated(*args[seed])
+        assert {k: result[k] for k in COMPARED} == {k: local[k] for k in COMPARED}
+        assert result["reference_meta"]["status"] == "OPTIMAL"
+
+
+def test_errors_come_back_and_scheduler_file_works(cluster):
+    _, sched_file = cluster
+    pool = DaskPool(str(sched_file))  # the path of a scheduler file works as an address too
+    try:
+        assert pool.completed(timeout=0.1) == []  # nothing submitted: returns, does not hang
+        pool.submit("bad", _solve_generated, ("jobshop", "9x9", 0, 2.0, 1), cores=2)
+        [(key, result, error)] = _collect(pool, 30)
+    finally:
+        pool.close()
+    assert key == "bad" and result is None
+    assert isinstance(error, ValueError) and "9x9" in str(error)
+
+
+def test_resources_are_enforced(cluster):
+    address, _ = cluster
+    pool = DaskPool(address)
+    try:
+        with pytest.raises(ValueError, match="--resources") as err:
+            pool.submit("big", _solve_generated, ("jobshop", "4x4", 0, 2.0, 3), cores=3)
+        assert "cores=2" in str(err.value)  # names what the workers do have
+        assert pool.pending() == 0
+    finally:
+        pool.close()
+
+
+def test_bad_address_fails_fast():
+    start = time.monotonic()
+    with pytest.raises(ValueError, match="cannot reach the Dask scheduler at tcp://127.0.0.1:1"):
+        DaskPool("tcp://127.0.0.1:1", connect_timeout=2)
+    assert time.monotonic() - start < 8
+    with pytest.raises(ValueError, match="cannot reach"):
+        DaskPool("nonsense://127.0.0.1:1", connect_timeout=2)
+
+
+def test_kill_ends_queued_and_running_calls(cluster):
+    """Runs last among the cluster tests: kill() restarts the busy workers."""
+    address, _ = cluster
+    pool = DaskPool(address)
+    # 12 one-core solves with a 30 s limit that binds: 4 run (2 workers x cores=2), 8 queue.
+    for seed in range(12):
+        pool.submit(seed, _solve_generated, ("jobshop", "20x20", seed, 30.0, 1), cores=1)
+    time.sleep(2.0)  # let the first four start
+    assert pool.completed(timeout=0.1) == []
+    start = time.monotonic()
+    pool.kill()
+    assert time.monotonic() - start < 15
+    assert pool.pending() == 0
+    pool.kill()  # a second kill is harmless
+
+    # The cluster is usable at once: no slot is still held by a 30 s solve.
+    again = DaskPool(address)
+    try:
+        start = time.monotonic()
+        again.submit("after", _solve_generated, ("jobshop", "4x4", 0, 2.0, 1), cores=1)
+        [(key, result, error)] = _collect(again, 20)
+        assert time.monotonic() - start < 12
+    finally:
+        again.close()
+    assert key == "after" and error is None
+    assert result["reference"] == _solve_generated("jobshop", "4x4", 0, 2.0, 1)["reference"]
+
+
+def test_no_workers_is_a_clear_error(tmp_path):
+    address, _, procs = _start_cluster(tmp_path / "empty", workers=0)
+    try:
+        pool = DaskPool(address, connect_timeout=1)
+        try:
+            start = time.monotonic()
+            with pytest.raises(ValueError, match="has no workers.*--resources"):
+                pool.submit(0, _solve_generated, ("jobshop", "4x4", 0, 2.0, 1), cores=1)
+            assert time.monotonic() - start < 8
+        finally:
+            pool.kill()
+    finally:
+        _stop(procs)
+
+
+def test_kill_after_the_scheduler_died(tmp_path):
+    address, _, procs = _start_cluster(tmp_path / "doomed", workers=1)
+    try:
+        pool = DaskPool(address)
+        for seed in range(3):
+            pool.submit(seed, _solve_generated, ("jobshop", "20x20", seed, 30.0, 1), cores=1)
+        time.sleep(1.0)
+        os.killpg(procs[0].pid, signal.SIGKILL)  # the scheduler dies mid-build
+        procs[0].wait(10)
+        start = time.monotonic()
+        lost = []
+        while len(lost) < 3 and time.monotonic() - start < 15:
+            lost += pool.completed(timeout=1.0)  # lost calls come back as errors, never hang
+        assert sorted(key for key, _, _ in lost) == [0, 1, 2]
+        assert all(result is None and error is not None for _, result, error in lost)
+        start = time.monotonic()
+        pool.kill()
+        assert time.monotonic() - start < 12
+    finally:
+        _stop(procs)
+
+
+def test_build_dataset_on_the_cluster_gives_the_rows_of_a_local_build(cluster, tmp_path):
+    """`build-dataset --dask-scheduler` and the local pool build the same rows (wall times and CPU aside)."""
+    address, _ = cluster
+    args = ["build-dataset", "--problem", "rcpsp", "--sizes", "j10", "--level", "2", "--num-rows", "3",
+            "--eval-instances", "2", "--reference-time-limit", "5", "--min-gap", "0.01"]
+    outs = {}
+    for name, extra in (("local", ["--workers", "2"]), ("dask", ["--dask-scheduler", address])):
+        outs[name] = tmp_path / f"{name}.jsonl"
+        done = subprocess.run([Path(sys.executable).with_name("orharbor"), *args, *extra, "--out", str(outs[name])],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+
+    def comparable(path: Path) -> list[dict]:
+        rows = [json.loads(line) for line in path.read_text().splitlines()]
+        for row in rows:
+            for meta in row["eval_reference_metas"]:
+                meta.pop("wall_time_s"), meta.pop("cpu")
+        return rows
+
+    assert comparable(outs["dask"]) == comparable(outs["local"])
