@@ -20,6 +20,9 @@ import pytest
 from orharbor.datasets.build import _solve_generated
 from orharbor.datasets.dask_pool import DaskPool
 
+#: A cluster of subprocesses and binding solves: about 17 s, so out of the fast loop.
+pytestmark = pytest.mark.slow
+
 DASK = Path(sys.executable).parent / "dask"
 COMPARED = ("reference", "baseline", "reference_solution", "baseline_solution")
 

@@ -45,6 +45,7 @@ def uninterrupted(tmp_path_factory) -> list[dict]:
     return comparable(out)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_interrupts_at_random_moments_stop_promptly_and_resume_to_the_same_rows(uninterrupted, tmp_path, signum):
     """Three interrupts at random moments, then --resume: the rows of an uninterrupted build, every exit prompt."""
