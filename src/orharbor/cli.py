@@ -205,7 +205,7 @@ def _check_out(out: Path, journal: Path, resume: bool, force: bool) -> None:
 
     if out.is_dir():
         raise ValueError(f"--out {out} is a folder; give a file name")
-    parent = out.parent if str(out.parent) else Path(".")
+    parent = out.parent
     if not parent.is_dir():
         raise ValueError(f"--out {out}: the folder {parent} does not exist")
     probe = parent / f".orharbor-probe-{os.getpid()}"

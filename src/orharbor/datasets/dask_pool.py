@@ -139,11 +139,7 @@ class DaskPool:
     """
 
     def __init__(self, address: str, connect_timeout: float = 10.0, *, restart_on_kill: bool = True):
-        try:
-            from distributed import Client
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise ValueError("the Dask pool needs the `distributed` package "
-                             "(pip install 'dask[distributed]')") from exc
+        from distributed import Client
         if not isinstance(address, str) or not address.strip():
             raise ValueError(f"invalid Dask scheduler address {address!r}")
         self.address = address.strip()

@@ -21,7 +21,7 @@ def build(reading: Reading) -> dict:
         "jobs": sorted({t.job for t in reading.trials}),
         "trials": len(reading.trials),
         "skipped_trials": reading.skipped_trials,
-        "skipped": [{"path": str(s.path), "reason": s.reason, "trials": s.trials} for s in reading.skipped],
+        "skipped": _skipped(reading.skipped),
         "algorithm": algorithm_rows(reading.trials),
         "modelling": {"by_difficulty": modelling_rows(reading.trials, "difficulty"),
                       "by_family": modelling_rows(reading.trials, "family")},
@@ -35,7 +35,10 @@ def build_comparison(a: Reading, b: Reading, a_name: str, b_name: str) -> dict:
         "a_agents": sorted({t.agent_label for t in a.trials}), "b_agents": sorted({t.agent_label for t in b.trials}),
         "trials": len(a.trials) + len(b.trials),
         "skipped_trials": a.skipped_trials + b.skipped_trials,
-        "skipped": [{"path": str(s.path), "reason": s.reason, "trials": s.trials} for s in a.skipped + b.skipped],
+        "skipped": _skipped(a.skipped + b.skipped),
         "compare": compare_rows(a.trials, b.trials),
     }
 
+
+def _skipped(skipped: list[Skipped]) -> list[dict]:
+    return [{"path": str(s.path), "reason": s.reason, "trials": s.trials} for s in skipped]

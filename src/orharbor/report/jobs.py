@@ -17,16 +17,16 @@ the file and the reason; nothing raises for a bad folder.
 
 from __future__ import annotations
 
-import errno
 import json
 import math
 import os
-import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import ValidationError
+
+from orharbor.verifiers.safe_json import BadOutput, read_regular_file
 
 #: How deep below a given folder trial folders are looked for (jobs/<job>/<trial>/ is depth 2).
 MAX_DEPTH = 4
@@ -129,11 +129,10 @@ def read_jobs(folders: list[Path], tasks_dirs: list[Path] = ()) -> Reading:
 
 def _missing_trials(listed: dict[Path, int], seen: set[Path], reading: Reading) -> None:
     """One line for a job whose result.json counts more trials than it holds folders for (deleted ones)."""
+    folders = seen | {s.path.parent.resolve() if s.path.name == "result.json" else s.path.resolve()
+                      for s in reading.skipped if s.trials}
     for job, total in listed.items():
-        there = {p for p in seen if p.parent == job}
-        there |= {s.path.parent.resolve() if s.path.name == "result.json" else s.path.resolve()
-                  for s in reading.skipped if s.trials}
-        found = sum(1 for p in there if p.parent == job)
+        found = sum(1 for p in folders if p.parent == job)
         if found < total:
             reading.skipped.append(Skipped(job / "result.json", f"the job counts {total} trials but {found} trial "
                                                                 f"folders are there; {total - found} missing",
@@ -187,31 +186,21 @@ class Unreadable:
 def _read_json(path: Path):
     """The JSON value of ``path``; :class:`Unreadable` for a file that is there but unreadable; None if absent.
 
-    Opened without following a link and without blocking (a FIFO planted in a
-    trial folder must not hang the report), then checked to be a regular file.
+    Read by :func:`orharbor.verifiers.safe_json.read_regular_file` (no link
+    followed, no blocking on a FIFO planted in a trial folder, bounded size).
     """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return None
-    except OSError as exc:
-        return Unreadable(f"{path.name} is not a regular file" if exc.errno == errno.ELOOP
-                          else f"{path.name} cannot be opened ({exc.strerror})")
+    if path.is_symlink():
+        return Unreadable(f"{path.name} is not a regular file (a symlink)")
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return Unreadable(f"{path.name} is not a regular file")
-        if info.st_size > MAX_FILE_BYTES:
-            return Unreadable(f"{path.name} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
-        with os.fdopen(fd, "rb") as f:
-            fd = -1
-            raw = f.read(MAX_FILE_BYTES + 1)
+        raw = read_regular_file(str(path), MAX_FILE_BYTES, name=path.name)
+    except BadOutput as exc:
+        return Unreadable(str(exc))
+    try:
         return json.loads(raw, parse_constant=_reject_constant)
-    except (OSError, ValueError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:
         return Unreadable(f"{path.name} is not valid JSON ({type(exc).__name__}: {str(exc)[:120]})")
-    finally:
-        if fd >= 0:
-            os.close(fd)
 
 
 def _reject_constant(name: str):

@@ -70,12 +70,7 @@ def reward_distributions(trials: list[TrialRecord]) -> bytes | None:
                        zorder=3)
     for y, _ in GUIDES:
         ax.axhline(y, color="#777777", linestyle=":", linewidth=1.1, zorder=1)
-    ax.set_xticks(range(len(groups)), [_group_name(p, lv) for p, lv in groups])
-    if len(groups) > 8:
-        ax.tick_params(axis="x", labelrotation=35)
-        for label in ax.get_xticklabels():
-            label.set_horizontalalignment("right")
-    ax.set_xlim(-0.6, len(groups) - 0.4)
+    _category_axis(ax, [_group_name(p, lv) for p, lv in groups])
     ax.set_xlabel("problem class and level")
     ax.set_ylabel("reward")
     _guide_axis(ax)
@@ -119,12 +114,7 @@ def agents_by_class(trials: list[TrialRecord]) -> bytes | None:
         ax.errorbar(xs, means, yerr=[low, high], fmt="none", ecolor="#333333", elinewidth=1, capsize=3, zorder=3)
     ax.axhline(0, color="#555555", linewidth=0.8, zorder=1)
     ax.axhline(1, color="#888888", linestyle=":", linewidth=1, zorder=1)
-    ax.set_xticks(range(len(classes)), [p if k == "algorithm" else f"modelling: {p}" for k, p in classes])
-    if len(classes) > 8:
-        ax.tick_params(axis="x", labelrotation=35)
-        for label in ax.get_xticklabels():
-            label.set_horizontalalignment("right")
-    ax.set_xlim(-0.6, len(classes) - 0.4)
+    _category_axis(ax, [p if k == "algorithm" else f"modelling: {p}" for k, p in classes])
     ax.set_xlabel("problem class (algorithm tasks) or source (modelling tasks)")
     ax.set_ylabel("mean reward")
     ax.set_title("Mean reward per class and agent (bars: 95% bootstrap interval)")
@@ -223,6 +213,16 @@ def _legend(fig: Figure, handles: list) -> None:
             break
         legend.remove()
     fig.set_figheight(fig.get_figheight() + box.height / fig.dpi)
+
+
+def _category_axis(ax, labels: list[str]) -> None:
+    """One tick per category, slot i centred on x = i; labels slanted when there are many."""
+    ax.set_xticks(range(len(labels)), labels)
+    if len(labels) > 8:
+        ax.tick_params(axis="x", labelrotation=35)
+        for label in ax.get_xticklabels():
+            label.set_horizontalalignment("right")
+    ax.set_xlim(-0.6, len(labels) - 0.4)
 
 
 def _guide_axis(ax) -> None:

@@ -34,6 +34,10 @@ COMPARE_COLUMNS = (
 )
 
 
+#: How a number of each kind of column is shown.
+NUMBER_FORMATS = {"reward": "+.3f", "plain": ".3f", "pct": ".0%", "gap": "+.2%", "p": ".3g"}
+
+
 def render(report: dict, fmt: str) -> str:
     """The report (from :func:`orharbor.report.build` or ``build_comparison``) in ``fmt``."""
     if fmt == "json":
@@ -86,16 +90,8 @@ def _show(row: dict, key: str | None, how: str | None) -> str:
     value = row.get(key)
     if value is None or value == {}:
         return "-"
-    if how == "reward":
-        return f"{value:+.3f}"
-    if how == "plain":
-        return f"{value:.3f}"
-    if how == "pct":
-        return f"{value:.0%}"
-    if how == "gap":
-        return f"{value:+.2%}"
-    if how == "p":
-        return f"{value:.3g}"
+    if how in NUMBER_FORMATS:
+        return format(value, NUMBER_FORMATS[how])
     if how == "errors":
         return ", ".join(f"{name} x{n}" for name, n in value.items())
     if how == "passk":
