@@ -42,7 +42,7 @@ def timed_check(src: Path, tasks: Path, jobs: int, attacks: bool) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("-j", "--jobs", type=int, default=2)
+    parser.add_argument("-j", "--workers", type=int, default=2, help="trials at once")
     parser.add_argument("--baseline", default=BASELINE, help="commit whose check is the baseline")
     parser.add_argument("--attacks", action="store_true", help="check with the attack suite (much longer)")
     parser.add_argument("--problem", default=None, help="only this problem class's shipped rows")
@@ -52,7 +52,7 @@ def main() -> None:
     from orharbor.exporter import ExportOptions, export_dataset
 
     rows = [r for p in shipped_datasets() for r in read_rows(p) if args.problem in (None, r["problem"])]
-    print(f"check on {len(rows)} shipped rows, -j {args.jobs}{', with attacks' if args.attacks else ''}; "
+    print(f"check on {len(rows)} shipped rows, -j {args.workers}{', with attacks' if args.attacks else ''}; "
           f"baseline: the replay of {args.baseline}")
     print(f"{'mode':<9} {'tasks':>5} {'passed (replay/harbor)':>23} {'replay s':>9} {'harbor s':>9} {'ratio':>6}")
     with tempfile.TemporaryDirectory(prefix="orharbor-bench-") as scratch:
@@ -60,8 +60,8 @@ def main() -> None:
         for mode in ("separate", "shared"):
             tasks = Path(scratch) / f"tasks-{mode}"
             export_dataset(rows, tasks, ExportOptions(verifier_mode=mode))
-            old = timed_check(old_src, tasks, args.jobs, args.attacks)
-            new = timed_check(REPO / "src", tasks, args.jobs, args.attacks)
+            old = timed_check(old_src, tasks, args.workers, args.attacks)
+            new = timed_check(REPO / "src", tasks, args.workers, args.attacks)
             passed = f"{old['passed']}/{new['passed']}"
             print(f"{mode:<9} {new['tasks']:>5} {passed:>23} {old['seconds']:>9.1f} {new['seconds']:>9.1f} "
                   f"{new['seconds'] / old['seconds']:>6.2f}")

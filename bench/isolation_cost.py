@@ -62,19 +62,19 @@ def timed_check(src: Path, scratch: Path, jobs: int, mode: str, problem: str | N
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("-j", "--jobs", type=int, default=2)
+    parser.add_argument("-j", "--workers", type=int, default=2, help="trials at once")
     parser.add_argument("--baseline", default=BASELINE, help="commit whose check is the baseline")
     parser.add_argument("--problem", default=None, help="only this problem class's shipped rows")
     args = parser.parse_args()
-    print(f"check of the shipped rows{' of ' + args.problem if args.problem else ''}, -j {args.jobs}; "
+    print(f"check of the shipped rows{' of ' + args.problem if args.problem else ''}, -j {args.workers}; "
           f"baseline {args.baseline}, candidate this checkout")
     print(f"{'mode':<9} {'tasks':>5} {'passed':>7} {'before s':>9} {'after s':>8} {'ratio':>6} "
           f"{'L2 verifier before/after s':>27} {'ratio':>6} {'L1 verifier before/after s':>27}")
     with tempfile.TemporaryDirectory(prefix="orharbor-bench-") as scratch:
         old_src = unpack(args.baseline, Path(scratch) / "baseline")
         for mode in ("separate", "shared"):
-            old = timed_check(old_src, Path(scratch) / f"old-{mode}", args.jobs, mode, args.problem)
-            new = timed_check(REPO / "src", Path(scratch) / f"new-{mode}", args.jobs, mode, args.problem)
+            old = timed_check(old_src, Path(scratch) / f"old-{mode}", args.workers, mode, args.problem)
+            new = timed_check(REPO / "src", Path(scratch) / f"new-{mode}", args.workers, mode, args.problem)
             l2 = f"{old['verifier_l2']:.2f}/{new['verifier_l2']:.2f}"
             l1 = f"{old['verifier_l1']:.2f}/{new['verifier_l1']:.2f}"
             print(f"{mode:<9} {new['tasks']:>5} {old['passed']:>3}/{new['passed']:<3} {old['seconds']:>9.1f} "

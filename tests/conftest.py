@@ -1,7 +1,14 @@
-"""Shared fixtures: the real benchmark files beside the checkout, exported shipped tasks."""
+"""Shared fixtures: the real benchmark files beside the checkout, exported shipped tasks.
+
+Tests that read ../shared/data (through the fixtures of PUBLISHED_FIXTURES, directly or
+through a fixture built on them) are marked ``published``. A clone without ../shared skips
+them and says so in one line; CI (``CI`` set) stops at the start instead, since it must
+run them.
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -9,16 +16,60 @@ import pytest
 from orharbor.datasets.rows import read_rows, shipped_datasets
 from orharbor.exporter import ExportOptions, export_dataset
 
+from quick_retail import QUICK_RETAIL
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
+NO_SHARED = "../shared/data not found beside the checkout"
+#: The fixtures that read ../shared/data; pytest's fixture closure adds every fixture built on them.
+PUBLISHED_FIXTURES = {"instances_dir", "retail_v0"}
+
+
+def _in_ci() -> bool:
+    """CI sets CI (GitHub to "true"; .github/workflows/ci.yml passes it through sudo)."""
+    return os.environ.get("CI", "").lower() not in ("", "0", "false")
+
+
+def pytest_sessionstart(session):
+    """CI must run the published-fixture tests, so a CI run without ../shared stops here, loudly."""
+    if _in_ci() and not SHARED_DATA.is_dir():
+        pytest.exit(f"CI needs the published fixtures: {NO_SHARED} (check out the shared repository "
+                    "as ../shared, as .github/workflows/ci.yml does)", returncode=pytest.ExitCode.USAGE_ERROR)
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects, so -m published sees the marker
+def pytest_collection_modifyitems(items):
+    """Mark ``published`` every test that uses a fixture reading ../shared/data."""
+    for item in items:
+        if PUBLISHED_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.published)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """Without ../shared (outside CI: see pytest_sessionstart) a published test skips. Every such skip
+    comes from this one line, so -ra (pyproject's addopts) reports them all in one line with their count."""
+    if not SHARED_DATA.is_dir() and item.get_closest_marker("published"):
+        pytest.skip(f"published-fixture test: {NO_SHARED}")
+
+
+def _published(relative: str) -> Path:
+    """SHARED_DATA / relative, which must exist once ../shared/data does."""
+    path = SHARED_DATA / relative
+    assert path.exists(), f"fixture missing: {path} (../shared/data is there but lacks it)"
+    return path
 
 
 @pytest.fixture(scope="session")
 def instances_dir() -> Path:
     """The published benchmark instances of ../shared/data/instances."""
-    path = SHARED_DATA / "instances"
-    assert path.is_dir(), f"fixtures missing: {path} (CI checks out ../shared beside the repo)"
-    return path
+    return _published("instances")
+
+
+@pytest.fixture(scope="session")
+def retail_v0() -> Path:
+    """../shared/data/retailopt190/v0.jsonl: variant v0 of the 38 RetailOpt-190 archetypes."""
+    return _published("retailopt190/v0.jsonl")
 
 
 @pytest.fixture(scope="session")
@@ -47,17 +98,13 @@ def shipped_specs():
 
 
 @pytest.fixture(scope="session")
-def retail_rows() -> list[dict]:
+def retail_rows(retail_v0) -> list[dict]:
     """The 38 RetailOpt-190 v0 scenarios of ../shared/data, imported as rows."""
     from orharbor.modelling.retailopt import import_file
 
-    path = SHARED_DATA / "retailopt190" / "v0.jsonl"
-    assert path.is_file(), f"fixture missing: {path} (CI checks out ../shared beside the repo)"
-    return import_file(path)
+    return import_file(retail_v0)
 
 
-#: Quick RetailOpt scenarios (the retail model solves each in well under a second) for exported-task tests.
-QUICK_RETAIL = ("retail_f1_base_v0", "retail_f7_multiechelon_chain_v0")
 
 
 @pytest.fixture(scope="session")

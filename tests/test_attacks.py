@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from orharbor import attacks, check, problem_modules
+from orharbor import check, problem_modules
+from orharbor.check.attacks import level2
 from orharbor.exporter import ExportOptions, export_row
 
 
@@ -50,6 +51,7 @@ CLASS_PROBES = ("oracle", "naive", "nothing", "reward-file", "sitecustomize", "r
 
 @pytest.mark.slow
 @pytest.mark.parametrize("problem, level, mode", SMOKE_TASKS)
+@pytest.mark.sandbox
 def test_every_attack_scores_minus_one_without_crashing_the_verifier(attack_tasks, problem, level, mode):
     """check --attacks: every attack earns exactly -1.0 and the verifier never crashes."""
     only = CLASS_PROBES if level == 2 and problem != "jobshop" else ()
@@ -127,6 +129,7 @@ MUTATIONS = {
 
 
 @pytest.mark.parametrize("attack", sorted(MUTATIONS))
+@pytest.mark.sandbox
 def test_removing_the_defence_lets_the_attack_through(attack_tasks, tmp_path, attack):
     """With its defence removed from the verifier, the attack gets through: a higher reward, or a crash.
 
@@ -152,8 +155,9 @@ def test_removing_the_defence_lets_the_attack_through(attack_tasks, tmp_path, at
 
 
 def test_every_level2_probe_is_a_valid_program_with_a_hook():
-    """Each probe defines capability(); the naive program it wraps keeps its main guard."""
-    for name, (description, source) in attacks.PROBES.items():
-        compile(source, name, "exec")
+    """Each probe is a file that defines capability(), the hook its gate calls before the naive answer."""
+    for name, description in level2.PROBES.items():
+        source = level2.probe_source(name)
+        compile(source + level2.GATE, name, "exec")
         assert "def capability()" in source and description
         assert name == name.lower()

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from orharbor.datasets.build import _solve_generated
-from orharbor.datasets.dask_pool import DaskPool
+from orharbor.datasets.dask_pool import DaskPool, DaskUnavailable
 
 #: A cluster of subprocesses and binding solves: about 17 s, so out of the fast loop.
 pytestmark = pytest.mark.slow
@@ -151,7 +151,7 @@ def test_resources_are_enforced(cluster):
     address, _ = cluster
     pool = DaskPool(address)
     try:
-        with pytest.raises(ValueError, match="--resources") as err:
+        with pytest.raises(DaskUnavailable, match="--resources") as err:
             pool.submit("big", _solve_generated, ("jobshop", "4x4", 0, 2.0, 3), cores=3)
         assert "cores=2" in str(err.value)  # names what the workers do have
         assert pool.pending() == 0
@@ -161,10 +161,10 @@ def test_resources_are_enforced(cluster):
 
 def test_bad_address_fails_fast():
     start = time.monotonic()
-    with pytest.raises(ValueError, match="cannot reach the Dask scheduler at tcp://127.0.0.1:1"):
+    with pytest.raises(DaskUnavailable, match="cannot reach the Dask scheduler at tcp://127.0.0.1:1"):
         DaskPool("tcp://127.0.0.1:1", connect_timeout=2)
     assert time.monotonic() - start < 8
-    with pytest.raises(ValueError, match="cannot reach"):
+    with pytest.raises(DaskUnavailable, match="cannot reach"):
         DaskPool("nonsense://127.0.0.1:1", connect_timeout=2)
 
 
@@ -202,7 +202,7 @@ def test_no_workers_is_a_clear_error(tmp_path):
         pool = DaskPool(address, connect_timeout=1)
         try:
             start = time.monotonic()
-            with pytest.raises(ValueError, match="has no workers.*--resources"):
+            with pytest.raises(DaskUnavailable, match="has no workers.*--resources"):
                 pool.submit(0, _solve_generated, ("jobshop", "4x4", 0, 2.0, 1), cores=1)
             assert time.monotonic() - start < 8
         finally:

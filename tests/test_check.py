@@ -16,6 +16,7 @@ from orharbor.cli import main
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["separate", "shared"])
+@pytest.mark.sandbox
 def test_every_shipped_task_is_solvable_by_its_reference(exported, mode, tmp_path):
     """Oracle 1.0, naive 0.0, no answer -1.0 on every shipped task, read from Harbor's trial and job results."""
     seen = []
@@ -51,6 +52,7 @@ def _edit_task_json(task: Path, **changes) -> None:
     path.write_text(json.dumps(config))
 
 
+@pytest.mark.sandbox
 def test_check_fails_when_the_oracle_does_not_reach_the_reference(exported, tmp_path):
     """A task whose stored reference is better than its oracle fails, naming the oracle policy."""
     task = _copy_task(exported, "-l1-", tmp_path)
@@ -61,6 +63,7 @@ def test_check_fails_when_the_oracle_does_not_reach_the_reference(exported, tmp_
     assert "oracle scored" in result.problem_text() and "expected 1" in result.problem_text()
 
 
+@pytest.mark.sandbox
 def test_a_naive_answer_that_does_not_score_zero_fails(exported, tmp_path):
     """A corrupted row (reference 1,000,000, above naive) gives naive +1.0: check fails on it."""
     task = _copy_task(exported, "-l1-", tmp_path)
@@ -71,6 +74,7 @@ def test_a_naive_answer_that_does_not_score_zero_fails(exported, tmp_path):
     assert "naive scored 1.0 (expected 0)" in result.problem_text()
 
 
+@pytest.mark.sandbox
 def test_check_fails_when_the_verifier_writes_no_reward(exported, tmp_path):
     """A test.sh that never writes reward.json is reported with Harbor's own exception."""
     task = _copy_task(exported, "-l2-", tmp_path)
@@ -79,6 +83,7 @@ def test_check_fails_when_the_verifier_writes_no_reward(exported, tmp_path):
     assert not result.ok and "RewardFileNotFoundError" in result.problem_text()
 
 
+@pytest.mark.sandbox
 def test_a_reward_file_with_more_than_one_key_fails(exported, tmp_path):
     """Harbor's mean and pass@k need one key: a reward.json with two is a failure, whatever its reward."""
     task = _copy_task(exported, "-l1-", tmp_path)
@@ -89,6 +94,7 @@ def test_a_reward_file_with_more_than_one_key_fails(exported, tmp_path):
     assert not result.ok and "not the one key 'reward'" in result.problem_text()
 
 
+@pytest.mark.sandbox
 def test_check_cli_prints_each_task_and_exits_nonzero_on_failure(exported, tmp_path):
     """`orharbor check` prints a line per task, keeps the job folder on request, and exits 1 naming a failure."""
     good = _copy_task(exported, "-l1-", tmp_path)
@@ -107,21 +113,23 @@ def test_check_cli_prints_each_task_and_exits_nonzero_on_failure(exported, tmp_p
 
 def test_missing_bubblewrap_is_a_clear_error(monkeypatch, tmp_path):
     """Without bwrap, check says how to install it instead of crashing."""
-    import orharbor.sandbox
+    from orharbor.check import sandbox
 
-    monkeypatch.setattr(orharbor.sandbox.shutil, "which", lambda name: None)
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
     with pytest.raises(check.SandboxUnavailable, match="apt-get install -y bubblewrap"):
         check.check_tasks(tmp_path)
     result = CliRunner().invoke(main, ["check", str(tmp_path)])
     assert result.exit_code == 1 and "bubblewrap" in result.output
 
 
+@pytest.mark.sandbox
 def test_an_empty_folder_has_no_tasks_to_check(tmp_path):
     """Pointing check at a folder without tasks is an error, not a silent pass."""
     with pytest.raises(check.SandboxUnavailable, match="no task directories"):
         check.check_tasks(tmp_path)
 
 
+@pytest.mark.sandbox
 def test_a_crashing_verifier_still_leaves_reward_minus_one(exported, tmp_path):
     """If Python itself fails, test.sh writes reward -1.0 rather than nothing, and check flags the crash."""
     task = _copy_task(exported, "-l1-", tmp_path)
@@ -131,6 +139,7 @@ def test_a_crashing_verifier_still_leaves_reward_minus_one(exported, tmp_path):
     assert oracle.reward == -1.0 and oracle.verifier_crashed and not result.ok
 
 
+@pytest.mark.sandbox
 def test_solve_py_can_use_numpy_scipy_and_processes_under_the_limits(exported, tmp_path):
     """A level-2 solve.py that imports numpy and scipy, runs a process pool and writes temp files is scored.
 
@@ -155,6 +164,7 @@ def test_solve_py_can_use_numpy_scipy_and_processes_under_the_limits(exported, t
     assert (policy.reward, policy.error, policy.verifier_crashed) == (0.0, None, False)
 
 
+@pytest.mark.sandbox
 def test_an_allowlist_export_is_refused_with_what_to_check_instead(tmp_path, shipped_rows):
     """The sandbox cannot enforce the agent's allowlist: check says so and names the export to check."""
     from orharbor.exporter import ExportOptions, export_row

@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
 from orharbor.cli import expand_multi_value, main
 from orharbor.datasets.rows import read_rows
-from orharbor.problem_modules import jobshop as js
+from orharbor import problem_modules
+
+js = problem_modules.get("jobshop")
 
 
 def run(*args: str):
@@ -82,7 +85,7 @@ def test_problems_lists_jobshop():
 
 def test_generate_json():
     """`generate jobshop 4x4 --seed 3` prints the JSON of generate(3, '4x4')."""
-    result = run("generate", "jobshop", "4x4", "--seed", "3")
+    result = run("generate", "--problem", "jobshop", "--size", "4x4", "--seed", "3")
     assert result.exit_code == 0
     assert json.loads(result.output) == js.generate(3, "4x4")
     assert json.loads(result.output) != js.generate(4, "4x4")
@@ -91,7 +94,7 @@ def test_generate_json():
 @pytest.mark.parametrize("fmt", js.FORMATS)
 def test_generate_standard_format_reads_back(fmt, tmp_path):
     """`--format taillard|orlib` output reads back to the same machines and durations."""
-    result = run("generate", "jobshop", "6x6", "--seed", "2", "--format", fmt)
+    result = run("generate", "--problem", "jobshop", "--size", "6x6", "--seed", "2", "--format", fmt)
     assert result.exit_code == 0
     path = tmp_path / "inst.txt"
     path.write_text(result.output)
@@ -104,11 +107,12 @@ def test_generate_standard_format_reads_back(fmt, tmp_path):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["generate", "jobshp", "4x4"], "unknown problem 'jobshp'; did you mean 'jobshop'?"),
-        (["generate", "knapsack", "4x4"], "unknown problem 'knapsack' (known: jobshop, "),
-        (["generate", "jobshop", "5x5"], "unknown jobshop size '5x5'; valid sizes: 4x4, 6x6"),
-        (["generate", "jobshop", "4x4", "--format", "csv"], "unknown jobshop format 'csv'; known: taillard, orlib"),
-        (["generate", "jobshop", "4x4", "--seed", "-1"], "Invalid value for '--seed'"),
+        (["generate", "--problem", "jobshp", "--size", "4x4"], "unknown problem 'jobshp'; did you mean 'jobshop'?"),
+        (["generate", "--problem", "knapsack", "--size", "4x4"], "unknown problem 'knapsack' (known: jobshop, "),
+        (["generate", "--problem", "jobshop", "--size", "5x5"], "unknown jobshop size '5x5'; valid sizes: 4x4, 6x6"),
+        (["generate", "--problem", "jobshop", "--size", "4x4", "--format", "csv"],
+         "unknown jobshop format 'csv'; known: taillard, orlib"),
+        (["generate", "--problem", "jobshop", "--size", "4x4", "--seed", "-1"], "Invalid value for '--seed'"),
     ],
     ids=["close-problem", "far-problem", "unknown-size", "unknown-format", "negative-seed"],
 )
@@ -118,6 +122,11 @@ def test_generate_user_errors(args, message):
 
 
 # ------------------------------------------------------------------ solve
+
+
+def solve(path: Path):
+    """`solve --problem jobshop PATH` with a 1 s reference on one thread."""
+    return run("solve", "--problem", "jobshop", path, "--reference-time-limit", "1", "--solver-workers", "1")
 
 
 def _check_solve_output(result, instance: dict) -> None:
@@ -135,7 +144,7 @@ def test_solve_json_instance(tmp_path):
     instance = js.generate(1, "4x4")
     path = tmp_path / "inst.json"
     path.write_text(json.dumps(instance))
-    _check_solve_output(run("solve", "jobshop", path, "--time-limit", "1", "--workers", "1"), instance)
+    _check_solve_output(solve(path), instance)
 
 
 def test_solve_taillard_file(tmp_path):
@@ -143,7 +152,7 @@ def test_solve_taillard_file(tmp_path):
     path = tmp_path / "inst.txt"
     path.write_text(js.write(js.generate(5, "6x6"), "taillard"))
     instance = js.read(path)
-    _check_solve_output(run("solve", "jobshop", path, "--time-limit", "1", "--workers", "1"), instance)
+    _check_solve_output(solve(path), instance)
 
 
 def test_solve_broken_file(tmp_path):
@@ -152,15 +161,14 @@ def test_solve_broken_file(tmp_path):
     text[3] = text[3] + " 7"  # first durations row gets a fifth number
     path = tmp_path / "bad.txt"
     path.write_text("\n".join(text) + "\n")
-    assert_clean_error(run("solve", "jobshop", path, "--time-limit", "1", "--workers", "1"),
-                       "bad.txt:4: expected 4 integers, got 5")
+    assert_clean_error(solve(path), "bad.txt:4: expected 4 integers, got 5")
 
 
 def test_solve_unknown_problem(tmp_path):
     """`solve` with an unknown problem name gives a clean error."""
     path = tmp_path / "inst.json"
     path.write_text(json.dumps(js.generate(0, "4x4")))
-    assert_clean_error(run("solve", "jobshp", path), "did you mean 'jobshop'?")
+    assert_clean_error(run("solve", "--problem", "jobshp", path), "did you mean 'jobshop'?")
 
 
 # ------------------------------------------------------------------ build-dataset
@@ -242,7 +250,7 @@ def test_export_problem_keeps_only_that_class_of_the_shipped_dataset(tmp_path):
 
 def test_export_registry_lists_earlier_tasks_and_prints_the_run_command(cli_dataset, tmp_path):
     """A second export into the same --out adds its tasks to registry.json; the output says how to run them."""
-    from orharbor.exporter.harbor import package_version
+    from orharbor.exporter.dataset_index import package_version
 
     out = tmp_path / "tasks"
     assert run("export", "--problem", "vrptw", "--out", out).exit_code == 0
@@ -353,7 +361,56 @@ def test_solve_json_instance_missing_key(tmp_path):
     """solve on a JSON instance missing a key gives a clean error naming the key."""
     path = tmp_path / "inst.json"
     path.write_text(json.dumps({"n_jobs": 2}))
-    assert_clean_error(run("solve", "jobshop", path, "--time-limit", "1", "--workers", "1"), "n_machines")
+    assert_clean_error(solve(path), "n_machines")
+
+
+def test_the_commands_are_python_functions(cli_dataset, tmp_path):
+    """orharbor.api does what the commands do, without click: the same refusals, the same tasks."""
+    from orharbor import api
+    from orharbor.files import WouldReplace
+
+    assert json.loads(api.generate("jobshop", "4x4", 3)) == js.generate(3, "4x4")
+    plan = api.plan_export(tmp_path / "tasks", [cli_dataset])
+    tasks, index = api.export(plan)
+    assert [task.name for task in tasks] == plan.ids == [row["id"] for row in read_rows(cli_dataset)]
+    assert {path.name for path in index} == {"registry.json", "dataset.toml", ".gitattributes"}
+    with pytest.raises(WouldReplace, match="pass --force"):
+        api.plan_export(tmp_path / "tasks", [cli_dataset])
+    with pytest.raises(api.SameFile):
+        api.import_retailopt(cli_dataset, cli_dataset)
+
+
+@pytest.mark.parametrize("bug", [ValueError("a bug"), KeyError("a bug")], ids=["ValueError", "KeyError"])
+def test_a_bug_is_not_shown_as_a_user_error(monkeypatch, bug):
+    """Only a UserError becomes one 'Error:' line; any other exception escapes with its traceback."""
+    def broken(*args, **kwargs):
+        raise bug
+
+    monkeypatch.setattr("orharbor.api.generate", broken)
+    result = run("generate", "--problem", "jobshop", "--size", "4x4")
+    assert result.exit_code == 1 and result.exception is bug
+    assert "Error:" not in result.output
+
+
+def test_every_command_speaks_one_option_vocabulary():
+    """--workers: processes or concurrent runs; --solver-workers: CP-SAT threads; a time limit says whose;
+    the problem class is always --problem."""
+    def commands(group, prefix=""):
+        for name, command in group.commands.items():
+            if isinstance(command, click.Group):
+                yield from commands(command, f"{prefix}{name} ")
+            else:
+                yield f"{prefix}{name}", {opt for param in command.params for opt in param.opts}
+
+    options = dict(commands(main))
+    for name, opts in options.items():
+        assert not opts & {"--jobs", "--time-limit", "--threads", "--timeout"}, name
+    assert {"-j", "--workers"} <= options["check"] and {"-j", "--workers"} <= options["validate-specs"]
+    assert {"--problem", "--reference-time-limit", "--solver-workers"} <= options["solve"]
+    assert {"--problem", "--size"} <= options["generate"]
+    assert {"--problem", "--reference-time-limit", "--solve-time-limit", "--workers", "--solver-workers"} <= \
+        options["build-dataset"]
+    assert {"--problem", "--agent-timeout"} <= options["export"]
 
 
 def test_module_entry_points_match_the_cli(tmp_path):

@@ -1,10 +1,18 @@
-"""The problem-module contract of DESIGN.md, run over every registered problem class."""
+"""The problem contract, checked for every registered problem class (the idea of Gymnasium's ``check_env``).
+
+Every property here is parametrized over ``problem_modules.names()``, so a new
+class is tested by adding its folder and its registry line (tests/test_new_class.py
+proves it with a toy class); tests/problems/ holds only what is particular to one class.
+"""
 
 from __future__ import annotations
 
 import ast
+import importlib
+import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,13 +20,50 @@ from pathlib import Path
 import pytest
 
 from orharbor import problem_modules
+from orharbor.datasets.rows import read_rows, shipped_datasets
 from orharbor.jsonio import digest
+from orharbor.problem_modules.checks import InvalidInstance
+from orharbor.problem_modules.contract import MEMBERS, ProblemClass
 from orharbor.verifiers.reward import FAIL
-from orharbor.verifiers.score import evaluator, judge
+from orharbor.verifiers.score import judge
 
 NAMES = problem_modules.names()
-CONTRACT = ("NAME", "TITLE", "OBJECTIVE", "SIZES", "BASELINE", "GENERATOR_VERSION", "FORMATS",
-            "generate", "read", "write", "evaluate", "baseline", "reference", "statement", "validate_instance")
+#: Keys every instance may carry that describe where it comes from, not the problem.
+PROVENANCE = ("problem", "name", "generator", "source", "layout")
+#: The sections every statement has, in this order.
+SECTIONS = ("## Instance (JSON)", "## Solution (JSON)", "## Feasibility rules", "## Objective",
+            "## How instances are generated")
+#: What rules.py may import besides the standard library.
+CHECKS = ("orharbor.verifiers", "orharbor.problem_modules.checks")
+#: Files no reader may accept, each of which a reader must reject naming the file.
+BROKEN_FILES = {
+    "empty": lambda text: "",
+    "blank": lambda text: "\n \n",
+    "garbage": lambda text: "this is not a benchmark file\n",
+    "binary": lambda text: "\x00\x01\x02",
+    "first line only": lambda text: text.split("\n")[0] + "\n",
+    "trailing garbage": lambda text: text + "@@ garbage @@\n",
+    "last line twice": lambda text: text + text.splitlines()[-1] + "\n",
+}
+
+
+def _in_child(name: str, code: str) -> str:
+    """Run ``code`` in a fresh interpreter with ``name`` registered as here (``p`` is the registry); its stdout."""
+    setup = f"from orharbor import problem_modules as p; p.PROBLEMS[{name!r}] = {problem_modules.PROBLEMS[name]!r}; "
+    env = dict(os.environ, PYTHONHASHSEED="12345")
+    return subprocess.run([sys.executable, "-c", setup + code], capture_output=True, text=True, env=env,
+                          check=True).stdout.strip()
+
+
+def _imports(source: Path) -> list[str]:
+    """The absolute modules a Python file imports."""
+    roots = []
+    for node in ast.walk(ast.parse(source.read_text())):
+        if isinstance(node, ast.Import):
+            roots += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            roots.append(node.module)
+    return roots
 
 
 @pytest.fixture(scope="module", params=NAMES)
@@ -30,14 +75,67 @@ def solved(request):
     return module, instance, solution, meta, module.baseline(instance)
 
 
+# ------------------------------------------------------------------ the class
+
+
 @pytest.mark.parametrize("name", NAMES)
-def test_module_offers_the_whole_contract(name):
-    """Every contract name exists; sizes, baseline text and statement are non-empty."""
+def test_class_satisfies_the_protocol(name):
+    """Every contract member exists with its type; the class answers to its registry name."""
     module = problem_modules.get(name)
-    missing = [attr for attr in CONTRACT if not hasattr(module, attr)]
-    assert not missing
-    assert module.NAME == name and len(module.SIZES) >= 2 and module.BASELINE.strip()
-    assert len(module.statement()) > 500 and isinstance(module.GENERATOR_VERSION, int)
+    assert isinstance(module, ProblemClass)
+    assert [member for member in MEMBERS if not hasattr(module, member)] == []
+    assert module.NAME == name
+    for text in (module.TITLE, module.OBJECTIVE, module.BASELINE):
+        assert isinstance(text, str) and text.strip()
+    assert isinstance(module.SIZES, tuple) and len(set(module.SIZES)) == len(module.SIZES) >= 2
+    assert isinstance(module.FORMATS, tuple) and module.FORMATS and all(isinstance(f, str) for f in module.FORMATS)
+    assert type(module.GENERATOR_VERSION) is int and module.GENERATOR_VERSION >= 1
+    for member in ("generate", "read", "write", "evaluate", "baseline", "reference", "statement", "validate_instance"):
+        assert callable(getattr(module, member)), member
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_statement_describes_the_class(name):
+    """The statement has the standard sections, names the objective and every field of an instance."""
+    module = problem_modules.get(name)
+    text = module.statement()
+    lines = text.splitlines()
+    assert lines[0].startswith("# ") and lines[0].endswith(f"(minimise the {module.OBJECTIVE})")
+    headings = [line for line in lines if line.startswith("## ")]
+    found = [next((i for i, heading in enumerate(headings) if heading.startswith(s)), None) for s in SECTIONS]
+    assert None not in found and found == sorted(found), headings
+    instance = module.generate(0, module.SIZES[0])
+    unnamed = [key for key in instance if key not in PROVENANCE and f"`{key}`" not in text]
+    assert unnamed == [], "fields the statement does not name"
+    assert len(lines) <= 120
+
+
+# ----------------------------------------------------------------- generator
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_generate_rejects_bad_arguments(name):
+    """Bad seeds and unknown sizes raise ValueError listing the valid sizes."""
+    module = problem_modules.get(name)
+    message = re.escape("valid sizes: " + ", ".join(module.SIZES))
+    for seed in (-1, True, 1.0, "1", 2**64, None):
+        with pytest.raises(ValueError, match=message):
+            module.generate(seed, module.SIZES[0])
+    for size in ("no-such-size", module.SIZES[0].upper(), module.SIZES[0] + "0", 8, None):
+        if size not in module.SIZES:
+            with pytest.raises(ValueError, match=message):
+                module.generate(0, size)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_golden_digests_pin_the_generator(name):
+    """generator.py pins generate's output: GOLDEN maps (seed, size) to the sha256 of the instance JSON."""
+    module = problem_modules.get(name)
+    golden = getattr(problem_modules.part(name, "generator"), "GOLDEN", None)
+    assert golden, f"{name}: generator.py has no GOLDEN digests"
+    for (seed, size), expected in golden.items():
+        assert size in module.SIZES
+        assert digest(module.generate(seed, size)) == expected, (seed, size)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -45,71 +143,142 @@ def test_same_seed_gives_identical_bytes_in_another_process(name):
     """generate(seed, size) is a pure function: same digest here and in a fresh interpreter."""
     module = problem_modules.get(name)
     here = [digest(module.generate(seed, size)) for seed in (0, 1) for size in module.SIZES[:3]]
-    code = (f"from orharbor import problem_modules as p; from orharbor.jsonio import digest; "
-            f"m = p.get({name!r}); print([digest(m.generate(s, z)) for s in (0, 1) for z in m.SIZES[:3]])")
-    env = dict(os.environ, PYTHONHASHSEED="12345")
-    there = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
-    assert repr(here) == there.stdout.strip()
+    there = _in_child(name, "from orharbor.jsonio import digest; m = p.get(%r); "
+                            "print([digest(m.generate(s, z)) for s in (0, 1) for z in m.SIZES[:3]])" % name)
+    assert repr(here) == there
     assert len(set(here)) == len(here), "different seeds or sizes must give different instances"
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_generated_instances_follow_their_own_rules(name):
+    """Generated instances are plain JSON of their class and pass validate_instance; garbage does not."""
+    module = problem_modules.get(name)
+    for size in module.SIZES[:3]:
+        for seed in (0, 1):
+            instance = module.generate(seed, size)
+            assert instance["problem"] == name and json.loads(json.dumps(instance)) == instance
+            assert module.validate_instance(instance) is instance
+    for garbage in (None, [], [instance], {}, {"problem": name}):
+        with pytest.raises(InvalidInstance):
+            module.validate_instance(garbage)
+
+
+# ------------------------------------------------------------------- formats
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_generated_instances_round_trip_through_every_format(name, tmp_path):
+    """read(write(x)) gives back every field but the name, in canonical layout, from the text or from a file."""
+    module = problem_modules.get(name)
+    for seed, size in enumerate(module.SIZES[:3]):
+        instance = module.generate(seed, size)
+        data = {key: value for key, value in instance.items() if key not in ("name", "generator")}
+        for fmt in module.FORMATS:
+            text = module.write(instance, fmt)
+            back = module.read(text, fmt)
+            assert "layout" not in back and {key: back[key] for key in data} == data, (size, fmt)
+            assert module.write(back, fmt) == text
+            assert module.read(text) == back  # the default format, or the sniffed one
+            path = tmp_path / f"{name}-{size}.{fmt}"
+            path.write_text(text, encoding="utf-8", newline="")
+            from_file = module.read(path, fmt)
+            assert from_file["source"] == path.name and {key: from_file[key] for key in data} == data
+
+
+@pytest.mark.parametrize("damage", BROKEN_FILES)
+@pytest.mark.parametrize("name", NAMES)
+def test_broken_files_are_rejected_naming_the_file(name, damage, tmp_path):
+    """Every reader refuses an empty, blank, garbage, truncated or overlong file with a message naming it."""
+    module = problem_modules.get(name)
+    instance = module.generate(0, module.SIZES[0])
+    for fmt in module.FORMATS:
+        path = tmp_path / f"broken.{fmt}"
+        path.write_text(BROKEN_FILES[damage](module.write(instance, fmt)), encoding="utf-8", newline="")
+        with pytest.raises(ValueError) as caught:
+            module.read(path, fmt)
+        assert str(caught.value).startswith(path.name), str(caught.value)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_unknown_formats_and_missing_files_are_refused(name, tmp_path):
+    """An unknown format is a ValueError naming the class; a missing file a FileNotFoundError."""
+    module = problem_modules.get(name)
+    instance = module.generate(0, module.SIZES[0])
+    text = module.write(instance, module.FORMATS[0])
+    with pytest.raises(ValueError, match=f"unknown {name} format 'no-such-format'"):
+        module.read(text, "no-such-format")
+    with pytest.raises(ValueError, match=f"unknown {name} format 'no-such-format'"):
+        module.write(instance, "no-such-format")
+    with pytest.raises(FileNotFoundError, match=f"no such {name} file"):
+        module.read(str(tmp_path / "missing" / "instance.txt"))
+
+
+# ------------------------------------------------------ baseline and reference
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_baseline_is_feasible_and_deterministic(name):
+    """The naive baseline passes the verifier and is the same answer every time."""
+    module = problem_modules.get(name)
+    for size in module.SIZES[:2]:
+        instance = module.generate(11, size)
+        answer = module.baseline(instance)
+        assert module.evaluate(instance, answer) >= 0
+        assert module.baseline(json.loads(json.dumps(instance))) == answer
+
+
 def test_reference_and_baseline_pass_the_verifier(solved):
-    """Both answers are feasible; the reference is no worse; the verifier agrees with the solver."""
+    """Both answers are feasible; the reference is no worse; the verifier agrees with the solver's meta."""
     module, instance, reference, meta, baseline = solved
     ref_obj, base_obj = module.evaluate(instance, reference), module.evaluate(instance, baseline)
     assert ref_obj <= base_obj
     assert meta["objective"] == ref_obj
     assert meta["bound"] <= ref_obj
     assert {"solver", "version", "status", "time_limit_s", "workers"} <= set(meta)
-
-
-def test_baseline_is_deterministic(solved):
-    """The naive baseline is the same answer every time."""
-    module, instance, _, _, baseline = solved
-    assert module.baseline(json.loads(json.dumps(instance))) == baseline
+    json.dumps(meta)
 
 
 @pytest.mark.parametrize("garbage", [None, [], "x", 3, {}, {"unexpected": 1}, [[0]], {"a": float("nan")}])
 def test_corrupted_answers_score_minus_one(solved, garbage):
-    """Answers of the wrong shape score -1.0 with a message, never an exception."""
+    """Answers of the wrong shape score -1.0 with a message from the task's verifier, never an exception."""
     module, instance, _, _, baseline = solved
-    naive = module.evaluate(instance, baseline)
-    result = judge(evaluator(module.NAME), instance, garbage, naive, naive - 1)
+    evaluate = importlib.import_module(problem_modules.verifier_module_name(module.NAME)).evaluate
+    naive = evaluate(instance, baseline)
+    result = judge(evaluate, instance, garbage, naive, naive - 1)
     assert result["reward"] == FAIL and result["feasible"] == 0 and result["error"]
 
 
-def test_standard_formats_round_trip_generated_instances(solved):
-    """read(write(x)) gives back the instance's data in every standard format."""
-    module, instance, *_ = solved
-    for fmt in module.FORMATS:
-        text = module.write(instance, fmt)
-        again = module.read(text, fmt)
-        assert module.write(again, fmt) == text
-        assert module.evaluate(again, solved[4]) == module.evaluate(instance, solved[4])
+# --------------------------------------------------------------- the folder
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_verifier_module_imports_only_the_standard_library(name):
-    """verify.py is copied into task containers: stdlib and orharbor.verifiers only."""
-    source = Path(problem_modules.get(name).__file__).parent / "verify.py"
+def test_verifier_and_rules_import_only_the_standard_library(name):
+    """verify.py is copied into task containers: stdlib and orharbor.verifiers only; rules.py adds the checks."""
+    folder = Path(importlib.util.find_spec(problem_modules.verifier_module_name(name)).origin).parent
     allowed = set(sys.stdlib_module_names) | {"__future__"}
-    for node in ast.walk(ast.parse(source.read_text())):
-        if isinstance(node, ast.Import):
-            roots = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0:
-            roots = [node.module]
-        else:
-            continue
-        for module in roots:
-            assert module.split(".")[0] in allowed or module.startswith("orharbor.verifiers"), module
+    for module in _imports(folder / "verify.py"):
+        assert module.split(".")[0] in allowed or module.startswith("orharbor.verifiers"), module
+    for module in _imports(folder / "rules.py"):
+        assert module.split(".")[0] in allowed or module.startswith(CHECKS), module
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_importing_a_problem_module_does_not_load_ortools(name):
-    """OR-Tools is imported inside reference() only: exporting and verifying never need it."""
-    code = f"import sys; import orharbor.problem_modules.{name}; print('ortools' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+def test_loading_a_class_does_not_load_ortools(name):
+    """OR-Tools is imported inside baseline() or reference() only: exporting and verifying never need it."""
+    assert _in_child(name, f"import sys; p.get({name!r}); print('ortools' in sys.modules)") == "False"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_class_has_shipped_rows_for_both_levels(name):
+    """The package ships level-1 and level-2 rows of the class: the attack and check matrices run on them."""
+    path = next((p for p in shipped_datasets() if p.stem == name), None)
+    assert path is not None, (f"no shipped dataset for {name}: run orharbor build-dataset --problem {name} ... "
+                              f"--out src/orharbor/datasets/data/{name}.jsonl, for level 1 and for level 2")
+    levels = {row["level"] for row in read_rows(path) if row["problem"] == name}
+    assert {1, 2} <= levels, f"{path.name} has rows of levels {sorted(levels)} only"
+
+
+# ------------------------------------------------------------------ registry
 
 
 def test_verifier_bundle_imports_only_the_standard_library():
@@ -117,11 +286,8 @@ def test_verifier_bundle_imports_only_the_standard_library():
     folder = Path(problem_modules.__file__).parent.parent / "verifiers"
     allowed = set(sys.stdlib_module_names) | {"__future__"}
     for source in folder.glob("*.py"):
-        for node in ast.walk(ast.parse(source.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.level == 0:
-                assert node.module.split(".")[0] in allowed or node.module.startswith("orharbor.verifiers"), source
-            elif isinstance(node, ast.Import):
-                assert all(a.name.split(".")[0] in allowed for a in node.names), source
+        for module in _imports(source):
+            assert module.split(".")[0] in allowed or module.startswith("orharbor.verifiers"), source
 
 
 def test_unknown_problem_suggests_the_closest_name():

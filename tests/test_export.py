@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from orharbor.datasets.rows import RowError
 from orharbor.exporter import ExportOptions, export_row
-from orharbor.exporter.harbor import BASE_IMAGE, ORTOOLS_PACKAGE, demote_headings
+from orharbor.exporter.algorithm import demote_headings
+from orharbor.exporter.task_dir import BASE_IMAGE, ORTOOLS_PACKAGE, ExportOptionError
+from orharbor.verifiers import contract
 from orharbor.verifiers.main import verify, write_result
 
 
@@ -59,11 +62,11 @@ def test_level2_oracle_program_answers_every_hidden_instance(shipped_rows, tmp_p
     """solution/solve.py returns the stored reference of each eval instance, recognised by digest."""
     row = _row(shipped_rows, 2)
     task = export_row(row, tmp_path)
-    config = json.loads((task / "tests" / "task.json").read_text())
-    assert len(config["eval"]) == len(row["eval_seeds"])
-    for i, case in enumerate(config["eval"]):
+    config = contract.load(str(task / "tests"))
+    assert len(config.cases) == len(row["eval_seeds"])
+    for i, case in enumerate(config.cases):
         out = tmp_path / f"sol{i}.json"
-        subprocess.run([sys.executable, "-I", str(task / "solution" / "solve.py"), str(task / "tests" / case["instance"]),
+        subprocess.run([sys.executable, "-I", str(task / "solution" / "solve.py"), str(task / "tests" / case.instance),
                         str(out)], check=True, timeout=60)
         assert json.loads(out.read_text()) == row["eval_reference_solutions"][i]
 
@@ -147,14 +150,14 @@ def test_instruction_says_what_is_scored_when_the_time_is_up(shipped_rows, tmp_p
 ])
 def test_bad_export_options_are_refused(kwargs, message):
     """Options are validated when built, with the flag named."""
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ExportOptionError, match=message):
         ExportOptions(**kwargs)
 
 
 def test_row_from_another_generator_version_is_refused(shipped_rows, tmp_path):
     """A row built by another generator version would silently mean another instance: refuse it."""
     row = dict(_row(shipped_rows, 1), generator_version=99)
-    with pytest.raises(ValueError, match="generator version 99"):
+    with pytest.raises(RowError, match="generator version 99"):
         export_row(row, tmp_path)
 
 
@@ -163,8 +166,8 @@ def test_row_without_reference_gets_one_at_export_time(tmp_path):
     row = {"id": "jobshop-4x4-l1-s5", "problem": "jobshop", "size": "4x4", "level": 1, "instance_seed": 5,
            "generator_version": 1}
     task = export_row(row, tmp_path, ExportOptions(reference_time_limit_s=2.0))
-    config = json.loads((task / "tests" / "task.json").read_text())
-    assert config["reference"] <= config["naive"]
+    config = contract.load(str(task / "tests"))
+    assert config.reference <= config.naive
     assert _run_bundle(task, task / "solution" / "solution.json", tmp_path / "logs")["reward"] == 1.0
 
 

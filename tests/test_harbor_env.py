@@ -74,6 +74,7 @@ async def _read(env, path: str) -> str:
     return result.stdout or ""
 
 
+@pytest.mark.sandbox
 def test_pid_1_is_the_keepalive_shell_with_sleep_as_its_child(exported, tmp_path):
     """As in Harbor's Docker compose under dash: PID 1 is `sh -c "sleep infinity"`, the sleep its child."""
     async def body(env):
@@ -84,6 +85,7 @@ def test_pid_1_is_the_keepalive_shell_with_sleep_as_its_child(exported, tmp_path
     assert any(line.endswith(" 1 root sleep infinity") for line in lines), lines
 
 
+@pytest.mark.sandbox
 def test_killing_the_keepalive_sleep_ends_the_sandbox_like_a_container(exported, tmp_path):
     """Killing the sleep ends PID 1 and every process in the sandbox; later execs fail."""
     async def body(env):
@@ -102,6 +104,7 @@ def _oracle_answer(task: Path) -> bytes:
 
 
 @pytest.mark.parametrize("mode", ["separate", "shared"])
+@pytest.mark.sandbox
 def test_test_sh_leaves_the_sandbox_alive_with_its_reward(exported, tmp_path, mode):
     """The blocker: test.sh, run as Harbor runs it, writes reward.json and the keepalive still runs after."""
     task = _task(exported, mode)
@@ -127,6 +130,7 @@ def test_test_sh_leaves_the_sandbox_alive_with_its_reward(exported, tmp_path, mo
     assert "1 0 root sh -c sleep infinity" in processes
 
 
+@pytest.mark.sandbox
 def test_a_root_daemon_and_the_keepalive_survive_the_verifier_and_agent_processes_do_not(exported, tmp_path):
     """Shared mode: the verifier ends the agent's processes, hidden threads included, and never root's."""
     task = _task(exported, "shared")
@@ -160,6 +164,7 @@ def test_a_root_daemon_and_the_keepalive_survive_the_verifier_and_agent_processe
     assert json.loads(details)["foreign_processes_ended"] >= 2
 
 
+@pytest.mark.sandbox
 def test_the_old_cleanup_rule_kills_the_keepalive_and_loses_the_reward(exported, tmp_path):
     """Mutation: ending every process but PID 1 (the old rule) stops the sandbox mid-verify, as on Docker."""
     task = tmp_path / "task"
@@ -183,6 +188,7 @@ def test_the_old_cleanup_rule_kills_the_keepalive_and_loses_the_reward(exported,
     assert not alive and reward.return_code != 0
 
 
+@pytest.mark.sandbox
 def test_exec_runs_as_named_users_with_their_home(exported, tmp_path):
     """root, agent and nobody resolve through the image's /etc/passwd; root keeps Docker's capabilities only."""
     async def body(env):
@@ -201,6 +207,7 @@ def test_exec_runs_as_named_users_with_their_home(exported, tmp_path):
     assert mount.return_code != 0  # no CAP_SYS_ADMIN, as in a Docker container
 
 
+@pytest.mark.sandbox
 def test_background_processes_outlive_their_exec_and_exec_does_not_wait_for_them(exported, tmp_path):
     """One sandbox per phase: a process one exec leaves behind is there at the next; exec returns at once."""
     async def body(env):
@@ -215,6 +222,7 @@ def test_background_processes_outlive_their_exec_and_exec_does_not_wait_for_them
     assert second.return_code == 0 and second.stdout.strip()
 
 
+@pytest.mark.sandbox
 def test_uploads_are_root_owned_with_modes_kept_and_downloads_keep_links_and_skip_devices(exported, tmp_path):
     """docker cp semantics: root-owned uploads, modes kept; links stay links; device files are not copied."""
     source = tmp_path / "up"
@@ -242,6 +250,7 @@ def test_uploads_are_root_owned_with_modes_kept_and_downloads_keep_links_and_ski
     assert (tmp_path / "pipe").is_fifo()
 
 
+@pytest.mark.sandbox
 def test_no_network_is_a_fresh_network_namespace(exported, tmp_path):
     """The offline verifier sees only a loopback interface; the public agent sandbox sees the host's."""
     task = _task(exported, "separate")

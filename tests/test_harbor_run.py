@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from orharbor.exporter.harbor import package_version
+from orharbor.verifiers import contract
+from orharbor.exporter.dataset_index import package_version
 
 HARBOR = Path(sys.executable).with_name("harbor")
 ENVIRONMENT = "orharbor.harbor_env:BubblewrapEnvironment"
@@ -43,10 +44,11 @@ def _harbor_run(args: list[str], jobs: Path, name: str) -> tuple[dict, list[dict
 
 
 def _kind(task: Path) -> str:
-    return "algorithm" if (task / "tests" / "task.json").read_text().find('"kind": "modelling"') < 0 else "modelling"
+    return contract.load(str(task / "tests")).kind.family
 
 
 @pytest.mark.slow
+@pytest.mark.sandbox
 def test_harbor_run_scores_the_oracle_one_and_nop_the_failure_reward(shipped_export, tmp_path):
     """Every shipped task: oracle 1.0, nop -1.0 (algorithm) or 0.0 (modelling), no exception, one reward key."""
     tasks = {p.name: p for p in shipped_export.iterdir() if (p / "task.toml").is_file()}

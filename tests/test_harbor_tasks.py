@@ -24,7 +24,8 @@ from harbor.models.trial.config import EnvironmentConfig as TrialEnvironmentConf
 from harbor.models.trial.config import VerifierConfig as TrialVerifierConfig
 from harbor.trial.network_policy import TrialNetworkPlan, resolve_trial_network_plan
 
-from orharbor.exporter.harbor import AGENT_APT_PACKAGES, AGENT_USER
+from orharbor.exporter.task_dir import AGENT_APT_PACKAGES, AGENT_USER
+from orharbor.verifiers import contract
 
 HARBOR_DIR = Path(harbor.__file__).parent
 
@@ -113,12 +114,12 @@ def test_agent_image_holds_no_reference_verifier_or_hidden_instance(exported):
     """environment/ holds the Dockerfile and the visible instance(s) only; no reference values."""
     for path in task_dirs(exported["separate"]):
         files = {p.relative_to(path / "environment").as_posix() for p in (path / "environment").rglob("*") if p.is_file()}
-        config = json.loads((path / "tests" / "task.json").read_text())
-        if config["level"] == 1:
+        config = contract.load(str(path / "tests"))
+        if config.KIND == "level1":
             assert files == {"Dockerfile", "instance.json"}
         else:
             assert "Dockerfile" in files and all(f.startswith("examples/") for f in files - {"Dockerfile"})
-            hidden = {json.loads((path / "tests" / c["instance"]).read_text())["name"] for c in config["eval"]}
+            hidden = {json.loads((path / "tests" / c.instance).read_text())["name"] for c in config.cases}
             visible = {json.loads((path / "environment" / f).read_text())["name"] for f in files - {"Dockerfile"}}
             assert not hidden & visible
         dockerfile = (path / "environment" / "Dockerfile").read_text()
@@ -222,7 +223,7 @@ def test_registry_json_names_every_task_for_harbors_local_registry(tmp_path, mon
     """DatasetConfig(orharbor@version, registry.json) resolves to exactly the tasks in --out, earlier exports too."""
     from harbor.models.job.config import DatasetConfig
 
-    from orharbor.exporter.harbor import package_version
+    from orharbor.exporter.dataset_index import package_version
 
     out = tmp_path / "tasks"
     _export(out, "--problem", "jobshop")
@@ -245,7 +246,7 @@ def test_harbor_run_accepts_the_dataset_by_name(tmp_path):
     from harbor.cli.config_validation import validate_local_sources
     from harbor.cli.jobs import build_job_config
 
-    from orharbor.exporter.harbor import package_version
+    from orharbor.exporter.dataset_index import package_version
 
     out = tmp_path / "tasks"
     _export(out, "--problem", "rcpsp")
@@ -264,7 +265,7 @@ def test_dataset_toml_pins_each_task_with_harbors_own_digest(tmp_path):
     from harbor.models.dataset.manifest import DatasetManifest
     from harbor.publisher.packager import Packager
 
-    from orharbor.exporter.harbor import MANIFEST_DATASET_NAME, package_version
+    from orharbor.exporter.dataset_index import MANIFEST_DATASET_NAME, package_version
 
     out = tmp_path / "tasks"
     _export(out, "--problem", "wtardiness")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from orharbor import sandbox
+from orharbor.check import sandbox
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -64,6 +64,7 @@ def modes() -> dict:
     return _in_sandbox(SCRIPT)
 
 
+@pytest.mark.sandbox
 def test_the_agents_files_are_hidden_and_shared_folders_closed(modes):
     during = modes["during"]
     for path in ("/home/agent", "/app", "/srv/agent-file", "/mnt/agentfs"):  # the last: a mount the agent owns
@@ -79,10 +80,12 @@ def test_the_agents_files_are_hidden_and_shared_folders_closed(modes):
     assert during["/dev/null"] == modes["before"]["/dev/null"]
 
 
+@pytest.mark.sandbox
 def test_every_mode_is_restored(modes):
     assert modes["after"] == modes["before"]
 
 
+@pytest.mark.sandbox
 def test_runs_get_uids_that_own_nothing(modes):
     uids = modes["uids"]
     assert len(set(uids)) == 3 and 1000 in modes["owners"] and not set(uids) & set(modes["owners"])

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from orharbor import check
 from orharbor.cli import main
 from orharbor.exporter import ExportOptions
+from orharbor.verifiers import contract
 from orharbor.exporter.modelling import export_spec
 from orharbor.modelling.spec import SpecError, load_spec, load_specs
 from orharbor.modelling.validate import validate_specs
@@ -107,6 +108,7 @@ def test_validate_specs_reports_a_golden_script_that_disagrees(toy):
     assert not result.ok and "exited with 1: no solver" in result.errors[0]
 
 
+@pytest.mark.sandbox
 def test_validate_specs_cli_runs_golden_scripts_in_the_sandbox(toy):
     ok = CliRunner().invoke(main, ["validate-specs", str(toy)])
     assert ok.exit_code == 0 and "toy_lp  ok" in ok.output and "1/1 specs valid" in ok.output
@@ -139,6 +141,7 @@ def test_golden_scripts_solve_with_ortools_or_pyomo(shipped_specs):
         assert _imports(spec.golden_script) & {"ortools", "pyomo"}, spec.id
 
 
+@pytest.mark.sandbox
 def test_every_shipped_golden_script_produces_its_outputs_in_the_sandbox(shipped_specs):
     results = validate_specs(shipped_specs, sandbox=True, jobs=2)
     assert [(r.spec, r.errors) for r in results if not r.ok] == []
@@ -155,9 +158,9 @@ def test_exported_spec_task_holds_data_oracle_and_sealed_tests(toy, tmp_path):
     assert "linear programme" not in instruction
     assert "linear programme" in export_spec(spec, tmp_path / "hinted", ExportOptions(), "all").joinpath(
         "instruction.md").read_text()
-    config = json.loads((task / "tests" / "task.json").read_text())
-    assert config["deliverables"] == ["/app/profit.txt", "/app/chairs.txt"]
-    assert config["grading"]["outputs"]["chairs.txt"] == {"text": "30"}
+    config = contract.load(str(task / "tests"))
+    assert config.deliverables == ("/app/profit.txt", "/app/chairs.txt")
+    assert config.outputs["chairs.txt"] == {"text": "30"}
     assert (task / "solution" / "toy_lp.py").read_text() == GOLDEN
     modes = {p.name: p.stat().st_mode & 0o777 for p in (task / "tests").iterdir()}
     assert modes["task.json"] == 0o600 and modes["orharbor"] == 0o700
@@ -179,11 +182,12 @@ def test_every_modelling_task_ships_a_naive_answer_that_runs_and_scores_zero(exp
     assert len(tasks) >= 32
     for task in tasks:
         naive = task / "solution" / "naive"
-        config = json.loads((task / "tests" / "task.json").read_text())
+        config = contract.load(str(task / "tests"))
         files = sorted(p.relative_to(naive).as_posix() for p in naive.rglob("*") if p.is_file())
-        answers = config["grading"]["outputs"] if config["grading"]["type"] == "outputs" else ["model.py"]
+        spec = isinstance(config, contract.SpecTask)
+        answers = config.outputs if spec else ["model.py"]
         assert files == sorted(answers), task.name
-        deliverable = naive if config["grading"]["type"] == "outputs" else naive / "model.py"
+        deliverable = naive if spec else naive / "model.py"
         reward, details = verify(str(task / "tests"), str(deliverable), workroot=str(tmp_path),
                                  python=sys.executable, drop_privileges=False)
         assert (reward, details["executed"], details["correct"]) == (0.0, 1, 0), (task.name, details)
@@ -205,6 +209,7 @@ def test_modelling_instruction_says_the_answers_are_scored_when_the_time_is_up(t
 
 
 @pytest.mark.slow
+@pytest.mark.sandbox
 def test_check_scores_spec_tasks_oracle_one_naive_zero_nothing_zero(exported_specs):
     results = check.check_tasks(exported_specs["separate"], jobs=2)
     assert len(results) >= 12
@@ -215,6 +220,7 @@ def test_check_scores_spec_tasks_oracle_one_naive_zero_nothing_zero(exported_spe
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["separate", "shared"])
+@pytest.mark.sandbox
 def test_every_attack_on_a_spec_task_scores_zero(exported_specs, mode):
     task = exported_specs[mode] / "capacitated_facility_location"
     [result] = check.check_tasks(task, jobs=1, attacks=True)
@@ -223,6 +229,7 @@ def test_every_attack_on_a_spec_task_scores_zero(exported_specs, mode):
     assert result.ok, result.problem_text()
 
 
+@pytest.mark.sandbox
 def test_without_sealed_tests_a_lingering_process_copies_the_expected_values(exported_specs, tmp_path):
     """The mutation that shows the seal and the collect hook are what stop a lingering snoop in shared mode."""
     task = tmp_path / "unsealed"

@@ -9,10 +9,12 @@ import sys
 
 import pytest
 
+from orharbor.verifiers import contract
 from orharbor.verifiers import main as verifier_main
 from orharbor.verifiers.modelling import (check_output, parse_number, read_answer, score_answer, score_outputs,
                                           within)
 from orharbor.verifiers.safe_json import BadOutput
+from orharbor.verifiers.solver_run import Limits
 from orharbor.verifiers.strict import Infeasible
 
 NUMERIC = {"value": 2300.0, "rel_tol": 1e-6, "abs_tol": 1e-9}
@@ -121,22 +123,26 @@ def test_malformed_answers_are_not_executed(tmp_path, text, message):
     assert (reward, details["executed"], details["correct"]) == (0.0, 0, 0) and details["error"]
 
 
-def _tests_dir(tmp_path, grading: dict, deliverables: list[str]) -> str:
+def _retail_tests_dir(tmp_path, monkeypatch) -> str:
+    """tests/ of a RetailOpt task whose model.py runs under this interpreter in 10 s, as this user.
+
+    The verifier, as root, would run it as the task's uid, which cannot read this
+    checkout's interpreter; as every other ``orharbor verify`` path does, this one
+    keeps our own uid (None), never naming it.
+    """
     tests = tmp_path / "tests"
     tests.mkdir()
-    (tests / "task.json").write_text(json.dumps({"kind": "modelling", "task_id": "t", "grading": grading,
-                                                 "deliverables": deliverables}))
+    monkeypatch.setattr(verifier_main.Scoring, "uid", lambda self, run: None)
+    run = contract.ProgramRun(python=sys.executable, uid=65534, limits=Limits(solve_time_limit_s=10.0),
+                              argv=("model.py", "data.json", "answer.json"), data="data.json", output="answer.json")
+    task = contract.RetailTask(task_id="t", deliverables=("/app/model.py",), expected=ANSWER, run=run)
+    (tests / "task.json").write_text(json.dumps(contract.dump(task)))
     return str(tests)
 
 
-#: A RetailOpt grading whose model.py runs under this interpreter, as this user (no "uid"), in 10 s.
-RUN = {"program": "/app/model.py", "data": "data.json", "python": sys.executable,
-       "argv": ["model.py", "data.json", "answer.json"], "output": "answer.json", "limits": {"wall_s": 10.0}}
-
-
-def test_reward_json_holds_the_reward_and_details_json_executed_and_correct(tmp_path):
+def test_reward_json_holds_the_reward_and_details_json_executed_and_correct(tmp_path, monkeypatch):
     """reward.json is {"reward": x} alone (one key for Harbor's mean and pass@k); the 0/1 figures are in details."""
-    tests = _tests_dir(tmp_path, {"type": "answer", **ANSWER, "run": RUN}, ["/app/model.py"])
+    tests = _retail_tests_dir(tmp_path, monkeypatch)
     (tmp_path / "tests" / "data.json").write_text("{}")
     logs = tmp_path / "logs"
     model = tmp_path / "model.py"
@@ -149,7 +155,7 @@ def test_reward_json_holds_the_reward_and_details_json_executed_and_correct(tmp_
 
 def test_a_verifier_crash_in_a_modelling_task_scores_zero_not_minus_one(tmp_path, monkeypatch):
     """A bug of ours scores 0.0, and details.json still holds executed and correct (both 0)."""
-    tests = _tests_dir(tmp_path, {"type": "answer", **ANSWER, "run": RUN}, ["/app/model.py"])
+    tests = _retail_tests_dir(tmp_path, monkeypatch)
     monkeypatch.setattr(verifier_main, "verify", lambda *a, **k: 1 / 0)
     logs = tmp_path / "logs"
     verifier_main.main(["--tests-dir", tests, "--logs-dir", str(logs)])
@@ -164,7 +170,7 @@ def test_a_verifier_crash_in_a_modelling_task_scores_zero_not_minus_one(tmp_path
 ])
 def test_tampering_still_writes_the_outcome_figures(tmp_path, monkeypatch, kind, reward, outcome):
     """A tampered verifier environment scores the failure reward, and details.json says 0 for every figure."""
-    config = {"kind": "modelling", "grading": {}} if kind == "modelling" else {"problem": "jobshop", "level": 1}
+    config = {"format_version": 2, "kind": "spec" if kind == "modelling" else "level1"}
     (tmp_path / "task.json").write_text(json.dumps(config))
     monkeypatch.setattr(verifier_main, "end_foreign_processes", lambda: 0)
     monkeypatch.setattr(verifier_main, "tampering", lambda: ["python3 replaced"])
@@ -177,12 +183,13 @@ def test_tampering_still_writes_the_outcome_figures(tmp_path, monkeypatch, kind,
 
 
 def test_test_sh_fallback_writes_the_failure_reward_of_each_kind(tmp_path):
-    from orharbor.exporter.harbor import write_test_sh
+    from orharbor.exporter.task_dir import write_test_sh
+    from orharbor.verifiers.contract import KINDS
 
-    write_test_sh(tmp_path, modelling=True)
+    write_test_sh(tmp_path, KINDS["spec"])
     text = (tmp_path / "test.sh").read_text()
     assert "'{\"reward\": 0.0}'" in text and "-1.0" not in text and '"executed": 0, "correct": 0' in text
-    write_test_sh(tmp_path, modelling=False)
+    write_test_sh(tmp_path, KINDS["level1"])
     text = (tmp_path / "test.sh").read_text()
     assert "'{\"reward\": -1.0}'" in text and '"feasible": 0' in text and "executed" not in text
     result = subprocess.run(["bash", "-n", str(tmp_path / "test.sh")], capture_output=True, text=True)
@@ -195,9 +202,10 @@ def test_test_sh_fallback_writes_the_failure_reward_of_each_kind(tmp_path):
 ])
 def test_test_sh_fallback_runs_when_python_fails(tmp_path, modelling, reward, outcome):
     """With the interpreter failing, test.sh replaces planted files with the failure reward and details."""
-    from orharbor.exporter.harbor import write_test_sh
+    from orharbor.exporter.task_dir import write_test_sh
+    from orharbor.verifiers.contract import KINDS
 
-    write_test_sh(tmp_path, modelling=modelling)
+    write_test_sh(tmp_path, KINDS["spec" if modelling else "level2"])
     logs = tmp_path / "logs"
     logs.mkdir()
     (logs / "details.json").symlink_to(tmp_path / "elsewhere.json")
@@ -215,9 +223,10 @@ def test_test_sh_fallback_runs_when_python_fails(tmp_path, modelling, reward, ou
 @pytest.mark.parametrize("modelling, reward", [(True, 0.0), (False, -1.0)])
 def test_test_sh_fallback_replaces_a_dangling_symlink_at_the_reward_folder(tmp_path, modelling, reward):
     """/logs/verifier replaced by a dangling symlink: the fallback still leaves a reward in a real folder."""
-    from orharbor.exporter.harbor import write_test_sh
+    from orharbor.exporter.task_dir import write_test_sh
+    from orharbor.verifiers.contract import KINDS
 
-    write_test_sh(tmp_path, modelling=modelling)
+    write_test_sh(tmp_path, KINDS["spec" if modelling else "level2"])
     logs = tmp_path / "logs"
     logs.symlink_to(tmp_path / "nowhere" / "logs")
     script = ((tmp_path / "test.sh").read_text().replace("/logs/verifier", str(logs))
@@ -231,7 +240,8 @@ def test_test_sh_fallback_replaces_a_dangling_symlink_at_the_reward_folder(tmp_p
 @pytest.mark.parametrize("planted", ["dangling-symlink", "file", "symlink-to-elsewhere"])
 def test_verifier_replaces_whatever_stands_at_the_reward_folder(tmp_path, monkeypatch, planted):
     """The verifier writes its reward into a real folder, whatever the agent left at the folder's path."""
-    (tmp_path / "task.json").write_text(json.dumps({"problem": "jobshop", "level": 1, "instance": "nope.json"}))
+    (tmp_path / "task.json").write_text(json.dumps({"format_version": 2, "kind": "level1", "problem": "jobshop",
+                                                          "instance": "nope.json"}))
     logs = tmp_path / "logs"
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -13,12 +13,13 @@ from orharbor.cli import main
 from orharbor.exporter import ExportOptions, export_dataset
 from orharbor.exporter.modelling import export_retail, export_spec
 
-from conftest import QUICK_RETAIL
+from quick_retail import QUICK_RETAIL
 
 AGENTS = {"oracle": 1.0, "orharbor-naive": 0.0, "nop": -1.0}
 
 
 @pytest.mark.slow
+@pytest.mark.sandbox
 def test_report_of_a_check_run_shows_oracle_naive_and_nop_per_class(shipped_rows, shipped_specs, retail_rows,
                                                                      tmp_path):
     """One level-1 task per class, one level-2 task, two specs and a RetailOpt scenario; tasks deleted before."""

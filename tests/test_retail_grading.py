@@ -18,14 +18,17 @@ from pathlib import Path
 
 import pytest
 
-from orharbor.attacks import attack_policies
-from orharbor.exporter.modelling import MODELLING_PACKAGES, RETAIL_RUN_LIMIT_S, RETAIL_TIME_LIMIT_S, export_retail
+from orharbor.check.attacks import attack_policies
+from orharbor.exporter.modelling import RETAIL_RUN_LIMIT_S, RETAIL_TIME_LIMIT_S, export_retail
+from orharbor.exporter.task_dir import MODELLING_PACKAGES
 from orharbor.harbor_env.image import read_dockerfile
 from orharbor.report.jobs import read_jobs
 from orharbor.report.tables import modelling_rows
+from orharbor.verifiers import contract
 from orharbor.verifiers.main import verify, write_result
+from orharbor.verifiers.solver_run import Limits
 
-from conftest import QUICK_RETAIL
+from quick_retail import QUICK_RETAIL
 from jobfolders import write_trial
 
 
@@ -48,8 +51,8 @@ def _app(tmp_path: Path, files: dict[str, str]) -> Path:
 
 
 def _right(task: Path) -> str:
-    grading = json.loads((task / "tests" / "task.json").read_text())["grading"]
-    return json.dumps({"status": grading["status"], "objective": grading["objective"]})
+    expected = contract.load(str(task / "tests")).expected
+    return json.dumps({"status": expected["status"], "objective": expected["objective"]})
 
 
 def _with_limit(task: Path, tmp_path: Path, wall_s: float) -> Path:
@@ -57,7 +60,7 @@ def _with_limit(task: Path, tmp_path: Path, wall_s: float) -> Path:
     tests = tmp_path / "tests"
     shutil.copytree(task / "tests", tests)
     config = json.loads((tests / "task.json").read_text())
-    config["grading"]["run"]["limits"]["wall_s"] = wall_s
+    config["run"]["limits"]["solve_time_limit_s"] = wall_s
     (tests / "task.json").write_text(json.dumps(config))
     return tests
 
@@ -155,12 +158,12 @@ def test_export_puts_the_data_in_tests_and_the_limit_in_task_json(exported_retai
     for mode in ("separate", "shared"):
         for suffix in ("", "-schema"):
             task = _task(exported_retail, mode, suffix=suffix)
-            config = json.loads((task / "tests" / "task.json").read_text())
-            run = config["grading"]["run"]
+            config = contract.load(str(task / "tests"))
+            run = config.run
             assert json.loads((task / "tests" / "data.json").read_text()) == row["data"]
             assert (task / "tests" / "data.json").stat().st_mode & 0o777 == 0o600
-            assert run["limits"] == {"wall_s": 60.0, "memory_mb": 2048} and run["data"] == "data.json"
-            assert config["deliverables"] == ["/app/model.py"] and "answer" not in config["grading"]
+            assert run.limits == Limits(solve_time_limit_s=60.0, memory_mb=2048) and run.data == "data.json"
+            assert config.deliverables == ("/app/model.py",) and "answer" not in config.expected
             toml = (task / "task.toml").read_text()
             assert 'artifacts = [\n    "/app/model.py",\n]' in toml and "timeout_sec = 180.0" in toml
             assert "run_time_limit_s = 60.0" in toml
@@ -177,9 +180,9 @@ def test_scenarios_with_integer_orders_get_the_long_limit(retail_rows, tmp_path)
     for row in retail_rows:
         if row["scenario_id"] in mips | {"retail_f6_lead_time_v0"}:
             task = export_retail(row, tmp_path)
-            config = json.loads((task / "tests" / "task.json").read_text())
+            config = contract.load(str(task / "tests"))
             integer = row["scenario_id"] in mips
-            assert config["grading"]["run"]["limits"]["wall_s"] == (360.0 if integer else 60.0)
+            assert config.run.limits.solve_time_limit_s == (360.0 if integer else 60.0)
             assert f"timeout_sec = {480.0 if integer else 180.0}" in (task / "task.toml").read_text()
             assert f"\nDEFAULT_TIME_LIMIT_S = {300.0 if integer else 30.0}\n" in (
                 task / "solution" / "model.py").read_text()
@@ -203,14 +206,14 @@ def test_spec_tasks_keep_their_short_verifier_and_answer_files(exported_specs):
     task = exported_specs["separate"] / "capacitated_facility_location"
     assert "timeout_sec = 60.0" in (task / "task.toml").read_text()
     assert "your answer files in `/app`" in " ".join((task / "instruction.md").read_text().split())
-    assert "run" not in json.loads((task / "tests" / "task.json").read_text())["grading"]
+    assert isinstance(contract.load(str(task / "tests")), contract.SpecTask)
 
 
 def test_every_hostile_answer_is_written_by_a_model_and_scores_zero(exported_retail, tmp_path):
     """The answer-file attacks of a RetailOpt task hand in a model.py (a typed file would test nothing),
     and blind-guess types the right answer with no model.py; each scores 0.0 when the verifier runs it."""
     task = _task(exported_retail)
-    config = json.loads((task / "tests" / "task.json").read_text())
+    config = contract.load(str(task / "tests"))
     policies = {p.name: p for p in attack_policies(task, config)}
     hostile = ["objective-as-string", "objective-as-bool", "objective-nan", "objective-list", "duplicate-keys",
                "answer-list", "not-json", "symlink-tests", "read-tests", "fifo", "directory", "huge-file"]
@@ -238,8 +241,7 @@ def test_without_the_answer_checks_the_hostile_models_would_score(exported_retai
     from orharbor.verifiers import modelling
 
     task = _task(exported_retail)
-    config = json.loads((task / "tests" / "task.json").read_text())
-    objective = config["grading"]["objective"]
+    objective = contract.load(str(task / "tests")).expected["objective"]
 
     def lax(raw: bytes, name: str = "answer.json"):
         if repr(objective).encode() not in raw:
@@ -247,7 +249,7 @@ def test_without_the_answer_checks_the_hostile_models_would_score(exported_retai
         return "OPTIMAL", objective
 
     monkeypatch.setattr(modelling, "parse_answer", lax)
-    policies = {p.name: p for p in attack_policies(task, config)}
+    policies = {p.name: p for p in attack_policies(task, contract.load(str(task / "tests")))}
     for name in ("objective-as-string", "objective-list", "duplicate-keys", "answer-list", "not-json"):
         app = tmp_path / name
         app.mkdir()
@@ -256,6 +258,7 @@ def test_without_the_answer_checks_the_hostile_models_would_score(exported_retai
         assert reward == 1.0, name
 
 
+@pytest.mark.sandbox
 def test_grading_the_typed_answer_would_let_the_blind_guess_through(exported_retail, tmp_path):
     """check --attacks: blind-guess holds at 0.0; with the verifier grading /app/answer.json as before, it scores 1.0."""
     from orharbor import check
@@ -267,8 +270,8 @@ def test_grading_the_typed_answer_would_let_the_blind_guess_through(exported_ret
     main = task / "tests" / "orharbor" / "verifiers" / "main.py"
     text = main.read_text()
     for old, new in (("import score_model_run, score_outputs", "import score_answer, score_model_run, score_outputs"),
-                     ('        run = grading["run"]\n',
-                      '        return score_answer("/app/answer.json", grading)  # the old grader\n')):
+                     ("    run = task.run\n",
+                      '    return score_answer("/app/answer.json", task.expected)  # the old grader\n')):
         assert old in text, f"defence {old!r} not found: update this test"
         text = text.replace(old, new)
     main.write_text(text)

@@ -12,10 +12,10 @@ from orharbor import check
 from orharbor.cli import main
 from orharbor.modelling import metrics, retailopt
 from orharbor.modelling.retail.prompts import extract_data
+from orharbor.verifiers import contract
+from orharbor.verifiers.solver_run import Limits
 
-from conftest import QUICK_RETAIL, SHARED_DATA
-
-V0 = SHARED_DATA / "retailopt190" / "v0.jsonl"
+from quick_retail import QUICK_RETAIL
 
 
 def _card_shape(record: dict) -> dict:
@@ -37,8 +37,8 @@ def test_import_reads_all_38_scenarios_with_their_tolerances(retail_rows):
     assert base["data"]["name"] == "retail_f1_base_v0" and base["data"]["periods"] == 20
 
 
-def test_both_published_shapes_give_the_same_rows(tmp_path, retail_rows):
-    records = [json.loads(line) for line in V0.read_text().splitlines()]
+def test_both_published_shapes_give_the_same_rows(tmp_path, retail_v0, retail_rows):
+    records = [json.loads(line) for line in retail_v0.read_text().splitlines()]
     card = tmp_path / "card.jsonl"
     card.write_text("".join(json.dumps(_card_shape(r)) + "\n" for r in records))
     rows = retailopt.import_file(card)
@@ -60,16 +60,16 @@ def test_both_published_shapes_give_the_same_rows(tmp_path, retail_rows):
      ' "reference_objective": NaN}', "reference_objective: expected a finite number"),
     ('{"scenario_id": "retail_f1_base_v9", "en_question": "x", "en_answer": "lots"}', "neither a number nor"),
 ])
-def test_bad_lines_name_file_line_and_key(tmp_path, line, message):
-    first = V0.read_text().splitlines()[0]
+def test_bad_lines_name_file_line_and_key(tmp_path, retail_v0, line, message):
+    first = retail_v0.read_text().splitlines()[0]
     path = tmp_path / "card.jsonl"
     path.write_text(first + "\n" + line + "\n")
     with pytest.raises(retailopt.RetailImportError, match=message.replace("(", r"\(")):
         retailopt.import_file(path)
 
 
-def test_duplicate_scenarios_are_refused(tmp_path):
-    first = V0.read_text().splitlines()[0]
+def test_duplicate_scenarios_are_refused(tmp_path, retail_v0):
+    first = retail_v0.read_text().splitlines()[0]
     path = tmp_path / "twice.jsonl"
     path.write_text(first + "\n\n" + first + "\n")
     with pytest.raises(retailopt.RetailImportError, match="twice.jsonl:3: scenario_id .* appears twice"):
@@ -99,9 +99,9 @@ def test_a_rows_own_schema_prompt_is_used_when_it_has_one(retail_rows):
     assert retailopt.agent_prompt(row, "schema") == "[SCENARIO]\nmine\n\n[DATA]\nsee data.json"
 
 
-def test_import_and_export_from_the_command_line(tmp_path):
+def test_import_and_export_from_the_command_line(tmp_path, retail_v0):
     rows = tmp_path / "rows.jsonl"
-    result = CliRunner().invoke(main, ["import", "retailopt", str(V0), "--out", str(rows)])
+    result = CliRunner().invoke(main, ["import", "retailopt", str(retail_v0), "--out", str(rows)])
     assert result.exit_code == 0 and "imported 38 scenarios" in result.output
     out = tmp_path / "tasks"
     result = CliRunner().invoke(main, ["export", "--dataset", str(rows), "--out", str(out), "--prompt", "schema"])
@@ -111,13 +111,13 @@ def test_import_and_export_from_the_command_line(tmp_path):
     task = out / "retailopt-retail-f1-base-v0"
     data = json.loads((task / "environment" / "files" / "data.json").read_text())
     assert data["periods"] == 20 and "COPY files/ /app/" in (task / "environment" / "Dockerfile").read_text()
-    config = json.loads((task / "tests" / "task.json").read_text())
-    assert config["grading"] == {
-        "type": "answer", "status": "OPTIMAL", "objective": 378951.5, "rel_tol": 1e-4,
-        "run": {"program": "/app/model.py", "data": "data.json", "python": "/usr/local/bin/python3",
-                "argv": ["model.py", "data.json", "answer.json"], "output": "answer.json",
-                "limits": {"wall_s": 60.0, "memory_mb": 2048}, "uid": 65534}}
-    assert config["deliverables"] == ["/app/model.py"]
+    config = contract.load(str(task / "tests"))
+    assert config.expected == {"status": "OPTIMAL", "objective": 378951.5, "rel_tol": 1e-4}
+    assert config.run == contract.ProgramRun(python="/usr/local/bin/python3", uid=65534,
+                                             limits=Limits(solve_time_limit_s=60.0, memory_mb=2048),
+                                             argv=("model.py", "data.json", "answer.json"), data="data.json",
+                                             output="answer.json")
+    assert config.deliverables == ("/app/model.py",)
     assert json.loads((task / "tests" / "data.json").read_text()) == data
     instruction = " ".join((task / "instruction.md").read_text().split())
     assert "378951" not in instruction and "tolerance of 0.0001" in instruction
@@ -133,6 +133,7 @@ def test_full_prompt_tasks_ship_no_data_file(exported_retail):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["separate", "shared"])
+@pytest.mark.sandbox
 def test_check_runs_the_retail_model_as_oracle(exported_retail, mode):
     tasks = [exported_retail[mode] / f"retailopt-{s.replace('_', '-')}{suffix}"
              for s in QUICK_RETAIL for suffix in ("", "-schema")]

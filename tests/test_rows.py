@@ -9,9 +9,12 @@ import re
 import pytest
 
 from orharbor.datasets import build
-from orharbor.datasets.build import EVAL_SEED_BASE, build_dataset, plan_rows
+from orharbor.datasets.build import EVAL_SEED_BASE, UnknownSize, build_dataset, plan_rows
 from orharbor.datasets.rows import RowError, dumps_row, iter_rows, read_rows, validate_row, write_rows
-from orharbor.problem_modules import jobshop as js
+from orharbor.errors import UserError
+from orharbor import problem_modules
+
+js = problem_modules.get("jobshop")
 
 
 def _build(level: int) -> dict:
@@ -149,9 +152,9 @@ def test_not_an_object():
         validate_row([1, 2])
 
 
-def test_row_error_is_value_error():
-    """RowError is a ValueError (the CLI reports it as a user error)."""
-    assert issubclass(RowError, ValueError)
+def test_row_error_is_a_user_error():
+    """RowError is a UserError: the CLI shows it as one line."""
+    assert issubclass(RowError, UserError)
 
 
 def test_id_with_trailing_newline_is_refused(level1_row):
@@ -239,6 +242,24 @@ def test_line_that_is_not_json(level1_row, tmp_path):
         read_rows(path)
 
 
+def test_line_that_is_not_utf8(level1_row, tmp_path):
+    """A line that is not UTF-8 text is reported with its number, like one that is not JSON."""
+    path = tmp_path / "binary.jsonl"
+    path.write_bytes(dumps_row(level1_row).encode() + b"\n\xff\xfe\n")
+    with pytest.raises(RowError, match=r"^binary\.jsonl:2: not UTF-8 text"):
+        read_rows(path)
+
+
+def test_write_rows_renames_into_place(level1_row, tmp_path):
+    """write_rows writes beside the target and renames: an existing file is replaced whole, nothing is left over."""
+    path = tmp_path / "rows.jsonl"
+    path.write_text("old\n")
+    inode = path.stat().st_ino
+    write_rows([level1_row], path)
+    assert path.stat().st_ino != inode and read_rows(path) == [level1_row]
+    assert [p.name for p in tmp_path.iterdir()] == ["rows.jsonl"]
+
+
 def test_iter_rows_is_lazy(level1_row, tmp_path):
     """iter_rows yields good rows before reaching a bad line."""
     path = tmp_path / "lazy.jsonl"
@@ -290,8 +311,8 @@ def test_plan_rows_level2_fields():
 
 
 def test_plan_rows_unknown_size():
-    """An unknown size raises ValueError naming it and listing the valid sizes."""
-    with pytest.raises(ValueError, match=re.escape("unknown size '5x5' for jobshop; sizes: " + ", ".join(js.SIZES))):
+    """An unknown size raises UnknownSize naming it and listing the valid sizes."""
+    with pytest.raises(UnknownSize, match=re.escape("unknown size '5x5' for jobshop; sizes: " + ", ".join(js.SIZES))):
         plan_rows("jobshop", ["4x4", "5x5"], 1, 2)
 
 

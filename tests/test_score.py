@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from orharbor.problem_modules import jobshop as js
-from orharbor.problem_modules.jobshop.baseline import round_robin
+from orharbor import problem_modules
+from orharbor.problem_modules.jobshop.baseline import dispatch, round_robin
 from orharbor.verifiers import score
 from orharbor.verifiers.reward import FAIL, reward
 from orharbor.verifiers.solver_run import Limits
 
+js = problem_modules.get("jobshop")
 SEEDS = (0, 1)
 
 
@@ -57,7 +58,7 @@ def write_program(tmp_path: Path, text: str, name: str = "solve.py") -> str:
     return str(path)
 
 
-def run_level2(evaluate, tmp_path: Path, program: str, cases: list[dict], limits: Limits = Limits(wall_s=5),
+def run_level2(evaluate, tmp_path: Path, program: str, cases: list[dict], limits: Limits = Limits(solve_time_limit_s=5),
                **kwargs) -> tuple[float, dict, float]:
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
@@ -97,7 +98,7 @@ def test_level1_baseline_solution_scores_zero(evaluate, solved, tmp_path):
 def test_level1_round_robin_follows_formula(evaluate, solved, tmp_path):
     """A feasible solution between naive and reference scores the DESIGN.md formula."""
     s = solved[1]
-    solution = js.dispatch(s["instance"], round_robin(s["instance"]))
+    solution = dispatch(s["instance"], round_robin(s["instance"]))
     objective = js.evaluate(s["instance"], solution)
     path = write_json(tmp_path / "solution.json", solution)
     value, details = score.score_level1(evaluate, s["instance"], path, s["naive"], s["reference"])
@@ -235,7 +236,7 @@ def test_level2_round_robin_program_scores_formula(evaluate, solved, tmp_path):
     total, details, _ = run_level2(evaluate, tmp_path, program, make_cases(solved))
     expected = []
     for s in solved:
-        objective = js.evaluate(s["instance"], js.dispatch(s["instance"], round_robin(s["instance"])))
+        objective = js.evaluate(s["instance"], dispatch(s["instance"], round_robin(s["instance"])))
         expected.append(max(-1.0, (s["naive"] - objective) / (s["naive"] - s["reference"])))
     assert [row["reward"] for row in details["instances"]] == pytest.approx(expected)
     assert total == pytest.approx(sum(expected) / len(expected))
@@ -268,7 +269,7 @@ def test_level2_no_cases_scores_fail(evaluate, tmp_path):
 def test_level2_timeout(evaluate, solved, tmp_path):
     """A solve.py that sleeps forever is stopped at wall_s and scores -1.0 'timed out'."""
     program = write_program(tmp_path, "import time\nwhile True:\n    time.sleep(60)\n")
-    total, details, elapsed = run_level2(evaluate, tmp_path, program, make_cases(solved[:1]), Limits(wall_s=1))
+    total, details, elapsed = run_level2(evaluate, tmp_path, program, make_cases(solved[:1]), Limits(solve_time_limit_s=1))
     row = details["instances"][0]
     assert total == FAIL
     assert row["timed_out"] is True and row["reward"] == FAIL
@@ -280,7 +281,7 @@ def test_level2_timeout_after_writing_answer_still_fails(evaluate, solved, tmp_p
     """A correct solution written before overrunning the wall clock does not count."""
     answers = {solved[0]["instance"]["name"]: solved[0]["reference_solution"]}
     program = write_program(tmp_path, lookup(answers) + "import time\ntime.sleep(60)\n")
-    total, details, elapsed = run_level2(evaluate, tmp_path, program, make_cases(solved[:1]), Limits(wall_s=1))
+    total, details, elapsed = run_level2(evaluate, tmp_path, program, make_cases(solved[:1]), Limits(solve_time_limit_s=1))
     assert total == FAIL and details["instances"][0]["timed_out"] is True
     assert elapsed < 5.0
 
@@ -336,7 +337,7 @@ if os.fork() == 0:
     python = shutil.which("python3", path="/usr/bin:/bin")  # readable by any uid, unlike a venv under /root
     assert python
     total, details = score.score_level2(evaluate, str(program_path), make_cases(solved[:1]), python,
-                                        Limits(wall_s=5), uid=UNUSED_UID, workroot=shared_workroot)
+                                        Limits(solve_time_limit_s=5), uid=UNUSED_UID, workroot=shared_workroot)
     assert total == 1.0, details
     time.sleep(2.0)
     assert not marker.exists()
@@ -380,7 +381,7 @@ def test_level2_memory_limit(evaluate, solved, tmp_path):
     """Allocating 4 GB under memory_mb=512 fails at once with MemoryError and scores -1.0."""
     program = write_program(tmp_path, "buffer = bytearray(4 * 1024 ** 3)\n")
     total, details, elapsed = run_level2(evaluate, tmp_path, program, make_cases(solved[:1]),
-                                         Limits(wall_s=10, memory_mb=512))
+                                         Limits(solve_time_limit_s=10, memory_mb=512))
     row = details["instances"][0]
     assert total == FAIL and row["timed_out"] is False
     assert "MemoryError" in row["stderr_tail"]
@@ -393,7 +394,7 @@ def test_level2_stdout_flood_is_capped(evaluate, solved, tmp_path):
     program = write_program(tmp_path, "import sys\nchunk = 'x' * (1 << 20)\nfor _ in range(200):\n"
                                       "    sys.stdout.write(chunk)\nsys.stdout.flush()\n")
     total, details, elapsed = run_level2(evaluate, tmp_path, program, make_cases(solved[:1]),
-                                         Limits(wall_s=10, max_file_mb=1))
+                                         Limits(solve_time_limit_s=10, max_file_mb=1))
     row = details["instances"][0]
     assert total == FAIL and row["timed_out"] is False and row["returncode"] != 0
     assert "File too large" in row["stderr_tail"]
@@ -426,3 +427,16 @@ def test_level2_one_bad_instance_lowers_the_mean(evaluate, solved, tmp_path):
     assert total == pytest.approx((1.0 + FAIL) / 2)
     assert details["feasible"] == 0
     assert "KeyError" in details["instances"][1]["stderr_tail"]
+
+
+@pytest.mark.parametrize("uid", [0, os.geteuid()])
+def test_a_run_never_takes_root_or_our_own_uid(tmp_path, uid):
+    """Everything a run's uid owns in the shared folders is deleted afterwards: for root, the whole of /tmp."""
+    from orharbor.verifiers.solver_run import run_program
+
+    canary = tmp_path / "canary"
+    canary.write_text("the user's file")
+    with pytest.raises(ValueError, match="never runs as uid"):
+        run_program(sys.executable, {"solve.py": b""}, ["solve.py"], "out.json", Limits(), uid=uid,
+                    open_dirs=(str(tmp_path),))
+    assert canary.read_text() == "the user's file"

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -31,7 +32,6 @@ from orharbor.exporter import ExportOptions, export_row
 from orharbor.files import WouldReplace, atomic_path, replace_dir, write_atomically
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO.parent / "shared" / "data"
 
 
 def run(*args):
@@ -71,6 +71,7 @@ def naive_program(task: Path) -> str:
 # ------------------------------------------------------------------ 8. verify scores as the task would
 
 
+@pytest.mark.sandbox
 def test_verify_runs_solve_py_under_the_tasks_interpreter_not_this_one(l2_tasks, tmp_path):
     """solve.py importing OR-Tools: every run fails on a task without --allow-ortools (although OR-Tools
     is installed here), and scores the naive 0.0 on a task that allows it."""
@@ -121,48 +122,53 @@ def test_verify_as_another_user_runs_solve_py_as_that_user_under_a_venv_of_the_t
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root can drop to the task's uid")
+@pytest.mark.sandbox
 def test_verify_as_root_drops_solve_py_to_the_tasks_unprivileged_uid(l2_tasks, tmp_path):
     """Root: solve.py runs as the task's solver uid, under the venv at the task's own path."""
     solve = tmp_path / "solve.py"
     solve.write_text(PROBE)
     config = json.loads((l2_tasks["plain"] / "tests" / "task.json").read_text())
     line = _probe_line(run("verify", l2_tasks["plain"], "--solution", solve))
-    assert line == f"uid={config['solver_uid']} prefix=/opt/orharbor-solver has=numpy+scipy"
+    assert line == f"uid={config['run']['uid']} prefix=/opt/orharbor-solver has=numpy+scipy"
 
 
+@pytest.mark.sandbox
 def test_verify_refuses_when_it_cannot_reproduce_the_tasks_interpreter(l2_tasks, tmp_path, monkeypatch):
     """A package the task's venv needs is missing here, no bubblewrap as root, or the task names another
     interpreter: a refusal, never a score under some other interpreter."""
     solve = tmp_path / "solve.py"
     solve.write_text(naive_program(l2_tasks["plain"]))
-    monkeypatch.setattr("orharbor.sandbox.SOLVER_PACKAGES", ("numpy", "orharbor-no-such-package"))
+    monkeypatch.setattr("orharbor.check.sandbox.SOLVER_PACKAGES", ("numpy", "orharbor-no-such-package"))
     one_error_line(run("verify", l2_tasks["plain"], "--solution", solve),
                    "cannot build the task's solver interpreter")
     monkeypatch.undo()
     monkeypatch.setattr(os, "geteuid", lambda: 0)
-    monkeypatch.setattr("orharbor.sandbox.shutil.which", lambda name: None)
+    monkeypatch.setattr("orharbor.check.sandbox.shutil.which", lambda name: None)
     one_error_line(run("verify", l2_tasks["plain"], "--solution", solve),
                    "as root, verify runs the task's program only in a bubblewrap sandbox")
     monkeypatch.undo()
     task = tmp_path / "task"
     shutil.copytree(l2_tasks["plain"], task)
     config = json.loads((task / "tests" / "task.json").read_text())
-    (task / "tests" / "task.json").write_text(json.dumps(dict(config, solver_python="/usr/bin/python3")))
+    config["run"]["python"] = "/usr/bin/python3"
+    (task / "tests" / "task.json").write_text(json.dumps(config))
     one_error_line(run("verify", task, "--solution", solve), "verify cannot reproduce that interpreter")
 
 
+@pytest.mark.sandbox
 def test_verify_shows_the_tail_of_each_failed_runs_stderr(l2_tasks, tmp_path):
     """A buggy solve.py: its own traceback appears under every failed run in the summary."""
     solve = tmp_path / "solve.py"
     solve.write_text("def solve(n):\n    return n / 0\n\nsolve(1)\n")
     result = run("verify", l2_tasks["plain"], "--solution", solve)
     assert result.exit_code == 0, result.output
-    runs = len(json.loads((l2_tasks["plain"] / "tests" / "task.json").read_text())["eval"])
+    runs = len(json.loads((l2_tasks["plain"] / "tests" / "task.json").read_text())["cases"])
     assert result.stdout.count("ZeroDivisionError: division by zero") == runs
     assert result.stdout.count("solve.py stderr (last") == runs
     assert 'line 2, in solve' in result.stdout
 
 
+@pytest.mark.sandbox
 def test_verify_prints_a_summary_or_json_never_both(l2_tasks):
     """Level 2: a readable summary by default (no JSON line); --json is one JSON document, nothing else."""
     oracle = l2_tasks["plain"] / "solution" / "solve.py"
@@ -194,6 +200,7 @@ def test_verify_spec_task_takes_the_folder_of_outputs(shipped_specs, tmp_path):
     assert all(name in usage.output for name in spec.outputs)
 
 
+@pytest.mark.sandbox
 def test_verify_retail_task_runs_model_py_under_the_modelling_stack(retail_rows, tmp_path):
     """A RetailOpt task whose verifier runs model.py: verify runs it too (the oracle scores 1.0), under the
     modelling image's packages; a model that crashes scores 0.0 and shows its stderr."""
@@ -201,7 +208,7 @@ def test_verify_retail_task_runs_model_py_under_the_modelling_stack(retail_rows,
 
     row = next(r for r in retail_rows if r["scenario_id"] == "retail_f1_base_v0")
     task = export_retail(row, tmp_path / "tasks")
-    assert json.loads((task / "tests" / "task.json").read_text())["grading"]["run"]["argv"][0] == "model.py"
+    assert json.loads((task / "tests" / "task.json").read_text())["run"]["argv"][0] == "model.py"
     oracle = run("verify", task, "--solution", task / "solution" / "model.py")
     assert oracle.exit_code == 0 and oracle.stdout.startswith("reward 1.0000  (executed 1, correct 1)"), oracle.output
     crash = tmp_path / "model.py"
@@ -225,10 +232,14 @@ def test_verify_a_missing_solution_is_a_usage_error_not_a_score(l1_task, tmp_pat
 @pytest.mark.parametrize("text, message", [
     ('{"task_id": "x", "problem": "jobshop", "level": 1,', "not valid JSON"),
     ("[1, 2]", "expected a JSON object"),
-    ('{"task_id": "x"}', "not an orharbor task.json (no 'problem')"),
-    ('{"problem": "nosuch", "level": 1, "deliverable": "/app/solution.json", "instance": "instance.json", '
-     '"naive": 2, "reference": 1}', "a broken task"),
-], ids=["truncated", "list", "no-problem", "unknown-problem"])
+    ('{"task_id": "x"}', "task.json format 1, but this orharbor reads format 2; re-export the task"),
+    ('{"format_version": 2, "kind": "level1", "task_id": "x", "deliverables": ["/app/solution.json"]}',
+     "not an orharbor task.json (level1: no 'problem')"),
+    ('{"format_version": 2, "kind": "level3"}', "unknown task kind 'level3'"),
+    ('{"format_version": 2, "kind": "level1", "task_id": "x", "deliverables": ["/app/solution.json"], '
+     '"problem": "nosuch", "instance": "instance.json", "instance_sha256": "", "naive": 2, "reference": 1}',
+     "a broken task"),
+], ids=["truncated", "list", "format-1", "no-problem", "unknown-kind", "unknown-problem"])
 def test_verify_a_corrupt_task_json_is_one_clear_error(l1_task, tmp_path, text, message):
     task = tmp_path / "task"
     shutil.copytree(l1_task, task)
@@ -237,9 +248,11 @@ def test_verify_a_corrupt_task_json_is_one_clear_error(l1_task, tmp_path, text, 
 
 
 @pytest.mark.parametrize("change, message", [
-    ({"eval": None}, "not an orharbor task.json (no 'eval')"),
-    ({"limits": {"nonsense": 1}}, "a broken task (its verifier failed: TypeError"),
-], ids=["no-eval", "bad-limits"])
+    ({"cases": None}, "not an orharbor task.json (level2: no 'cases')"),
+    ({"run": {"python": "/opt/orharbor-solver/bin/python3", "uid": 65534, "limits": {"nonsense": 1}}},
+     "not an orharbor task.json (run.limits: unknown field 'nonsense')"),
+    ({"cases": [1]}, "not an orharbor task.json (cases is not a JSON object)"),
+], ids=["no-cases", "bad-limits", "bad-case"])
 def test_verify_a_broken_level2_task_json_is_one_clear_error(l2_tasks, tmp_path, change, message):
     task = tmp_path / "task"
     shutil.copytree(l2_tasks["plain"], task)
@@ -295,9 +308,9 @@ def test_export_that_fails_leaves_the_old_task_folder_as_it_was(tmp_path, monkey
     before = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
 
     def broken(*args, **kwargs):
-        raise ValueError("disk full (simulated)")
+        raise OSError(errno.ENOSPC, "disk full (simulated)")
 
-    monkeypatch.setattr("orharbor.exporter.harbor.instruction", broken)
+    monkeypatch.setattr("orharbor.exporter.algorithm.instruction", broken)
     one_error_line(run("export", "--problem", "jobshop", "--out", out, "--force"), "disk full (simulated)")
     assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == before
     assert (task / "notes.md").read_text() == "my edits\n"
@@ -330,9 +343,9 @@ def test_modelling_exporters_refuse_to_replace_a_task_unless_forced(shipped_spec
 
 
 @pytest.fixture(scope="module")
-def retail_file(tmp_path_factory) -> Path:
+def retail_file(tmp_path_factory, retail_v0) -> Path:
     """Two RetailOpt-190 records in the published shape."""
-    lines = (SHARED_DATA / "retailopt190" / "v0.jsonl").read_text().splitlines()[:2]
+    lines = retail_v0.read_text().splitlines()[:2]
     path = tmp_path_factory.mktemp("retail") / "two.jsonl"
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -413,7 +426,7 @@ def test_solve_refuses_an_instance_with_a_negative_duration(tmp_path):
     instance["durations"][0][1] = -5
     path = tmp_path / "neg.json"
     path.write_text(json.dumps(instance))
-    result = run("solve", "jobshop", path, "--time-limit", "1", "--workers", "1")
+    result = run("solve", "--problem", "jobshop", path, "--reference-time-limit", "1", "--solver-workers", "1")
     one_error_line(result, "not a valid jobshop instance: durations[0][1]: -5 is below the minimum 0")
     assert "FEASIBLE_HINT" not in result.output and "objective" not in result.output
 
@@ -446,14 +459,14 @@ def test_solve_validates_every_problem_class_before_solving(problem, tmp_path):
     _break(problem, instance)
     path = tmp_path / "broken.json"
     path.write_text(json.dumps(instance))
-    one_error_line(run("solve", problem, path, "--time-limit", "1", "--workers", "1"),
+    one_error_line(run("solve", "--problem", problem, path, "--reference-time-limit", "1", "--solver-workers", "1"),
                    f"not a valid {problem} instance: ")
     with pytest.raises(ValueError, match=re.escape(BROKEN[problem])):
         module.validate_instance(instance)
 
 
-def test_solve_refuses_a_file_of_many_instances(tmp_path):
-    result = run("solve", "wtardiness", SHARED_DATA / "instances" / "wtardiness" / "wt40.txt")
+def test_solve_refuses_a_file_of_many_instances(instances_dir):
+    result = run("solve", "--problem", "wtardiness", instances_dir / "wtardiness" / "wt40.txt")
     one_error_line(result, "expected one wtardiness instance (a JSON object), got a list of 125")
 
 

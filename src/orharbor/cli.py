@@ -1,4 +1,9 @@
-"""The ``orharbor`` command line: a thin click layer over importable functions."""
+"""The ``orharbor`` command line: click options over the functions of :mod:`orharbor.api`.
+
+A command parses its options, calls its function and prints the result; a
+:class:`~orharbor.errors.UserError` becomes one ``Error:`` line (exit 1), and
+any other exception is a bug that keeps its traceback.
+"""
 
 from __future__ import annotations
 
@@ -10,14 +15,31 @@ from pathlib import Path
 
 import click
 
-from orharbor import problem_modules
+from orharbor import api, problem_modules
+from orharbor.errors import UserError
 
 #: Options that take several values after one flag (``--sizes 10x10 15x15``).
 MULTI_VALUE_OPTIONS = ("--sizes", "--dataset", "--allowed-hosts")
 
 
+class Command(click.Command):
+    """A click command that shows a UserError as one 'Error:' line (exit 1).
+
+    Any other exception is a bug, and keeps its traceback.
+    """
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except UserError as exc:
+            raise click.ClickException(str(exc)) from None
+
+
 class Group(click.Group):
-    """A click group that also accepts ``--sizes a b c`` for repeatable options."""
+    """A click group of :class:`Command` s that also accepts ``--sizes a b c`` for repeatable options."""
+
+    command_class = Command
+    group_class = type  # subgroups (``import``) are Groups too
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         return super().parse_args(ctx, expand_multi_value(args))
@@ -43,12 +65,6 @@ def expand_multi_value(args: list[str]) -> list[str]:
     return out
 
 
-def _user_errors():
-    from orharbor.datasets.rows import RowError
-
-    return (RowError, problem_modules.UnknownProblem, ValueError, FileNotFoundError, json.JSONDecodeError)
-
-
 @click.group(cls=Group)
 @click.version_option(package_name="orharbor")
 def main() -> None:
@@ -68,63 +84,6 @@ def problems_cmd() -> None:
         click.echo("")
 
 
-@main.command("generate")
-@click.argument("problem")
-@click.argument("size")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
-@click.option("--format", "fmt", default="json", show_default=True,
-              help="json, or one of the problem's standard file formats.")
-def generate_cmd(problem: str, size: str, seed: int, fmt: str) -> None:
-    """Print the instance of PROBLEM at SIZE generated from --seed."""
-    module = _problem(problem)
-    try:
-        instance = module.generate(seed, size)
-        text = json.dumps(instance, indent=1) + "\n" if fmt == "json" else module.write(instance, fmt)
-    except _user_errors() as exc:
-        raise click.ClickException(str(exc)) from None
-    click.echo(text, nl=False)
-
-
-@main.command("solve")
-@click.argument("problem")
-@click.argument("instance_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True)
-@click.option("--workers", type=click.IntRange(min=1), default=os.cpu_count() or 1, show_default="all cores")
-@click.option("--seed", type=int, default=0, show_default=True)
-def solve_cmd(problem: str, instance_file: Path, time_limit: float, workers: int, seed: int) -> None:
-    """Solve an instance (JSON or a standard format) with the OR-Tools reference.
-
-    The instance is first checked against its problem's rules (shape, ranges,
-    references, and what any feasible answer needs); a broken rule is an error.
-    """
-    module = _problem(problem)
-    try:
-        instance = load_instance(module, instance_file)
-    except _user_errors() as exc:
-        raise click.ClickException(f"{instance_file}: {exc}") from None
-    try:
-        module.validate_instance(instance)
-    except ValueError as exc:
-        raise click.ClickException(f"{instance_file}: not a valid {problem} instance: {exc}") from None
-    try:
-        solution, meta = module.reference(instance, time_limit_s=time_limit, workers=workers, seed=seed)
-        objective = module.evaluate(instance, solution)
-        baseline = module.evaluate(instance, module.baseline(instance))
-    except (KeyError, TypeError, IndexError, ValueError) as exc:
-        raise click.ClickException(f"{instance_file}: not a valid {problem} instance "
-                                   f"({type(exc).__name__}: {exc})") from None
-    click.echo(json.dumps({"objective": objective, "bound": meta.get("bound"), "status": meta.get("status"),
-                           "baseline": baseline, "meta": meta, "solution": solution}))
-
-
-def load_instance(module, path: Path) -> dict:
-    """An instance from a JSON file or from any of the problem's standard formats."""
-    text = path.read_text()
-    if text.lstrip().startswith("{"):
-        return json.loads(text)
-    return module.read(path)
-
-
 def _finite(ctx: click.Context, param: click.Parameter, value):
     """Reject nan and inf, which click's ranges let through."""
     import math
@@ -132,6 +91,36 @@ def _finite(ctx: click.Context, param: click.Parameter, value):
     if value is not None and not math.isfinite(value):
         raise click.BadParameter(f"{value} is not a finite number", ctx, param)
     return value
+
+
+@main.command("generate")
+@click.option("--problem", required=True, help="Problem class (see `orharbor problems`).")
+@click.option("--size", required=True, help="One of the class's sizes.")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True)
+@click.option("--format", "fmt", default="json", show_default=True,
+              help="json, or one of the problem's standard file formats.")
+def generate_cmd(problem: str, size: str, seed: int, fmt: str) -> None:
+    """Print the instance of --problem at --size generated from --seed."""
+    click.echo(api.generate(problem, size, seed, fmt), nl=False)
+
+
+@main.command("solve")
+@click.option("--problem", required=True, help="Problem class (see `orharbor problems`).")
+@click.argument("instance_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--reference-time-limit", type=click.FloatRange(min=0, min_open=True), default=10.0,
+              show_default=True, callback=_finite, help="CP-SAT seconds.")
+@click.option("--solver-workers", type=click.IntRange(min=1), default=os.cpu_count() or 1,
+              show_default="all cores", help="CP-SAT threads.")
+@click.option("--seed", type=int, default=0, show_default=True)
+def solve_cmd(problem: str, instance_file: Path, reference_time_limit: float, solver_workers: int,
+              seed: int) -> None:
+    """Solve INSTANCE_FILE (JSON or a standard format) with the OR-Tools reference.
+
+    The instance is first checked against its problem's rules (shape, ranges,
+    references, and what any feasible answer needs); a broken rule is an error.
+    """
+    click.echo(json.dumps(api.solve(problem, instance_file, reference_time_limit=reference_time_limit,
+                                    solver_workers=solver_workers, seed=seed)))
 
 
 #: Most rows one build-dataset plans (a million would be gigabytes of plan before the first solve).
@@ -172,78 +161,33 @@ def build_dataset_cmd(problem, sizes, level, num_rows, reference_time_limit, eva
     written at the end (a temporary file, then renamed); an existing one is
     refused before anything is solved, unless --force or --resume.
     """
-    from orharbor.datasets.build import plan_rows
-    from orharbor.datasets.engine import BuildPlan, Interrupted, Progress, journal_path, run_build
+    from orharbor.datasets.engine import Interrupted, Progress
 
     if resume and force:
         raise click.UsageError("--resume continues a build and --force starts over: pass one of them")
-    journal = journal_path(out)
-    try:
-        plan_rows(problem, list(sizes), level, 1)  # an unknown class or size fails here, before anything runs
-        _check_out(out, journal, resume, force)
-    except _user_errors() as exc:
-        raise click.ClickException(str(exc)) from None
-    plan = BuildPlan(problem, tuple(sizes), level, num_rows, reference_time_limit, solver_workers, start_seed,
-                     eval_instances, solve_time_limit, min_gap)
     start = time.monotonic()
     try:
-        pool = _solve_pool(dask_scheduler, workers)
-        written = run_build(plan, out, pool, resume=resume, progress=Progress(num_rows),
-                            warn=lambda message: click.echo(f"warning: {message}", err=True))
+        written = api.build_dataset(problem, sizes, level, num_rows, out, reference_time_limit=reference_time_limit,
+                                    eval_instances=eval_instances, solve_time_limit=solve_time_limit,
+                                    start_seed=start_seed, workers=workers, solver_workers=solver_workers,
+                                    min_gap=min_gap, dask_scheduler=dask_scheduler, resume=resume, force=force,
+                                    progress=Progress(num_rows),
+                                    warn=lambda message: click.echo(f"warning: {message}", err=True))
     except Interrupted as exc:
         click.echo(str(exc), err=True)
         sys.exit(128 + exc.signum)
-    except (*_user_errors(), OSError, RuntimeError) as exc:
-        raise click.ClickException(f"{exc}" + (f" (finished solves are kept in {journal}; --resume continues)"
-                                               if journal.exists() else "")) from None
     click.echo(f"wrote {written} rows to {out} in {time.monotonic() - start:.1f} s", err=True)
-
-
-def _check_out(out: Path, journal: Path, resume: bool, force: bool) -> None:
-    """Refuse what would replace a user's file, or a place no file can be written, before anything is solved."""
-    from orharbor.files import refuse_existing
-
-    if out.is_dir():
-        raise ValueError(f"--out {out} is a folder; give a file name")
-    parent = out.parent
-    if not parent.is_dir():
-        raise ValueError(f"--out {out}: the folder {parent} does not exist")
-    probe = parent / f".orharbor-probe-{os.getpid()}"
-    try:
-        probe.open("x").close()
-        probe.unlink()
-    except OSError as exc:
-        raise ValueError(f"--out {out}: the folder {parent} is not writable ({exc.strerror})") from None
-    if resume and not journal.exists():
-        if out.exists():
-            raise ValueError(f"nothing to resume: {out} is built and {journal} is gone; --force builds it again")
-    elif not resume and journal.exists() and not force:
-        raise ValueError(f"{journal} holds the solves of an interrupted build: --resume continues it, "
-                         "--force starts over")
-    if not resume:
-        refuse_existing([out], force)
-
-
-def _solve_pool(dask_scheduler: str | None, workers: int | None):
-    """A Dask cluster's pool, or local worker processes."""
-    if dask_scheduler:
-        from orharbor.datasets.dask_pool import DaskPool
-
-        return DaskPool(dask_scheduler)
-    from orharbor.datasets.pools import LocalPool
-
-    return LocalPool(workers or os.cpu_count() or 1)
 
 
 def _base_image(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
     """--base-image: one image reference, since it lands as is on the FROM line of every Dockerfile."""
-    from orharbor.exporter.harbor import BASE_IMAGE, check_base_image
+    from orharbor.exporter.task_dir import BASE_IMAGE, ExportOptionError, check_base_image
 
     if value is None:
         return BASE_IMAGE
     try:
         return check_base_image(value)
-    except ValueError as exc:
+    except ExportOptionError as exc:
         raise click.BadParameter(str(exc), ctx, param) from None
 
 
@@ -285,52 +229,24 @@ def export_cmd(datasets, specs_dir, out, verifier_mode, allow_ortools, agent_net
     written, unless --force; each task is written into a temporary folder in
     --out and renamed into place.
     """
-    from orharbor.datasets.rows import read_rows, shipped_datasets
-    from orharbor.exporter import ExportOptions, export_dataset, write_dataset_index
-    from orharbor.exporter.harbor import DATASET_NAME, check_dataset_index, package_version
-    from orharbor.exporter.modelling import export_retail, export_spec
-    from orharbor.files import refuse_existing
-    from orharbor.modelling.spec import load_specs, shipped_specs_dir
+    from orharbor import providers
+    from orharbor.exporter import ExportOptions
+    from orharbor.exporter.dataset_index import DATASET_NAME, package_version
 
-    try:
-        options = ExportOptions(verifier_mode=verifier_mode, allow_ortools=allow_ortools,
-                                agent_network=agent_network, allowed_hosts=tuple(allowed_hosts),
-                                agent_timeout_s=agent_timeout, base_image=base_image)
-        if provider is not None:
-            _refuse_unless_accepted(provider, options)
-        check_dataset_index(out)
-        shipped = not datasets and specs_dir is None
-        rows, retail = [], []
-        for path in (shipped_datasets() if shipped else datasets):
-            retail_file = _is_retail_file(path)
-            found = _read_retail_rows(path) if retail_file else read_rows(path)
-            if not found:
-                raise ValueError(f"{path}: no rows (an empty dataset); nothing to export from it")
-            (retail if retail_file else rows).extend(found)
-        if problems:     # problem classes only: no RetailOpt rows, no shipped specs
-            for name in problems:
-                problem_modules.get(name)          # UnknownProblem, with a close match, for a typo
-            rows, retail = [row for row in rows if row["problem"] in problems], []
-            if not rows and specs_dir is None:
-                raise ValueError(f"no rows of {', '.join(problems)} in the dataset(s); nothing to export")
-        specs = (load_specs(specs_dir) if specs_dir else
-                 load_specs(shipped_specs_dir()) if shipped and not problems else [])
-        ids = [*(r["id"] for r in rows), *(r["id"] for r in retail), *(s.id for s in specs)]
-        _check_unique_ids([{"id": task_id} for task_id in ids])
-        refuse_existing([out / task_id for task_id in ids], force)   # every target, before anything is written
-        start = time.monotonic()
-        with click.progressbar(length=len(ids), label="exporting", file=sys.stderr) as bar:
-            paths = export_dataset(rows, out, options, progress=bar.update, force=force)
-            for row in retail:
-                paths.append(export_retail(row, out, options, prompt, force=force))
-                bar.update(1)
-            for spec in specs:
-                paths.append(export_spec(spec, out, options, hints, force=force))
-                bar.update(1)
-        index = write_dataset_index(out)
-    except _user_errors() as exc:
-        raise click.ClickException(str(exc)) from None
-    click.echo(f"exported {len(paths)} tasks to {out} in {time.monotonic() - start:.1f} s")
+    options = ExportOptions(verifier_mode=verifier_mode, allow_ortools=allow_ortools, agent_network=agent_network,
+                            allowed_hosts=tuple(allowed_hosts), agent_timeout_s=agent_timeout, base_image=base_image)
+    if provider is not None:
+        try:
+            warnings = api.provider_warnings(provider, options)
+        except providers.UnknownProvider as exc:
+            raise click.BadParameter(str(exc), param_hint="--env") from None
+        for warning in warnings:
+            click.echo(f"warning: {warning}", err=True)
+    plan = api.plan_export(out, datasets, specs_dir, problems, force)
+    start = time.monotonic()
+    with click.progressbar(length=len(plan.ids), label="exporting", file=sys.stderr) as bar:
+        tasks, index = api.export(plan, options, hints=hints, prompt=prompt, progress=bar.update)
+    click.echo(f"exported {len(tasks)} tasks to {out} in {time.monotonic() - start:.1f} s")
     click.echo(f"wrote {', '.join(path.name for path in index)}; run them with: harbor run -d "
                f"{DATASET_NAME}@{package_version()} --registry-path {out / 'registry.json'}")
     if out / ".gitattributes" not in index:
@@ -338,81 +254,23 @@ def export_cmd(datasets, specs_dir, out, verifier_mode, allow_ortools, agent_net
                    err=True)
 
 
-def _refuse_unless_accepted(provider: str, options) -> None:
-    """Ask Harbor's own environment code whether ``provider`` runs tasks exported with ``options``.
-
-    Where the answer depends on the machine (Docker's egress-control sidecar), a
-    refusal under one condition only is a warning; a refusal under all is an error.
-    """
-    from orharbor import providers
-
-    try:
-        name = providers.resolve_provider(provider)
-    except providers.UnknownProvider as exc:
-        raise click.BadParameter(str(exc), param_hint="--env") from None
-    config = providers.build_task_config(options.verifier_mode, options.agent_network, options.allowed_hosts,
-                                         options.cpus, options.memory_mb)
-    conditions = [True, False] if providers.has_egress_sidecar_condition(name) else [None]
-    refusals = {c: providers.check_export(name, config, egress_sidecar=c) for c in conditions}
-    if all(refusals.values()):
-        reasons = refusals[conditions[-1]]
-        raise click.ClickException(f"{name} would refuse these tasks:\n  " + "\n  ".join(reasons))
-    for condition, reasons in refusals.items():
-        for reason in reasons:
-            click.echo(f"warning: {providers.condition_label(name, condition)}: {reason}", err=True)
-
-
-def _is_retail_file(path: Path) -> bool:
-    """Whether a JSONL file holds imported RetailOpt rows (its first row's kind says so)."""
-    with path.open(encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                try:
-                    return json.loads(line).get("kind") == "retailopt"
-                except (ValueError, AttributeError):
-                    return False
-    return False
-
-
-def _read_retail_rows(path: Path) -> list[dict]:
-    from orharbor.modelling.retailopt import validate_retail_row
-
-    rows = []
-    with path.open(encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            if line.strip():
-                rows.append(validate_retail_row(json.loads(line), f"{path.name}:{number}"))
-    return rows
-
-
-def _check_unique_ids(rows: list[dict]) -> None:
-    seen = set()
-    for row in rows:
-        if row["id"] in seen:
-            raise ValueError(f"duplicate row id {row['id']!r}: two rows would export to the same task directory")
-        seen.add(row["id"])
-
-
 @main.command("check")
 @click.argument("tasks", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=os.cpu_count() or 1, show_default="all cores",
+@click.option("-j", "--workers", type=click.IntRange(min=1), default=os.cpu_count() or 1, show_default="all cores",
               help="Trials run at once.")
 @click.option("--attacks", is_flag=True, help="Also run the attack suite: every attack must score the failure reward.")
 @click.option("--jobs-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Keep the Harbor job folder of this check under this folder (a new check-<time> folder).")
-def check_cmd(tasks: Path, jobs: int, attacks: bool, jobs_dir: Path | None) -> None:
+def check_cmd(tasks: Path, workers: int, attacks: bool, jobs_dir: Path | None) -> None:
     """Prove every task under TASKS solvable through Harbor's trial code: oracle 1.0, naive 0.0, nothing -1.0."""
     from orharbor import check
 
     found = check.find_tasks(tasks)
     width = max([len(t.name) for t in found] + [4])
     click.echo(check.format_header(width))
-    try:
-        start = time.monotonic()
-        results = check.check_tasks(tasks, jobs=jobs, attacks=attacks, jobs_dir=jobs_dir,
-                                    on_result=lambda r: click.echo(check.format_line(r, width)))
-    except check.SandboxUnavailable as exc:
-        raise click.ClickException(str(exc)) from None
+    start = time.monotonic()
+    results = check.check_tasks(tasks, jobs=workers, attacks=attacks, jobs_dir=jobs_dir,
+                                on_result=lambda r: click.echo(check.format_line(r, width)))
     if attacks:
         click.echo("")
         click.echo(check.format_attacks(results))
@@ -442,14 +300,12 @@ def verify_cmd(task: Path, solution: Path, as_json: bool) -> None:
     build that interpreter here. A readable summary by default; --json prints
     the verifier's details (per-run rows, stderr tails) as one JSON object.
     """
-    from orharbor.local_verify import VerifyError, WrongSolutionKind, score, summary
+    from orharbor.local_verify import WrongSolutionKind, score, summary
 
     try:
         _, details = score(task, solution)
     except WrongSolutionKind as exc:
         raise click.BadParameter(str(exc), param_hint="'--solution'") from None
-    except VerifyError as exc:
-        raise click.ClickException(str(exc)) from None
     click.echo(json.dumps(details, indent=1, default=str) if as_json else summary(details))
 
 
@@ -457,22 +313,15 @@ def verify_cmd(task: Path, solution: Path, as_json: bool) -> None:
 @click.argument("specs_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--no-sandbox", is_flag=True,
               help="Run golden scripts here with this interpreter instead of the bubblewrap sandbox (no root needed).")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True)
-def validate_specs_cmd(specs_dir: Path, no_sandbox: bool, jobs: int) -> None:
+@click.option("-j", "--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Golden scripts run at once.")
+def validate_specs_cmd(specs_dir: Path, no_sandbox: bool, workers: int) -> None:
     """Check every spec in SPECS_DIR: schema, then its golden script's outputs on a clean template.
 
     Every spec is checked and every failure reported (a spec that does not load
     is one failure; the others still run).
     """
-    from orharbor.modelling.validate import load_every_spec, validate_specs
-    from orharbor.sandbox import SandboxUnavailable
-
-    try:
-        specs, unloaded = load_every_spec(specs_dir)
-        results = validate_specs(specs, sandbox=not no_sandbox, jobs=jobs) if specs else []
-    except (ValueError, SandboxUnavailable) as exc:
-        raise click.ClickException(str(exc)) from None
-    results = sorted([*results, *unloaded], key=lambda r: r.spec)
+    results = api.validate_specs(specs_dir, sandbox=not no_sandbox, workers=workers)
     width = max(len(r.spec) for r in results)
     for r in results:
         click.echo(f"{r.spec.ljust(width)}  {'ok' if r.ok else 'FAIL'}  {r.seconds:6.1f} s")
@@ -499,21 +348,11 @@ def import_retailopt_cmd(source: Path, out: Path, force: bool) -> None:
     --out must not be SOURCE; an existing --out is refused unless --force. The
     rows are written to a temporary file beside --out, then renamed.
     """
-    from orharbor.files import atomic_path, refuse_existing
-    from orharbor.modelling.retailopt import import_file
-
-    if out.resolve() == source.resolve() or (out.exists() and os.path.samefile(out, source)):
-        raise click.BadParameter(f"{out} is the input file {source}; write the rows to another file",
-                                 param_hint="'--out'")
     try:
-        refuse_existing([out], force)
-        rows = import_file(source)
-    except (ValueError, OSError) as exc:
-        raise click.ClickException(str(exc)) from None
-    with atomic_path(out) as tmp, tmp.open("w", encoding="utf-8") as f:
-        for row in rows:
-            f.write(json.dumps(row, separators=(",", ":"), allow_nan=False) + "\n")
-    click.echo(f"imported {len(rows)} scenarios to {out}")
+        count = api.import_retailopt(source, out, force)
+    except api.SameFile as exc:
+        raise click.BadParameter(str(exc), param_hint="'--out'") from None
+    click.echo(f"imported {count} scenarios to {out}")
 
 
 @main.command("report")
@@ -542,35 +381,19 @@ def report_cmd(jobs: tuple[Path, ...], tasks_dirs: tuple[Path, ...], kind: str, 
 
 def _report(jobs: list[Path], tasks_dirs: list[Path], kind: str, fmt: str, html_file: Path | None,
             compare: bool, force: bool) -> None:
-    from orharbor import report
-    from orharbor.files import WouldReplace, refuse_existing, write_atomically
     from orharbor.report.render import render, summary_line
 
     if compare and len(jobs) != 2:
         raise click.UsageError(f"--compare takes exactly two job folders (A and B), got {len(jobs)}")
-    try:
-        refuse_existing([html_file] if html_file else [], force)
-    except WouldReplace as exc:
-        raise click.ClickException(str(exc)) from None
-    readings = [report.read_jobs([j], tasks_dirs) for j in jobs] if compare else \
-        [report.read_jobs(jobs, tasks_dirs)]
-    for reading in readings:
-        if kind != "all":
-            reading.trials = [t for t in reading.trials if t.kind == kind]
-        for skipped in reading.skipped:
-            click.echo(f"skipped {skipped.path}: {skipped.reason}", err=True)
-    data = (report.build_comparison(*readings, a_name=str(jobs[0]), b_name=str(jobs[1])) if compare
-            else report.build(readings[0]))
-    click.echo(summary_line(data), err=True)
-    if not any(r.trials for r in readings):
+    result = api.report(jobs, tasks_dirs, kind, compare, html_file, force)
+    for skipped in result.skipped:
+        click.echo(f"skipped {skipped.path}: {skipped.reason}", err=True)
+    click.echo(summary_line(result.data), err=True)
+    if result.empty:
         raise click.ClickException(f"no {'' if kind == 'all' else kind + ' '}trials of orharbor tasks under "
                                    f"{', '.join(map(str, jobs))}")
-    click.echo(render(data, fmt))
+    click.echo(render(result.data, fmt))
     if html_file:
-        from orharbor.report.html import html_page
-
-        trials = [] if compare else readings[0].trials
-        write_atomically(html_file, html_page(data, trials))
         click.echo(f"wrote {html_file}", err=True)
 
 
@@ -589,25 +412,11 @@ def metrics_cmd(path: Path, rows_file: Path | None, fmt: str) -> None:
     if rows_file is None:
         _report([path], [], "modelling", fmt, None, False, False)
         return
-    from orharbor.modelling import metrics
     from orharbor.report.render import render
 
     if not path.is_dir():
         raise click.BadParameter(f"{path} is not a folder of answer files", param_hint="'PATH'")
-    try:
-        attempts = metrics.attempts_from_answers(path, _read_retail_rows(rows_file))
-    except (ValueError, OSError) as exc:
-        raise click.ClickException(str(exc)) from None
-    if not attempts:
-        raise click.ClickException(f"no RetailOpt rows in {rows_file}")
-    click.echo(render(metrics.answers_report(attempts), fmt))
-
-
-def _problem(name: str):
-    try:
-        return problem_modules.get(name)
-    except problem_modules.UnknownProblem as exc:
-        raise click.ClickException(str(exc)) from None
+    click.echo(render(api.grade_answers(path, rows_file), fmt))
 
 
 from orharbor.providers_cli import providers_cmd  # noqa: E402  (registered last: it imports nothing heavy)

@@ -22,8 +22,10 @@ import tempfile
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from orharbor.errors import UserError
 
-class WouldReplace(ValueError):
+
+class WouldReplace(UserError):
     """A target that exists and may only be replaced with ``--force``."""
 
 

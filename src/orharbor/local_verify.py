@@ -3,12 +3,12 @@
 Level 1 and spec tasks only read files, so the verifier runs in this process.
 A level-2 ``solve.py`` (and a RetailOpt ``model.py``, where the task's grading
 runs it) is a program, and what it may import is part of the task: the task's
-solver interpreter (``tests/task.json``: ``solver_python``) is a venv holding
+solver interpreter (``tests/task.json``: ``run.python``) is a venv holding
 numpy and scipy only, plus OR-Tools when the task was exported with
 ``--allow-ortools`` (``task.toml``: ``[metadata] allow_ortools``); a model
 runs under the modelling image's python (the modelling stack). That
 interpreter is assembled from this machine's packages
-(:func:`orharbor.sandbox.build_venv`) and the program runs under it:
+(:func:`orharbor.check.sandbox.build_venv`) and the program runs under it:
 
 - as root, inside a bubblewrap sandbox laid out like the verifier image (the
   solver venv at ``/opt/orharbor-solver``, the modelling stack at
@@ -32,16 +32,15 @@ import tempfile
 import tomllib
 from pathlib import Path
 
-#: Where the task images install the level-2 solver venv (exporter.harbor.SOLVER_VENV).
-SOLVER_VENV = "/opt/orharbor-solver"
+from orharbor.errors import UserError
+from orharbor.exporter.task_dir import SOLVER_VENV
+from orharbor.verifiers import contract
+
 #: The modelling image's interpreter: python slim's, with the modelling stack pip-installed.
 MODELLING_PYTHONS = ("/usr/local/bin/python3", "/usr/local/bin/python")
-TASK_CONFIG = "task.json"
-#: What task.json holds besides problem, level and deliverable, by level.
-LEVEL_KEYS = {1: ("instance", "naive", "reference"), 2: ("eval", "limits", "solver_python")}
 
 
-class VerifyError(ValueError):
+class VerifyError(UserError):
     """A task that cannot be scored here, or a solution path of the wrong kind; one line, for the user."""
 
 
@@ -49,45 +48,35 @@ class WrongSolutionKind(VerifyError):
     """--solution is a file where the task wants a folder, or the other way round."""
 
 
-def load_task(task: Path) -> dict:
-    """``tests/task.json`` of an exported task, or VerifyError saying what is wrong with it."""
-    path = task / "tests" / TASK_CONFIG
+def load_task(task: Path) -> contract.Task:
+    """The typed ``tests/task.json`` of an exported task, or VerifyError saying what is wrong with it."""
+    path = task / "tests" / contract.TASK_FILE
     if not path.is_file():
         raise VerifyError(f"{task} is not an orharbor task (no tests/task.json); "
                           "pass a folder written by `orharbor export`")
     try:
-        config = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise VerifyError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}); "
                           "re-export the task") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise VerifyError(f"{path}: cannot read it ({exc})") from None
-    if not isinstance(config, dict):
-        raise VerifyError(f"{path}: not an orharbor task.json (expected a JSON object); re-export the task")
-    if config.get("kind") == "modelling":
-        needed: tuple[str, ...] = ("grading",)
-    else:
-        needed = ("problem", "level", "deliverable", *LEVEL_KEYS.get(config.get("level"), ()))
-    missing = [key for key in needed if key not in config]
-    if missing:
-        raise VerifyError(f"{path}: not an orharbor task.json (no {missing[0]!r}); re-export the task")
-    return config
+    try:
+        return contract.parse(data, str(path))
+    except contract.ContractError as exc:
+        raise VerifyError(str(exc)) from None
 
 
-def expected_solution(config: dict) -> tuple[str, str]:
+def expected_solution(config: contract.Task) -> tuple[str, str]:
     """('file' or 'folder', what it is) that --solution must be for this task."""
-    if config.get("kind") == "modelling":
-        grading = config["grading"]
-        if grading.get("type") == "outputs":
-            names = ", ".join(grading.get("outputs", {}))
-            return "folder", f"the folder holding the output files ({names})"
-        if isinstance(grading.get("run"), dict):
-            return "file", "model.py (the verifier runs it and grades the answer.json it writes)"
-        return "file", f"the answer file ({os.path.basename(grading.get('answer', 'answer.json'))})"
-    return "file", "solution.json" if config["level"] == 1 else "solve.py"
+    if isinstance(config, contract.SpecTask):
+        return "folder", f"the folder holding the output files ({', '.join(config.outputs)})"
+    if isinstance(config, contract.RetailTask):
+        return "file", "model.py (the verifier runs it and grades the answer.json it writes)"
+    return "file", os.path.basename(config.deliverable)
 
 
-def check_solution_kind(config: dict, solution: Path) -> None:
+def check_solution_kind(config: contract.Task, solution: Path) -> None:
     """WrongSolutionKind unless ``solution`` is a file or a folder as the task needs."""
     kind, what = expected_solution(config)
     if kind == "folder" and not solution.is_dir():
@@ -101,39 +90,31 @@ def score(task: Path, solution: Path) -> tuple[float, dict]:
     """(reward, details) of ``solution`` on ``task``, as the task's verifier would give them."""
     config = load_task(task)
     check_solution_kind(config, solution)
-    if is_program(config):
+    if config.kind.runs_program:
         return score_program(task, config, solution)
     from orharbor.verifiers.main import verify
 
     try:
         return verify(str(task / "tests"), str(solution))
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, OSError, ImportError) as exc:
-        raise VerifyError(f"{task / 'tests' / TASK_CONFIG}: a broken task ({type(exc).__name__}: {exc}); "
+        raise VerifyError(f"{task / 'tests' / contract.TASK_FILE}: a broken task ({type(exc).__name__}: {exc}); "
                           "re-export it") from None
 
 
-def is_program(config: dict) -> bool:
-    """Whether the deliverable is a program the verifier runs (level-2 solve.py, a RetailOpt model.py)."""
-    if config.get("kind") == "modelling":
-        return isinstance(config["grading"].get("run"), dict)
-    return config["level"] == 2
-
-
-def solver_packages(task: Path, config: dict) -> tuple[str, ...]:
+def solver_packages(task: Path, config: contract.Level2Task | contract.RetailTask) -> tuple[str, ...]:
     """The packages the interpreter of the task's program holds.
 
     A level-2 solve.py: numpy and scipy, and ortools if the task allows it. A
     model run: the modelling stack of the modelling image.
     """
-    from orharbor.sandbox import MODELLING_PACKAGES, SOLVER_PACKAGES
+    from orharbor.check.sandbox import MODELLING_PACKAGES, SOLVER_PACKAGES
 
-    if config.get("kind") == "modelling":
-        python = config["grading"]["run"].get("python")
+    python = config.run.python
+    if config.kind.family == "modelling":
         if python not in MODELLING_PYTHONS:
             raise VerifyError(f"{task}: model.py runs under {python!r}, not the modelling image's python; "
                               "verify cannot reproduce that interpreter")
         return tuple(MODELLING_PACKAGES)
-    python = config.get("solver_python")
     if python != f"{SOLVER_VENV}/bin/python3":
         raise VerifyError(f"{task}: solve.py runs under {python!r}, not orharbor's solver venv; "
                           "verify cannot reproduce that interpreter")
@@ -144,17 +125,18 @@ def solver_packages(task: Path, config: dict) -> tuple[str, ...]:
     return (*SOLVER_PACKAGES, "ortools") if metadata.get("allow_ortools") is True else tuple(SOLVER_PACKAGES)
 
 
-def verifier_timeout(task: Path, config: dict) -> float:
+def verifier_timeout(task: Path, config: contract.Level2Task | contract.RetailTask) -> float:
     """The task's verifier timeout ([verifier] timeout_sec), or the exporter's formula."""
     try:
         return float(tomllib.loads((task / "task.toml").read_text(encoding="utf-8"))["verifier"]["timeout_sec"])
     except (OSError, ValueError, KeyError, TypeError):
-        return len(config.get("eval", ())) * (float(config.get("limits", {}).get("wall_s", 10.0)) + 15.0) + 120.0
+        runs = len(config.cases) if isinstance(config, contract.Level2Task) else 1
+        return runs * (config.run.limits.solve_time_limit_s + 15.0) + 120.0
 
 
-def score_program(task: Path, config: dict, program: Path) -> tuple[float, dict]:
+def score_program(task: Path, config: contract.Level2Task | contract.RetailTask, program: Path) -> tuple[float, dict]:
     """Run the task's program (solve.py, model.py) under the task's interpreter (see the module docstring)."""
-    from orharbor.sandbox import SandboxUnavailable
+    from orharbor.check.sandbox import SandboxUnavailable
 
     packages = solver_packages(task, config)
     try:
@@ -174,13 +156,13 @@ def _score_here(task: Path, program: Path, packages: tuple[str, ...]) -> tuple[f
         try:
             return verify(str(task / "tests"), str(program), workroot=scratch, python=python)
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, OSError, ImportError) as exc:
-            raise VerifyError(f"{task / 'tests' / TASK_CONFIG}: a broken task ({type(exc).__name__}: {exc}); "
+            raise VerifyError(f"{task / 'tests' / contract.TASK_FILE}: a broken task ({type(exc).__name__}: {exc}); "
                               "re-export it") from None
 
 
 def linked_venv(root: Path, packages: tuple[str, ...]) -> str:
     """A venv at ``root`` whose site-packages links to this machine's ``packages`` only; its python."""
-    from orharbor.sandbox import build_venv
+    from orharbor.check.sandbox import build_venv
 
     venv = build_venv(root, packages)
     for source, relative in venv.binds:  # the mount points build_venv leaves for bubblewrap become links
@@ -193,17 +175,17 @@ def linked_venv(root: Path, packages: tuple[str, ...]) -> str:
     return str(root / "bin" / "python3")
 
 
-def _score_sandboxed(task: Path, config: dict, program: Path, packages: tuple[str, ...]) -> tuple[float, dict]:
+def _score_sandboxed(task: Path, config: contract.Level2Task | contract.RetailTask, program: Path, packages: tuple[str, ...]) -> tuple[float, dict]:
     """Root: the task's own verifier in a bubblewrap sandbox laid out like the verifier image."""
-    from orharbor.sandbox import SOLVER_PACKAGES, SandboxUnavailable, build_venv, require_bwrap, run_sandboxed
+    from orharbor.check.sandbox import SOLVER_PACKAGES, SandboxUnavailable, build_venv, require_bwrap, run_sandboxed
 
     try:
         bwrap = require_bwrap()
     except SandboxUnavailable as exc:
         raise VerifyError(f"as root, verify runs the task's program only in a bubblewrap sandbox, as the task's "
                           f"unprivileged user ({exc}); or run verify as another user") from None
-    modelling = config.get("kind") == "modelling"
-    name = "model.py" if modelling else "solve.py"
+    modelling = config.kind.family == "modelling"
+    name = os.path.basename(config.deliverable)
     with tempfile.TemporaryDirectory(prefix="orharbor-verify-") as scratch:
         scratch_path = Path(scratch)
         solver = build_venv(scratch_path / "solver", SOLVER_PACKAGES if modelling else packages)
@@ -231,7 +213,7 @@ def _score_sandboxed(task: Path, config: dict, program: Path, packages: tuple[st
                               + " | ".join(tail)) from None
     if details.get("error") == "verifier error":  # it crashed: a broken task, not a score of the program
         last = (details.get("traceback") or "").strip().splitlines()[-1:] or ["no traceback"]
-        raise VerifyError(f"{task / 'tests' / TASK_CONFIG}: a broken task (its verifier failed: {last[0]}); "
+        raise VerifyError(f"{task / 'tests' / contract.TASK_FILE}: a broken task (its verifier failed: {last[0]}); "
                           "re-export it")
     return float(details.get("reward", -1.0)), details
 

@@ -72,6 +72,8 @@ from harbor.models.trial.config import VerifierConfig as TrialVerifierConfig
 from harbor.models.trial.paths import EnvironmentPaths, TrialPaths
 from harbor.trial.trial import Trial
 
+from orharbor.errors import UserError
+
 #: The four export variants of the table: (``--verifier-mode``, ``--agent-network``).
 VARIANTS: tuple[tuple[str, str], ...] = (
     ("separate", "public"), ("shared", "public"), ("separate", "allowlist"), ("shared", "allowlist"))
@@ -97,8 +99,12 @@ _LOG.addHandler(logging.NullHandler())
 _LOG.propagate = False
 
 
-class UnknownProvider(ValueError):
+class UnknownProvider(UserError):
     """A provider name Harbor does not know."""
+
+
+class TaskUnreadable(UserError):
+    """A task folder or task.toml that Harbor cannot read."""
 
 
 class OfflineProbeError(RuntimeError):
@@ -151,7 +157,7 @@ class ExportChoice:
         return f"{self.verifier_mode}+{self.agent_network}"
 
     def export_options(self):
-        from orharbor.exporter.harbor import ExportOptions
+        from orharbor.exporter.task_dir import ExportOptions
 
         return ExportOptions(verifier_mode=self.verifier_mode, agent_network=self.agent_network,
                              allowed_hosts=tuple(self.allowed_hosts), cpus=self.cpus, memory_mb=self.memory_mb)
@@ -175,7 +181,7 @@ def task_toml(verifier_mode: str = "separate", agent_network: str = "public",
     import tomli_w
 
     from orharbor import problem_modules
-    from orharbor.exporter.harbor import task_config
+    from orharbor.exporter.algorithm import task_config
 
     choice = ExportChoice(verifier_mode, agent_network, tuple(allowed_hosts), cpus, memory_mb)
     row = _probe_row()
@@ -192,7 +198,7 @@ def build_task_config(verifier_mode: str = "separate", agent_network: str = "pub
 def export_task(out: Path, verifier_mode: str = "separate", agent_network: str = "public",
                 allowed_hosts: tuple[str, ...] | list[str] = (), cpus: int = 2, memory_mb: int = 4096) -> Path:
     """Export one shipped row with these options under ``out`` (the exporter's own ``export_row``)."""
-    from orharbor.exporter.harbor import export_row
+    from orharbor.exporter.algorithm import export_row
 
     choice = ExportChoice(verifier_mode, agent_network, tuple(allowed_hosts), cpus, memory_mb)
     return export_row(_probe_row(), Path(out), choice.export_options())
@@ -238,16 +244,18 @@ def _open_task(task: Any) -> Iterator[Task]:
     if isinstance(task, Task):
         yield task
         return
+    where = "task.toml"
     if isinstance(task, os.PathLike) or (isinstance(task, str) and "\n" not in task and Path(task).exists()):
         path = Path(task)
         if path.is_dir():
-            yield Task(path)
+            opened = _parsed(path, Task, path)
+            yield opened
             return
         if not path.is_file():
             raise FileNotFoundError(f"no task directory or task.toml at {path}")
-        task = path.read_text()
+        where, task = path, path.read_text()
     if isinstance(task, str):
-        config = TaskConfig.model_validate_toml(task)
+        config = _parsed(where, TaskConfig.model_validate_toml, task)
     elif isinstance(task, Mapping):
         config = TaskConfig.model_validate(dict(task))
     elif isinstance(task, TaskConfig):
@@ -256,6 +264,14 @@ def _open_task(task: Any) -> Iterator[Task]:
         raise TypeError(f"expected a task directory, task.toml, mapping or TaskConfig, got {type(task).__name__}")
     with tempfile.TemporaryDirectory(prefix="orharbor-providers-") as tmp:
         yield Task(_write_skeleton(config, Path(tmp) / "orharbor-probe-task"))
+
+
+def _parsed(where: object, parse, source):
+    """``parse(source)``; TaskUnreadable naming ``where`` if Harbor cannot read it (a file, TOML syntax, a field)."""
+    try:
+        return parse(source)
+    except (OSError, ValueError) as exc:
+        raise TaskUnreadable(f"{where}: not a Harbor task ({str(exc).splitlines()[0]})") from None
 
 
 # --------------------------------------------------------------------------- loading providers

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import click
 
+from orharbor.errors import UserError
+
 #: Kept equal to orharbor.providers.DEFAULT_ALLOWED_HOSTS (tested); providers imports Harbor's trial
 #: code, so it is imported only when the command runs.
 DEFAULT_ALLOWED_HOSTS = ("api.anthropic.com",)
@@ -81,6 +83,6 @@ def providers_cmd(fmt: str, provider: str | None, task: Path | None, allowed_hos
                                          memory_enforcement_policy=resource_mode)
     except prov.UnknownProvider as exc:
         raise click.BadParameter(str(exc), param_hint="--provider") from None
-    except ValueError as exc:
+    except UserError as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(prov.format_markdown(table) if fmt == "markdown" else prov.format_plain(table), nl=False)

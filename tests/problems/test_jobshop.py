@@ -1,76 +1,45 @@
-"""The jobshop problem module: generator, formats, verifier, baseline, reference."""
+"""The jobshop problem class: Taillard's generator, the published files, verifier rules, baseline, reference.
+
+The properties every class shares (contract, statement, golden digests, round trips, broken files,
+baseline feasibility) are checked in tests/test_contract.py.
+"""
 
 from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 
 import pytest
 
-from orharbor.jsonio import digest
-from orharbor.problem_modules import jobshop as js
+from orharbor import problem_modules
+from orharbor.problem_modules.jobshop.baseline import dispatch
+from orharbor.problem_modules.jobshop.generator import taillard
 from orharbor.verifiers.reward import reward
 from orharbor.verifiers.strict import Infeasible
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "instances" / "jobshop"
+from text_edits import edit_line as _edit
+
+js = problem_modules.get("jobshop")
 TA01_SEEDS = (840612802, 398197754)
-
-
-def fixture_text(name: str) -> str:
-    with open(FIXTURES / name, encoding="utf-8", newline="") as fh:
-        return fh.read()
+#: The published job shop files, under instances/ (the ``folder`` and ``published`` fixtures).
+FOLDER = "jobshop"
 
 
 @pytest.fixture(scope="module")
-def ft06() -> dict:
-    return js.read(FIXTURES / "ft06")
-
-
-# ------------------------------------------------------------------ contract
-
-
-def test_contract_names():
-    assert js.NAME == "jobshop"
-    assert js.SIZES[0] == "4x4" and len(js.SIZES) == 11
-    assert js.FORMATS == ("taillard", "orlib")
-    assert js.OBJECTIVE == "makespan"
-    assert js.GENERATOR_VERSION == 1
-    assert isinstance(js.BASELINE, str) and len(js.BASELINE) > 100
-    for name in ("generate", "taillard", "read", "write", "evaluate", "baseline", "dispatch", "reference", "statement"):
-        assert callable(getattr(js, name)), name
-
-
-def test_statement():
-    text = js.statement()
-    assert text.startswith("# Job shop")
-    for word in ("n_jobs", "machines", "durations", "starts", "makespan", "How instances are generated"):
-        assert word in text
-    assert len(text.splitlines()) <= 70
+def ft06(folder) -> dict:
+    return js.read(folder / "ft06")
 
 
 # ----------------------------------------------------------------- generator
 
 
-def test_taillard_reproduces_ta01():
-    ta01 = js.read(FIXTURES / "TA01.txt")
+def test_taillard_reproduces_ta01(folder):
+    ta01 = js.read(folder / "TA01.txt")
     assert (ta01["time_seed"], ta01["machine_seed"]) == TA01_SEEDS
-    made = js.taillard(*TA01_SEEDS, 15, 15)
+    made = taillard(*TA01_SEEDS, 15, 15)
     assert made["durations"] == ta01["durations"]
     assert made["machines"] == ta01["machines"]
-    assert made["machines"] == js.read(FIXTURES / "ta01")["machines"]
-
-
-@pytest.mark.parametrize(
-    ("seed", "size", "expected"),
-    [
-        (0, "4x4", "85f69468536dab9ed5e402113bc87e6c403012f12140fa04b3dc283e46b57330"),
-        (7, "15x15", "aac0b04f4aa20f3b064ff19b0f5534782b20d842b87712b85267c1135e50dc53"),
-        (123456789, "50x20", "c75509f807d9b28618a09439149dd74e722b9af177ba6515d24d7f6f338161f3"),
-    ],
-)
-def test_generate_golden_hashes(seed, size, expected):
-    assert digest(js.generate(seed, size)) == expected
+    assert made["machines"] == js.read(folder / "ta01")["machines"]
 
 
 @pytest.mark.parametrize("size", js.SIZES)
@@ -88,9 +57,8 @@ def test_generate_shape(size):
     assert json.loads(json.dumps(inst)) == inst
 
 
-def test_generate_is_deterministic_and_varies():
-    assert js.generate(3, "10x10") == js.generate(3, "10x10")
-    assert js.generate(3, "10x10")["durations"] != js.generate(4, "10x10")["durations"]
+def test_generator_draws_every_style():
+    """Every duration range occurs across seeds, and the two-stage routing for about a quarter of them."""
     styles = {(js.generate(s, "6x6")["generator"]["high"], js.generate(s, "6x6")["generator"]["routing"]) for s in range(60)}
     assert {h for h, _ in styles} == {99, 200, 100}
     routings = [js.generate(s, "6x6")["generator"]["routing"] for s in range(200)]
@@ -106,32 +74,24 @@ def test_two_stage_routing():
             assert sorted(route[5:]) == [5, 6, 7, 8, 9]
 
 
-@pytest.mark.parametrize(
-    ("seed", "size"), [(0, "3x3"), (0, "10X10"), (0, 10), (-1, "4x4"), (True, "4x4"), (1.0, "4x4"), ("1", "4x4"), (2**64, "4x4")]
-)
-def test_generate_rejects_bad_arguments(seed, size):
-    with pytest.raises(ValueError, match="valid sizes: 4x4, 6x6"):
-        js.generate(seed, size)
-
-
 # ------------------------------------------------------------------- formats
 
 
 @pytest.mark.parametrize(("name", "fmt"), [("TA01.txt", "taillard"), ("ta01", "orlib"), ("ft06", "orlib")])
-def test_real_files_round_trip_byte_for_byte(name, fmt):
-    text = fixture_text(name)
-    for source in (FIXTURES / name, str(FIXTURES / name), text):
+def test_real_files_round_trip_byte_for_byte(published, folder, name, fmt):
+    text = published(name)
+    for source in (folder / name, str(folder / name), text):
         inst = js.read(source)
         assert js.write(inst, fmt) == text
         assert js.read(source, fmt) == inst
 
 
-def test_real_files_agree():
-    a, b = js.read(FIXTURES / "TA01.txt"), js.read(FIXTURES / "ta01")
+def test_real_files_agree(folder):
+    a, b = js.read(folder / "TA01.txt"), js.read(folder / "ta01")
     assert (a["machines"], a["durations"]) == (b["machines"], b["durations"])
     assert (a["upper_bound"], a["lower_bound"]) == (1231, 1005)
     assert a["source"] == "TA01.txt" and a["name"] == "TA01"
-    ft = js.read(FIXTURES / "ft06")
+    ft = js.read(folder / "ft06")
     assert (ft["n_jobs"], ft["n_machines"]) == (6, 6)
     assert ft["machines"][0] == [2, 0, 1, 3, 5, 4] and ft["durations"][0] == [1, 3, 6, 7, 3, 6]
     assert ft["comments"][1] == " instance ft06"
@@ -140,65 +100,50 @@ def test_real_files_agree():
     assert js.read(js.write(ft, "taillard"))["machines"] == ft["machines"]
 
 
-DATA_KEYS = ("n_jobs", "n_machines", "machines", "durations")
+def test_taillard_files_keep_the_generator_seeds():
+    """A generated instance written as a Taillard file carries its two seeds, as Taillard's own files do."""
+    inst = js.generate(1, "15x15")
+    text = js.write(inst, "taillard")
+    back = js.read(text)
+    assert text.startswith("Nb of jobs") and text.endswith("\n")
+    assert (back["time_seed"], back["machine_seed"]) == (inst["generator"]["time_seed"], inst["generator"]["machine_seed"])
 
 
-@pytest.mark.parametrize("fmt", js.FORMATS)
-@pytest.mark.parametrize(("seed", "size"), [(0, "4x4"), (1, "15x15"), (2, "100x20")])
-def test_generated_round_trip(fmt, seed, size):
-    inst = js.generate(seed, size)
-    text = js.write(inst, fmt)
-    back = js.read(text, fmt)
-    assert js.read(text) == back  # sniffing finds the format
-    assert {k: back[k] for k in DATA_KEYS} == {k: inst[k] for k in DATA_KEYS}
-    assert js.write(back, fmt) == text
-    if fmt == "taillard":
-        assert text.startswith("Nb of jobs") and text.endswith("\n")
-        assert (back["time_seed"], back["machine_seed"]) == (
-            inst["generator"]["time_seed"],
-            inst["generator"]["machine_seed"],
-        )
+def _ta01_row4_short(files) -> str:
+    return _edit(files["ta01"], 4, " ".join(files["ta01"].split("\n")[3].split()[:-1]))
 
 
-def _edit(name: str, lineno: int, new: str | None) -> str:
-    lines = fixture_text(name).split("\n")
-    if new is None:
-        del lines[lineno - 1]
-    else:
-        lines[lineno - 1] = new
-    return "\n".join(lines)
-
-
-def _ta01_row4_short() -> str:
-    return _edit("ta01", 4, " ".join(fixture_text("ta01").split("\n")[3].split()[:-1]))
-
-
+#: Edits of the published files (by name), the format to read them in, and the message expected.
 BROKEN = [
     ("wrong count", _ta01_row4_short, "orlib", r"^<text>:4: expected 30 integers, got 29$"),
-    ("non-integer", lambda: _edit("ft06", 7, "1  8  2  5  4 1O  5 10  0 10  3  4"), "orlib", r"^<text>:7: expected an integer, got '1O'$"),
-    ("float token", lambda: _edit("ft06", 7, "1  8  2  5  4 10.0  5 10  0 10  3  4"), "orlib", r"<text>:7: expected an integer, got '10\.0'"),
-    ("machine range", lambda: _edit("ft06", 6, "2  1  0  3  1  6  3  7  6  3  4  6"), "orlib", r"<text>:6: job 0 operation 4: machine 6 out of range 0\.\.5"),
-    ("machine repeated", lambda: _edit("ft06", 6, "2  1  0  3  1  6  3  7  3  3  4  6"), "orlib", r"<text>:6: job 0 operation 4: machine 3 repeated"),
-    ("negative duration", lambda: _edit("ft06", 6, "2  1  0 -3  1  6  3  7  5  3  4  6"), "orlib", r"<text>:6: job 0 operation 1: negative duration -3"),
-    ("missing row", lambda: _edit("ft06", 11, None), "orlib", r"<text>:11: expected the row of job 5 .*end of the file"),
-    ("extra row", lambda: fixture_text("ft06") + "1  3  3  3  5  9  0 10  4  4  2  1\n", "orlib", r"<text>:12: unexpected content"),
-    ("empty file", lambda: "", None, r"^<text>:1: expected the line 'n_jobs n_machines', got the end of the file$"),
-    ("only comments", lambda: "# nothing\n", None, r"<text>:2: expected the line 'n_jobs n_machines'"),
-    ("bad size line", lambda: _edit("ft06", 5, "6"), "orlib", r"<text>:5: expected 2 integers, got 1"),
-    ("zero jobs", lambda: "0 6\n", "orlib", r"<text>:1: expected positive numbers"),
-    ("taillard count", lambda: _edit("TA01.txt", 5, " 74 31 88 51 57 78  8  7 91 79 18 51 18 99"), "taillard", r"^<text>:5: expected 15 integers, got 14$"),
-    ("taillard machine 0", lambda: _edit("TA01.txt", 20, "  0 13  5  8  4  3 11 12  9 15 10 14  6  1  2"), "taillard", r"<text>:20: job 0 operation 0: machine 0 out of range 1\.\.15"),
-    ("taillard repeated", lambda: _edit("TA01.txt", 20, "  7  7  5  8  4  3 11 12  9 15 10 14  6  1  2"), "taillard", r"<text>:20: job 0 operation 1: machine 7 repeated"),
-    ("taillard missing row", lambda: _edit("TA01.txt", 18, None), None, r"<text>:18: expected an integer, got 'Machines'"),
-    ("taillard truncated", lambda: "\n".join(fixture_text("TA01.txt").split("\n")[:30]), None, r"<text>:31: expected the machines of job 11 \(15 integers\), got the end of the file$"),
-    ("taillard no Times", lambda: _edit("TA01.txt", 3, "Time"), None, r"<text>:3: expected 'Times', got 'Time'"),
-    ("taillard header", lambda: fixture_text("TA01.txt"), "taillard", None),
+    ("non-integer", lambda f: _edit(f["ft06"], 7, "1  8  2  5  4 1O  5 10  0 10  3  4"), "orlib", r"^<text>:7: expected an integer, got '1O'$"),
+    ("float token", lambda f: _edit(f["ft06"], 7, "1  8  2  5  4 10.0  5 10  0 10  3  4"), "orlib", r"<text>:7: expected an integer, got '10\.0'"),
+    ("machine range", lambda f: _edit(f["ft06"], 6, "2  1  0  3  1  6  3  7  6  3  4  6"), "orlib", r"<text>:6: job 0 operation 4: machine 6 out of range 0\.\.5"),
+    ("machine repeated", lambda f: _edit(f["ft06"], 6, "2  1  0  3  1  6  3  7  3  3  4  6"), "orlib", r"<text>:6: job 0 operation 4: machine 3 repeated"),
+    ("negative duration", lambda f: _edit(f["ft06"], 6, "2  1  0 -3  1  6  3  7  5  3  4  6"), "orlib", r"<text>:6: job 0 operation 1: negative duration -3"),
+    ("missing row", lambda f: _edit(f["ft06"], 11, None), "orlib", r"<text>:11: expected the row of job 5 .*end of the file"),
+    ("only comments", lambda f: "# nothing\n", None, r"<text>:2: expected the line 'n_jobs n_machines'"),
+    ("bad size line", lambda f: _edit(f["ft06"], 5, "6"), "orlib", r"<text>:5: expected 2 integers, got 1"),
+    ("zero jobs", lambda f: "0 6\n", "orlib", r"<text>:1: expected positive numbers"),
+    ("taillard count", lambda f: _edit(f["TA01.txt"], 5, " 74 31 88 51 57 78  8  7 91 79 18 51 18 99"), "taillard", r"^<text>:5: expected 15 integers, got 14$"),
+    ("taillard machine 0", lambda f: _edit(f["TA01.txt"], 20, "  0 13  5  8  4  3 11 12  9 15 10 14  6  1  2"), "taillard", r"<text>:20: job 0 operation 0: machine 0 out of range 1\.\.15"),
+    ("taillard repeated", lambda f: _edit(f["TA01.txt"], 20, "  7  7  5  8  4  3 11 12  9 15 10 14  6  1  2"), "taillard", r"<text>:20: job 0 operation 1: machine 7 repeated"),
+    ("taillard missing row", lambda f: _edit(f["TA01.txt"], 18, None), None, r"<text>:18: expected an integer, got 'Machines'"),
+    ("taillard truncated", lambda f: "\n".join(f["TA01.txt"].split("\n")[:30]), None, r"<text>:31: expected the machines of job 11 \(15 integers\), got the end of the file$"),
+    ("taillard no Times", lambda f: _edit(f["TA01.txt"], 3, "Time"), None, r"<text>:3: expected 'Times', got 'Time'"),
+    ("taillard header", lambda f: f["TA01.txt"], "taillard", None),
 ]
 
 
+@pytest.fixture(scope="module")
+def files(published) -> dict[str, str]:
+    """The text of the published files the broken-file cases edit."""
+    return {name: published(name) for name in ("ta01", "ft06", "TA01.txt")}
+
+
 @pytest.mark.parametrize(("label", "make", "fmt", "message"), BROKEN, ids=[b[0] for b in BROKEN])
-def test_broken_files_are_rejected(label, make, fmt, message):
-    text = make()
+def test_broken_files_are_rejected(files, label, make, fmt, message):
+    text = make(files)
     if message is None:  # control: the unedited file reads
         assert js.read(text, fmt)["n_jobs"] == 15
         with pytest.raises(ValueError, match=r"<text>:1: expected the header"):
@@ -208,24 +153,15 @@ def test_broken_files_are_rejected(label, make, fmt, message):
         js.read(text, fmt)
 
 
-def test_broken_file_message_names_the_file(tmp_path):
-    path = tmp_path / "ta01"
-    path.write_text(_ta01_row4_short(), encoding="utf-8")
-    with pytest.raises(ValueError, match=r"^ta01:4: expected 30 integers, got 29$"):
-        js.read(path)
-    with pytest.raises(ValueError, match="unknown jobshop format"):
-        js.read(FIXTURES / "ft06", "json")
-
-
 # ------------------------------------------------------------------ verifier
 
 
 def test_evaluate_known_schedules(ft06):
     inst = js.generate(0, "4x4")
-    rr = js.dispatch(inst, [j for _ in range(4) for j in range(4)])
+    rr = dispatch(inst, [j for _ in range(4) for j in range(4)])
     assert js.evaluate(inst, rr) == max(s + d for r, t in zip(rr["starts"], inst["durations"]) for s, d in zip(r, t))
     # job after job (each appended to the machines' ends): feasible, between the bounds
-    serial = js.dispatch(ft06, [j for j in range(6) for _ in range(6)])
+    serial = dispatch(ft06, [j for j in range(6) for _ in range(6)])
     assert max(map(sum, ft06["durations"])) <= js.evaluate(ft06, serial) <= sum(map(sum, ft06["durations"]))
     assert js.evaluate(ft06, serial) == 152
 
@@ -305,17 +241,9 @@ def test_evaluate_fuzz_never_crashes_unexpectedly():
 def test_dispatch_validates_sequence():
     inst = _small()
     with pytest.raises(ValueError, match="4 entries"):
-        js.dispatch(inst, [0, 1, 0])
+        dispatch(inst, [0, 1, 0])
     with pytest.raises(ValueError, match="more than 2 times"):
-        js.dispatch(inst, [0, 0, 0, 1])
-
-
-@pytest.mark.parametrize("size", js.SIZES[:6])
-def test_baseline_is_feasible_and_deterministic(size):
-    inst = js.generate(11, size)
-    sol = js.baseline(inst)
-    assert sol == js.baseline(inst)
-    assert js.evaluate(inst, sol) >= max(map(sum, inst["durations"]))
+        dispatch(inst, [0, 0, 0, 1])
 
 
 @pytest.fixture(scope="module")
@@ -340,7 +268,7 @@ def test_random_sequences_average_zero_reward(references, size):
         for k in range(100):
             seq = [j for j in range(n) for _ in range(m)]
             random.Random(k).shuffle(seq)
-            rewards.append(reward(js.evaluate(inst, js.dispatch(inst, seq)), naive, meta["objective"]))
+            rewards.append(reward(js.evaluate(inst, dispatch(inst, seq)), naive, meta["objective"]))
         mean = sum(rewards) / len(rewards)
         assert abs(mean) < 0.15, (size, seed, mean)
 
@@ -348,13 +276,14 @@ def test_random_sequences_average_zero_reward(references, size):
 # ----------------------------------------------------------------- reference
 
 
-def test_reference_solves_ft06(ft06):
-    sol, meta = js.reference(ft06, time_limit_s=5.0, workers=2, seed=0)
+def test_reference_proves_the_optimum_of_ft06(ft06):
+    """CP-SAT proves 55 on ft06 (in milliseconds; the limit leaves ample slack)."""
+    sol, meta = js.reference(ft06, time_limit_s=60.0, workers=2, seed=0)
     assert js.evaluate(ft06, sol) == 55
     assert meta["status"] == "OPTIMAL"
     assert (meta["objective"], meta["bound"]) == (55, 55)
     assert meta["solver"] == "ortools-cp-sat" and meta["version"]
-    assert (meta["time_limit_s"], meta["workers"], meta["seed"]) == (5.0, 2, 0)
+    assert (meta["time_limit_s"], meta["workers"], meta["seed"]) == (60.0, 2, 0)
     assert isinstance(meta["wall_time_s"], float)
     json.dumps(meta)
 

@@ -1,72 +1,44 @@
-"""The rcpsp problem module: generator, PSPLIB format, verifier, baseline, reference."""
+"""The rcpsp problem class: the ProGen design, PSPLIB files, verifier rules, SSGS baseline, reference.
+
+The properties every class shares (contract, statement, golden digests, round trips, broken files,
+baseline feasibility) are checked in tests/test_contract.py.
+"""
 
 from __future__ import annotations
 
 import json
 import random
 import time
-from pathlib import Path
 
 import pytest
 
-from orharbor.jsonio import digest
-from orharbor.problem_modules import rcpsp as rc
+from orharbor import problem_modules
+from orharbor.problem_modules.rcpsp.baseline import random_activity_list, ssgs
 from orharbor.problem_modules.rcpsp.generator import earliest_starts, peak_demands
 from orharbor.verifiers.reward import reward
 from orharbor.verifiers.strict import Infeasible
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "instances" / "rcpsp"
+from text_edits import edit_line as _edit
+
+rc = problem_modules.get("rcpsp")
 REAL = ("j301_1.sm", "j301_2.sm", "j301_3.sm", "j601_1.sm", "j601_2.sm", "j1201_1.sm")
-
-
-def fixture_text(name: str) -> str:
-    with open(FIXTURES / name, encoding="utf-8", newline="") as fh:
-        return fh.read()
+#: The published PSPLIB files, under instances/ (the ``folder`` and ``published`` fixtures).
+FOLDER = "rcpsp"
 
 
 @pytest.fixture(scope="module")
-def j301_1() -> dict:
-    return rc.read(FIXTURES / "j301_1.sm")
+def j301_1(folder) -> dict:
+    return rc.read(folder / "j301_1.sm")
 
 
-# ------------------------------------------------------------------ contract
-
-
-def test_contract_names():
-    """The module exports the contract names with the issue's values."""
-    assert rc.NAME == "rcpsp" and rc.TITLE == "Resource-constrained project scheduling"
-    assert rc.SIZES == ("j10", "j30", "j60", "j90", "j120", "j300")
-    assert rc.FORMATS == ("psplib",)
-    assert rc.OBJECTIVE == "makespan" and rc.GENERATOR_VERSION == 1
-    assert isinstance(rc.BASELINE, str) and len(rc.BASELINE) > 100
-    for name in ("generate", "read", "parse", "write", "evaluate", "baseline", "ssgs", "reference", "statement"):
-        assert callable(getattr(rc, name)), name
-
-
-def test_statement():
-    """The statement names every field, the rules and the generator, in 40-80 lines."""
+def test_statement_names_the_design_and_the_interval_rule():
+    """Beyond the fields: ProGen, and activities occupying half-open intervals."""
     text = rc.statement()
-    assert text.startswith("# Resource-constrained project scheduling")
-    for word in ("n_activities", "capacities", "durations", "demands", "successors", "starts", "makespan",
-                 "How instances are generated", "ProGen", "half-open"):
-        assert word in text
-    assert 40 <= len(text.splitlines()) <= 80
+    for word in ("ProGen", "half-open"):
+        assert word in text, word
 
 
 # ----------------------------------------------------------------- generator
-
-
-@pytest.mark.parametrize(
-    ("seed", "size", "expected"),
-    [
-        (0, "j10", "9fb301362414fd69607e9752b682523ea357cc0eba32e038eddefce01a0842af"),
-        (7, "j30", "736572cbc4a9f23d2b93f86fcdf8fa632602fc812a4eb9ecdbac85de95945763"),
-        (123456789, "j300", "578afadceea00367c4321a16793d1523aa2cbdf675640e13da8d368e7acca63c"),
-    ],
-)
-def test_generate_golden_hashes(seed, size, expected):
-    """generate is pinned byte for byte."""
-    assert digest(rc.generate(seed, size)) == expected
 
 
 def _has_other_path(successors: list[list[int]], i: int, j: int) -> bool:
@@ -92,7 +64,6 @@ def test_generate_follows_progen(size):
     gen = inst["generator"]
     assert (n, k_res) == (n_real + 2, 4) and inst["name"] == f"rcpsp-{size}-s5"
     assert (gen["seed"], gen["size"], gen["version"]) == (5, size, 1)
-    assert json.loads(json.dumps(inst)) == inst
     succ, dur, dem = inst["successors"], inst["durations"], inst["demands"]
     assert dur[0] == dur[-1] == 0 and dem[0] == dem[-1] == [0] * k_res and succ[-1] == []
     assert all(1 <= d <= 10 for d in dur[1:-1])
@@ -121,10 +92,8 @@ def test_generate_follows_progen(size):
     assert gen["nc"] in (1.5, 1.8, 2.1) and gen["rf"] in (0.25, 0.5, 0.75, 1.0) and gen["rs"] in levels
 
 
-def test_generate_is_deterministic_and_varies():
-    """Same (seed, size), same instance; the design parameters take every level across seeds."""
-    assert rc.generate(3, "j30") == rc.generate(3, "j30")
-    assert rc.generate(3, "j30")["durations"] != rc.generate(4, "j30")["durations"]
+def test_design_parameters_take_every_level():
+    """NC, RF and RS take every ProGen level across seeds."""
     gens = [rc.generate(s, "j30")["generator"] for s in range(60)]
     assert {g["nc"] for g in gens} == {1.5, 1.8, 2.1}
     assert {g["rf"] for g in gens} == {0.25, 0.5, 0.75, 1.0}
@@ -132,30 +101,21 @@ def test_generate_is_deterministic_and_varies():
     assert {rc.generate(s, "j120")["generator"]["rs"] for s in range(40)} == {0.1, 0.2, 0.3, 0.4, 0.5}
 
 
-@pytest.mark.parametrize(
-    ("seed", "size"), [(0, "j20"), (0, "J30"), (0, 30), (-1, "j30"), (True, "j30"), (1.0, "j30"), ("1", "j30"), (2**64, "j30")]
-)
-def test_generate_rejects_bad_arguments(seed, size):
-    """Unknown sizes and bad seeds raise a ValueError listing the valid sizes."""
-    with pytest.raises(ValueError, match="valid sizes: j10, j30, j60, j90, j120, j300"):
-        rc.generate(seed, size)
-
-
 # ------------------------------------------------------------------- formats
 
 
 @pytest.mark.parametrize("name", REAL)
-def test_real_files_round_trip_byte_for_byte(name):
+def test_real_files_round_trip_byte_for_byte(published, folder, name):
     """write(read(x)) == x for each PSPLIB fixture, read from a Path, a path string or the text."""
-    text = fixture_text(name)
-    for source in (FIXTURES / name, str(FIXTURES / name), text):
+    text = published(name)
+    for source in (folder / name, str(folder / name), text):
         inst = rc.read(source)
         assert rc.write(inst) == text
         assert rc.read(source, "psplib") == inst
-    assert "layout" not in rc.read(FIXTURES / name)  # the canonical layout is PSPLIB's
+    assert "layout" not in rc.read(folder / name)  # the canonical layout is PSPLIB's
 
 
-def test_real_file_contents(j301_1):
+def test_real_file_contents(folder, j301_1):
     """j301_1 reads into 0-based activities with its header values kept."""
     inst = j301_1
     assert (inst["n_activities"], inst["n_resources"]) == (32, 4)
@@ -165,86 +125,68 @@ def test_real_file_contents(j301_1):
     assert inst["durations"][:4] == [0, 8, 4, 6] and inst["demands"][2] == [10, 0, 0, 0]
     assert inst["psplib"] == {"basedata": "j30_17.bas", "seed": 28123, "horizon": 158, "pronr": 1,
                               "rel_date": 0, "due_date": 38, "tard_cost": 26, "mpm_time": 38}
-    big = rc.read(FIXTURES / "j1201_1.sm")
+    big = rc.read(folder / "j1201_1.sm")
     assert big["n_activities"] == 122 and big["psplib"]["basedata"] == "J1201_.BAS"
 
 
 DATA_KEYS = ("n_activities", "n_resources", "capacities", "durations", "demands", "successors")
 
 
-@pytest.mark.parametrize(("seed", "size"), [(0, "j10"), (1, "j30"), (2, "j120"), (3, "j300")])
-def test_generated_round_trip(seed, size):
-    """Generated instances survive write/read with their data, in a PSPLIB-style file."""
+@pytest.mark.parametrize(("seed", "size"), [(0, "j10"), (3, "j300")])
+def test_generated_files_carry_psplib_style_headers(seed, size):
+    """A generated instance's file has PSPLIB's header values: horizon, derived seed, critical path."""
     inst = rc.generate(seed, size)
     text = rc.write(inst)
     back = rc.read(text)
-    assert {k: back[k] for k in DATA_KEYS} == {k: inst[k] for k in DATA_KEYS}
-    assert rc.write(back) == text and text.endswith("*" * 72 + "\n")
+    assert text.endswith("*" * 72 + "\n")
     head = back["psplib"]
     assert head["horizon"] == sum(inst["durations"]) and head["seed"] == inst["generator"]["derived_seed"]
     assert head["mpm_time"] == head["due_date"] == max(s + d for s, d in zip(earliest_starts(inst["durations"], inst["successors"]), inst["durations"]))
 
 
-def test_crlf_and_trailing_blank_lines_round_trip():
+def test_crlf_and_trailing_blank_lines_round_trip(published):
     """A CRLF copy with extra blank lines at the end comes back byte for byte."""
-    text = fixture_text("j301_2.sm").replace("\n", "\r\n") + "\r\n\r\n"
+    text = published("j301_2.sm").replace("\n", "\r\n") + "\r\n\r\n"
     inst = rc.read(text)
     assert rc.write(inst) == text
-    assert {k: inst[k] for k in DATA_KEYS} == {k: rc.read(fixture_text("j301_2.sm"))[k] for k in DATA_KEYS}
+    assert {k: inst[k] for k in DATA_KEYS} == {k: rc.read(published("j301_2.sm"))[k] for k in DATA_KEYS}
 
 
-def _edit(lineno: int, new: str | None, name: str = "j301_1.sm") -> str:
-    lines = fixture_text(name).split("\n")
-    if new is None:
-        del lines[lineno - 1]
-    else:
-        lines[lineno - 1] = new
-    return "\n".join(lines)
+@pytest.fixture(scope="module")
+def j301_1_text(published) -> str:
+    """The text of j301_1.sm, which the broken-file cases edit."""
+    return published("j301_1.sm")
 
 
 BROKEN = [
-    ("multi-mode", lambda: _edit(21, "   3        2          3           7   8  13"), r"^<text>:21: multi-mode files are not supported \(activity 3 has 2 modes\)$"),
-    ("nonrenewable", lambda: _edit(10, "  - nonrenewable              :  2   N"), r"^<text>:10: multi-mode files are not supported \(2 nonrenewable resources\)$"),
-    ("doubly constrained", lambda: _edit(11, "  - doubly constrained        :  1   D"), r"^<text>:11: doubly constrained resources are not supported"),
-    ("two projects", lambda: _edit(5, "projects                      :  2"), r"^<text>:5: multi-project files are not supported"),
-    ("successor count", lambda: _edit(19, "   1        1          3           2   3"), r"^<text>:19: job 1 announces 3 successors but lists 2$"),
-    ("backward arc", lambda: _edit(22, "   4        1          3           5   9   3"), r"^<text>:22: successor 3 of job 4 out of range 5\.\.32"),
-    ("successor beyond sink", lambda: _edit(49, "  31        1          1          33"), r"^<text>:49: successor 33 of job 31 out of range 32\.\.32"),
-    ("repeated successor", lambda: _edit(22, "   4        1          3           5   9   9"), r"^<text>:22: job 4 lists a successor twice$"),
-    ("job number", lambda: _edit(20, "   5        1          3           6  11  15"), r"^<text>:20: expected job number 2, got 5$"),
-    ("non-integer", lambda: _edit(58, "  4      1     6       0    0    0    x"), r"^<text>:58: expected an integer, got 'x'$"),
-    ("short request row", lambda: _edit(58, "  4      1     6       0    0    0"), r"^<text>:58: expected 7 integers, got 6$"),
-    ("negative demand", lambda: _edit(58, "  4      1     6       0    0    0   -3"), r"^<text>:58: job 4: negative duration or demand$"),
-    ("busy source", lambda: _edit(55, "  1      1     5       0    0    0    0"), r"^<text>:55: the dummy source \(job 1\) must have duration 0, got 5$"),
-    ("capacity below demand", lambda: _edit(90, "    9   13    4   12"), r"^<text>:90: resource 1: availability 9 is below the demand 10 of job 3$"),
-    ("jobs mismatch", lambda: _edit(15, "    1     29      0       38       26       38"), r"^<text>:15: expected 30 non-dummy jobs"),
-    ("missing precedence row", lambda: _edit(50, None), r"^<text>:50: expected an integer, got '\*+'$"),
-    ("missing stars", lambda: _edit(4, None), r"^<text>:4: expected a line of '\*', got 'projects"),
-    ("wrong header", lambda: _edit(2, "basedata: x"), r"^<text>:2: expected the line 'file with basedata'"),
-    ("bad seed", lambda: _edit(3, "initial value random generator: abc"), r"^<text>:3: expected an integer after"),
-    ("truncated", lambda: "\n".join(fixture_text("j301_1.sm").split("\n")[:60]), r"^<text>:61: expected the request row of job 7 \(7 integers\), got the end of the file$"),
-    ("extra content", lambda: fixture_text("j301_1.sm") + "PROJECT 2\n", r"^<text>:92: unexpected content after the resource availabilities"),
-    ("empty file", lambda: "", r"^<text>:1: expected a line of '\*', got the end of the file$"),
+    ("multi-mode", lambda t: _edit(t, 21, "   3        2          3           7   8  13"), r"^<text>:21: multi-mode files are not supported \(activity 3 has 2 modes\)$"),
+    ("nonrenewable", lambda t: _edit(t, 10, "  - nonrenewable              :  2   N"), r"^<text>:10: multi-mode files are not supported \(2 nonrenewable resources\)$"),
+    ("doubly constrained", lambda t: _edit(t, 11, "  - doubly constrained        :  1   D"), r"^<text>:11: doubly constrained resources are not supported"),
+    ("two projects", lambda t: _edit(t, 5, "projects                      :  2"), r"^<text>:5: multi-project files are not supported"),
+    ("successor count", lambda t: _edit(t, 19, "   1        1          3           2   3"), r"^<text>:19: job 1 announces 3 successors but lists 2$"),
+    ("backward arc", lambda t: _edit(t, 22, "   4        1          3           5   9   3"), r"^<text>:22: successor 3 of job 4 out of range 5\.\.32"),
+    ("successor beyond sink", lambda t: _edit(t, 49, "  31        1          1          33"), r"^<text>:49: successor 33 of job 31 out of range 32\.\.32"),
+    ("repeated successor", lambda t: _edit(t, 22, "   4        1          3           5   9   9"), r"^<text>:22: job 4 lists a successor twice$"),
+    ("job number", lambda t: _edit(t, 20, "   5        1          3           6  11  15"), r"^<text>:20: expected job number 2, got 5$"),
+    ("non-integer", lambda t: _edit(t, 58, "  4      1     6       0    0    0    x"), r"^<text>:58: expected an integer, got 'x'$"),
+    ("short request row", lambda t: _edit(t, 58, "  4      1     6       0    0    0"), r"^<text>:58: expected 7 integers, got 6$"),
+    ("negative demand", lambda t: _edit(t, 58, "  4      1     6       0    0    0   -3"), r"^<text>:58: job 4: negative duration or demand$"),
+    ("busy source", lambda t: _edit(t, 55, "  1      1     5       0    0    0    0"), r"^<text>:55: the dummy source \(job 1\) must have duration 0, got 5$"),
+    ("capacity below demand", lambda t: _edit(t, 90, "    9   13    4   12"), r"^<text>:90: resource 1: availability 9 is below the demand 10 of job 3$"),
+    ("jobs mismatch", lambda t: _edit(t, 15, "    1     29      0       38       26       38"), r"^<text>:15: expected 30 non-dummy jobs"),
+    ("missing precedence row", lambda t: _edit(t, 50, None), r"^<text>:50: expected an integer, got '\*+'$"),
+    ("missing stars", lambda t: _edit(t, 4, None), r"^<text>:4: expected a line of '\*', got 'projects"),
+    ("wrong header", lambda t: _edit(t, 2, "basedata: x"), r"^<text>:2: expected the line 'file with basedata'"),
+    ("bad seed", lambda t: _edit(t, 3, "initial value random generator: abc"), r"^<text>:3: expected an integer after"),
+    ("truncated", lambda t: "\n".join(t.split("\n")[:60]), r"^<text>:61: expected the request row of job 7 \(7 integers\), got the end of the file$"),
 ]
 
 
 @pytest.mark.parametrize(("label", "make", "message"), BROKEN, ids=[b[0] for b in BROKEN])
-def test_broken_files_are_rejected(label, make, message):
+def test_broken_files_are_rejected(j301_1_text, label, make, message):
     """Each defect gets a file:line: expectation message."""
     with pytest.raises(ValueError, match=message):
-        rc.read(make())
-
-
-def test_broken_file_message_names_the_file(tmp_path):
-    """Reading from a path puts the file name in the message; unknown formats are refused."""
-    path = tmp_path / "j301_1.sm"
-    path.write_text(_edit(21, "   3        2          3           7   8  13"), encoding="utf-8")
-    with pytest.raises(ValueError, match=r"^j301_1\.sm:21: multi-mode files are not supported \(activity 3 has 2 modes\)$"):
-        rc.read(path)
-    with pytest.raises(ValueError, match="unknown rcpsp format"):
-        rc.read(FIXTURES / "j301_1.sm", "patterson")
-    with pytest.raises(ValueError, match="unknown rcpsp format"):
-        rc.write(rc.read(FIXTURES / "j301_1.sm"), "patterson")
+        rc.read(make(j301_1_text))
 
 
 # ------------------------------------------------------------------ verifier
@@ -337,20 +279,19 @@ def test_evaluate_fuzz_never_crashes_unexpectedly():
 def test_ssgs_small_and_validation():
     """SSGS places each listed activity at its earliest feasible start; bad lists are refused."""
     inst = _small()
-    assert rc.ssgs(inst, [0, 1, 2, 3, 4]) == {"starts": [0, 0, 3, 5, 9]}
-    assert rc.ssgs(inst, [0, 2, 1, 3, 4]) == {"starts": [0, 2, 0, 5, 9]}
+    assert ssgs(inst, [0, 1, 2, 3, 4]) == {"starts": [0, 0, 3, 5, 9]}
+    assert ssgs(inst, [0, 2, 1, 3, 4]) == {"starts": [0, 2, 0, 5, 9]}
     with pytest.raises(ValueError, match="permutation"):
-        rc.ssgs(inst, [0, 1, 2, 3])
+        ssgs(inst, [0, 1, 2, 3])
     with pytest.raises(ValueError, match="3 comes before its predecessor 1"):
-        rc.ssgs(inst, [0, 3, 1, 2, 4])
+        ssgs(inst, [0, 3, 1, 2, 4])
 
 
 @pytest.mark.parametrize("size", rc.SIZES)
-def test_baseline_is_feasible_and_deterministic(size):
-    """The baseline is a feasible schedule, the same every time."""
+def test_baseline_lies_between_the_critical_path_and_the_serial_schedule(size):
+    """The baseline's makespan is at least the critical path and at most the sum of the durations."""
     inst = rc.generate(11, size)
     sol = rc.baseline(inst)
-    assert sol == rc.baseline(json.loads(json.dumps(inst)))
     dur = inst["durations"]
     cpm = max(s + d for s, d in zip(earliest_starts(dur, inst["successors"]), dur))
     assert cpm <= rc.evaluate(inst, sol) <= sum(dur)
@@ -359,19 +300,19 @@ def test_baseline_is_feasible_and_deterministic(size):
 def test_random_lists_are_precedence_feasible():
     """random_activity_list gives different topological orders that SSGS accepts."""
     inst = rc.generate(2, "j30")
-    lists = {tuple(rc.random_activity_list(inst, random.Random(k))) for k in range(20)}
+    lists = {tuple(random_activity_list(inst, random.Random(k))) for k in range(20)}
     assert len(lists) == 20
     for order in lists:
-        rc.evaluate(inst, rc.ssgs(inst, list(order)))
+        rc.evaluate(inst, ssgs(inst, list(order)))
 
 
 @pytest.fixture(scope="module")
 def references() -> dict:
-    """CP-SAT references (short runs) on two non-trivial j30 instances, computed once."""
+    """CP-SAT references on two non-trivial j30 instances, computed once (proved optimal in about a second)."""
     out = {}
     for seed in (1, 2):
         inst = rc.generate(seed, "j30")
-        out[seed] = (inst, *rc.reference(inst, time_limit_s=2.0, workers=2))
+        out[seed] = (inst, *rc.reference(inst, time_limit_s=60.0, workers=2))
     return out
 
 
@@ -381,7 +322,7 @@ def test_random_lists_average_zero_reward(references):
         naive = rc.evaluate(inst, rc.baseline(inst))
         assert naive > meta["objective"], seed
         rewards = [
-            reward(rc.evaluate(inst, rc.ssgs(inst, rc.random_activity_list(inst, random.Random(k)))), naive, meta["objective"])
+            reward(rc.evaluate(inst, ssgs(inst, random_activity_list(inst, random.Random(k)))), naive, meta["objective"])
             for k in range(100)
         ]
         mean = sum(rewards) / len(rewards)
@@ -391,24 +332,23 @@ def test_random_lists_average_zero_reward(references):
 # ----------------------------------------------------------------- reference
 
 
-def test_reference_solves_j301_1(j301_1):
-    """CP-SAT proves the published optimum 43 of j301_1 within seconds."""
-    sol, meta = rc.reference(j301_1, time_limit_s=5.0, workers=2, seed=0)
-    assert rc.evaluate(rc.read(FIXTURES / "j301_1.sm"), sol) == 43
+def test_reference_proves_the_optimum_of_j301_1(folder, j301_1):
+    """CP-SAT proves the published optimum 43 of j301_1 (within seconds; the limit leaves ample slack)."""
+    sol, meta = rc.reference(j301_1, time_limit_s=60.0, workers=2, seed=0)
+    assert rc.evaluate(rc.read(folder / "j301_1.sm"), sol) == 43
     assert meta["status"] == "OPTIMAL" and (meta["objective"], meta["bound"]) == (43, 43)
     assert meta["solver"] == "ortools-cp-sat" and meta["version"]
-    assert (meta["time_limit_s"], meta["workers"], meta["seed"]) == (5.0, 2, 0)
-    assert isinstance(meta["wall_time_s"], float) and meta["wall_time_s"] < 5.0
-    json.dumps(meta)
+    assert (meta["time_limit_s"], meta["workers"], meta["seed"]) == (60.0, 2, 0)
+    assert isinstance(meta["wall_time_s"], float) and meta["wall_time_s"] < 60.0
 
 
 def test_reference_beats_baseline(references):
-    """The reference is feasible, matches its meta, and is no worse than the baseline."""
+    """The reference proves its optimum, matches its meta, and is strictly better than the baseline."""
     for inst, sol, meta in references.values():
         objective = rc.evaluate(inst, sol)
-        assert objective == meta["objective"]
-        assert meta["status"] in ("OPTIMAL", "FEASIBLE")
-        assert meta["bound"] <= objective < rc.evaluate(inst, rc.baseline(inst))
+        assert objective == meta["objective"] == meta["bound"]
+        assert meta["status"] == "OPTIMAL"
+        assert objective < rc.evaluate(inst, rc.baseline(inst))
 
 
 def test_reference_falls_back_when_out_of_time():

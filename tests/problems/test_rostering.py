@@ -1,19 +1,26 @@
-"""The rostering problem module: generator, format, verifier, baseline, reference."""
+"""The rostering problem class: the benchmark's design and files, every hard rule, baseline, reference.
+
+The properties every class shares (contract, statement, golden digests, round trips, broken files,
+baseline feasibility) are checked in tests/test_contract.py.
+"""
 
 from __future__ import annotations
 
 import copy
 import json
 import random
-from pathlib import Path
 
 import pytest
 
-from orharbor.jsonio import digest
-from orharbor.problem_modules import rostering as ro
+from orharbor import problem_modules
+from orharbor.problem_modules.rostering.formats import DATA_KEYS
+from orharbor.problem_modules.rostering.generator import generate_with_witness
+from orharbor.problem_modules.rostering.verify import weekends
 from orharbor.verifiers.strict import Infeasible
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "instances" / "rostering"
+from text_edits import line_edit as _edit
+
+ro = problem_modules.get("rostering")
 REAL = ("Instance1", "Instance2", "Instance3")
 #: Published optima (schedulingbenchmarks.org) and an optimal roster of each, found and proved
 #: optimal by the reference (one shift letter per day, "." for a day off, staff in file order).
@@ -30,11 +37,8 @@ OPTIMA = {
                          "..DDL...EEELLL", ".DLLLLL...DD..", "L...DDDDDL....", ".....EED...E..",
                          ".......D...DDD", "..D..EE..D....", ".E...EEE......", "...EEDD......."]),
 }
-
-
-def fixture_text(name: str) -> str:
-    with open(FIXTURES / f"{name}.txt", encoding="utf-8", newline="") as fh:
-        return fh.read()
+#: The published benchmark files, under instances/ (the ``folder`` and ``published`` fixtures).
+FOLDER = "rostering"
 
 
 def roster(instance: dict, lines: list[str]) -> dict:
@@ -43,51 +47,18 @@ def roster(instance: dict, lines: list[str]) -> dict:
 
 
 @pytest.fixture(scope="module")
-def instance1() -> dict:
-    return ro.read(FIXTURES / "Instance1.txt")
+def instance1(folder) -> dict:
+    return ro.read(folder / "Instance1.txt")
 
 
-# ------------------------------------------------------------------ contract
-
-
-def test_contract_names():
-    """The module exports the contract names."""
-    assert ro.NAME == "rostering" and ro.TITLE == "Shift scheduling (nurse rostering)"
-    assert ro.OBJECTIVE == "weighted request and cover penalties" and ro.FORMATS == ("schedulingbenchmarks",)
-    assert ro.SIZES == ("d7e4s1", "d14e8s1", "d14e14s2", "d14e20s3", "d28e30s4", "d42e45s6", "d84e40s5", "d182e100s8",
-                        "d364e150s32")
-    assert ro.GENERATOR_VERSION == 1
-    assert isinstance(ro.BASELINE, str) and "stop_after_first_solution" in ro.BASELINE
-    for name in ("generate", "generate_with_witness", "read", "write", "evaluate", "baseline", "reference", "statement"):
-        assert callable(getattr(ro, name)), name
-
-
-def test_statement():
-    """The statement names the fields, the solution shape, every rule, the boundary rule and the objective."""
+def test_statement_states_the_weekends_and_the_boundary_rule():
+    """Beyond the fields: the roster's shape, which days make a weekend, the rule at the horizon's ends."""
     text = ro.statement()
-    assert text.startswith("# Shift scheduling")
-    for word in ("horizon", "forbidden_next", "max_shifts", "max_total_minutes", "min_total_minutes",
-                 "max_consecutive_shifts", "min_consecutive_shifts", "min_consecutive_days_off", "max_weekends",
-                 "days_off", "shift_on_requests", "shift_off_requests", "under_weight", "over_weight",
-                 '"roster"', "7w+5", "never too short", "How instances are generated"):
+    for word in ('"roster"', "7w+5", "never too short"):
         assert word in text, word
-    assert 60 <= len(text.splitlines()) <= 120
 
 
 # ----------------------------------------------------------------- generator
-
-
-@pytest.mark.parametrize(
-    ("seed", "size", "expected"),
-    [
-        (0, "d7e4s1", "d0d040572bbdcf33e29bbac43c0a88d0aa3ec04ffc9590760a6befc766bdba54"),
-        (7, "d14e20s3", "dd546df86ab779aa214bb97c6ff245af8b2dd95069c9046331cc7e7df61752e6"),
-        (123456789, "d84e40s5", "88f2d16e91a4aaa8a30a4dad2ea1d3a7fb3f46d616006349a76e8674baa5ac6e"),
-    ],
-)
-def test_generate_golden_hashes(seed, size, expected):
-    """generate is pinned byte for byte."""
-    assert digest(ro.generate(seed, size)) == expected
 
 
 @pytest.mark.parametrize("size", ro.SIZES)
@@ -95,7 +66,7 @@ def test_generated_instances_follow_the_design_and_are_feasible(size):
     """Dimensions, ids and drawn parameters as documented; the witness roster passes the verifier."""
     days, n_staff, n_shifts = (int(p) for p in size[1:].replace("e", " ").replace("s", " ").split())
     for seed in (0, 1) if days < 100 else (0,):
-        inst, witness = ro.generate_with_witness(seed, size)
+        inst, witness = generate_with_witness(seed, size)
         gen = inst["generator"]
         assert inst["name"] == f"rostering-{size}-s{seed}" and inst["horizon"] == days
         assert (gen["seed"], gen["size"], gen["version"]) == (seed, size, 1)
@@ -114,44 +85,34 @@ def test_generated_instances_follow_the_design_and_are_feasible(size):
         assert {(c["under_weight"], c["over_weight"]) for c in inst["cover"]} == {(100, 1)}
         assert 95 <= gen["cover_ratio_percent"] <= 105 and gen["witness_widened"] <= max(1, n_staff // 20)
         assert ro.evaluate(inst, witness) >= 0
-        assert json.loads(json.dumps(inst)) == inst
         assert '"roster"' not in json.dumps(inst)  # the witness is not part of the instance
 
 
-def test_generate_is_deterministic_and_varies():
-    """Same (seed, size), same instance; seeds vary the drawn structure."""
-    assert ro.generate(3, "d14e14s2") == ro.generate(3, "d14e14s2")
+def test_seeds_vary_the_drawn_structure():
+    """Shift lengths, contracts, rest times and cover ratios vary with the seed."""
     designs = [ro.generate(s, "d14e14s2")["generator"] for s in range(30)]
     assert len({d["lengths"] for d in designs}) == 2 and len({len(d["contracts"]) for d in designs}) == 3
     assert len({d["min_rest_minutes"] for d in designs}) == 4 and len({d["cover_ratio_percent"] for d in designs}) > 5
-
-
-@pytest.mark.parametrize(("seed", "size"), [(0, "d7e4"), (0, "D7E4S1"), (0, 7), (-1, "d7e4s1"), (True, "d7e4s1"),
-                                             (1.0, "d7e4s1"), ("1", "d7e4s1"), (2**64, "d7e4s1")])
-def test_generate_rejects_bad_arguments(seed, size):
-    """Unknown sizes and bad seeds raise ValueError listing the valid sizes."""
-    with pytest.raises(ValueError, match="valid sizes: d7e4s1, d14e8s1"):
-        ro.generate(seed, size)
 
 
 # ------------------------------------------------------------------- formats
 
 
 @pytest.mark.parametrize("name", REAL)
-def test_published_files_round_trip_byte_for_byte(name):
+def test_published_files_round_trip_byte_for_byte(published, folder, name):
     """write(read(file)) reproduces each published CRLF file exactly, from a path, a string path or text."""
-    text = fixture_text(name)
-    inst = ro.read(FIXTURES / f"{name}.txt")
+    text = published(name + ".txt")
+    inst = ro.read(folder / f"{name}.txt")
     assert inst["name"] == name and inst["source"] == f"{name}.txt"
     assert inst["layout"] == {"format": "schedulingbenchmarks", "newline": "\r\n"}
     assert ro.write(inst) == text
-    assert ro.read(str(FIXTURES / f"{name}.txt")) == inst
+    assert ro.read(str(folder / f"{name}.txt")) == inst
     unix = text.replace("\r\n", "\n")
     again = ro.read(unix, "schedulingbenchmarks")
     assert "layout" not in again and ro.write(again) == unix
 
 
-def test_instance1_reads_as_published(instance1):
+def test_instance1_reads_as_published(folder, instance1):
     """Spot values of Instance1 and Instance3."""
     assert instance1["horizon"] == 14 and instance1["shifts"] == [{"id": "D", "minutes": 480, "forbidden_next": []}]
     assert instance1["staff"][0] == {
@@ -161,89 +122,64 @@ def test_instance1_reads_as_published(instance1):
     assert instance1["shift_on_requests"][0] == {"employee": "A", "day": 2, "shift": "D", "weight": 2}
     assert instance1["shift_off_requests"][-1] == {"employee": "H", "day": 3, "shift": "D", "weight": 3}
     assert instance1["cover"][1] == {"day": 1, "shift": "D", "requirement": 7, "under_weight": 100, "over_weight": 1}
-    inst3 = ro.read(FIXTURES / "Instance3.txt")
+    inst3 = ro.read(folder / "Instance3.txt")
     assert [s["forbidden_next"] for s in inst3["shifts"]] == [[], ["E"], ["E", "D"]]
     assert inst3["staff"][1]["max_shifts"] == {"E": 14, "D": 14, "L": 5}
 
 
-@pytest.mark.parametrize(("seed", "size"), [(0, "d7e4s1"), (1, "d14e20s3"), (2, "d42e45s6")])
-def test_generated_round_trip(seed, size):
-    """read(write(x)) gives back x's data and writes the same text."""
-    inst = ro.generate(seed, size)
-    text = ro.write(inst, "schedulingbenchmarks")
-    back = ro.read(text)
-    assert "layout" not in back and ro.write(back) == text
-    assert {k: back[k] for k in ro.formats.DATA_KEYS} == {k: inst[k] for k in ro.formats.DATA_KEYS}
-
-
-def test_other_layouts_are_read_and_written_canonically():
+def test_other_layouts_are_read_and_written_canonically(published):
     """Other comments, sections out of order, blank lines and spaces: same data, canonical text."""
-    text = fixture_text("Instance2").replace("\r\n", "\n")
+    text = published("Instance2.txt").replace("\r\n", "\n")
     head, cover = text.split("SECTION_COVER")
     odd = "SECTION_COVER" + cover + "\n# my own comment\n\n" + head.replace("E,480,", "E, 480,\n")
     inst = ro.read(odd)
-    assert {k: inst[k] for k in ro.formats.DATA_KEYS} == {k: v for k, v in ro.read(text).items() if k in ro.formats.DATA_KEYS}
+    assert {k: inst[k] for k in DATA_KEYS} == {k: v for k, v in ro.read(text).items() if k in DATA_KEYS}
     assert ro.write(inst) == text and "layout" not in inst
 
 
-def _edit(lineno: int, new: str | None) -> str:
-    lines = fixture_text("Instance1").replace("\r\n", "\n").split("\n")
-    if new is None:
-        del lines[lineno - 1]
-    else:
-        lines[lineno - 1] = new
-    return "\n".join(lines)
+@pytest.fixture(scope="module")
+def unix_instance1(published) -> str:
+    """Instance1.txt with LF line ends, which the broken-file cases edit."""
+    return published("Instance1.txt").replace("\r\n", "\n")
 
 
 BROKEN = [
-    ("horizon not int", lambda: _edit(5, "x"), r"^<text>:5: expected an integer number of days, got 'x'$"),
-    ("horizon zero", lambda: _edit(5, "0"), r"^<text>:5: number of days 0 is out of range \(expected at least 1\)$"),
-    ("two horizons", lambda: _edit(4, "14"), r"^<text>:5: SECTION_HORIZON holds one number, the days in the horizon; got 2 rows$"),
-    ("data first", lambda: _edit(1, "14"), r"^<text>:1: expected SECTION_HORIZON or a comment, got '14'$"),
-    ("unknown section", lambda: _edit(22, "SECTION_HOLIDAYS"), r"^<text>:22: unknown section 'SECTION_HOLIDAYS'"),
-    ("section twice", lambda: _edit(22, "SECTION_STAFF"), r"^<text>:22: SECTION_STAFF appears twice$"),
-    ("missing section", lambda: "\n".join(_edit(1, None).split("\n")[:63]),
+    ("horizon not int", _edit(5, "x"), r"^<text>:5: expected an integer number of days, got 'x'$"),
+    ("horizon zero", _edit(5, "0"), r"^<text>:5: number of days 0 is out of range \(expected at least 1\)$"),
+    ("two horizons", _edit(4, "14"), r"^<text>:5: SECTION_HORIZON holds one number, the days in the horizon; got 2 rows$"),
+    ("data first", _edit(1, "14"), r"^<text>:1: expected SECTION_HORIZON or a comment, got '14'$"),
+    ("unknown section", _edit(22, "SECTION_HOLIDAYS"), r"^<text>:22: unknown section 'SECTION_HOLIDAYS'"),
+    ("section twice", _edit(22, "SECTION_STAFF"), r"^<text>:22: SECTION_STAFF appears twice$"),
+    ("missing section", lambda t: "\n".join(_edit(1, None)(t).split("\n")[:63]),
      r"^<text>:63: expected a SECTION_COVER, got the end of the file$"),
-    ("shift fields", lambda: _edit(9, "D,480"), r"^<text>:9: expected 3 comma-separated fields \(ShiftID, Length"),
-    ("shift length", lambda: _edit(9, "D,8h,"), r"^<text>:9: expected an integer length of shift D, got '8h'$"),
-    ("unknown successor", lambda: _edit(9, "D,480,N"), r"^<text>:9: unknown shift among the successors of shift D: 'N'$"),
-    ("shift id", lambda: _edit(9, "D D,480,"), r"^<text>:9: expected a shift id \(no spaces"),
-    ("staff fields", lambda: _edit(13, "A,D=14,4320,3360,5,2,2"), r"^<text>:13: expected 8 comma-separated fields"),
-    ("max shifts form", lambda: _edit(13, "A,D:14,4320,3360,5,2,2,1"), r"^<text>:13: employee A: expected ShiftID=max in MaxShifts, got 'D:14'$"),
-    ("max shifts shift", lambda: _edit(13, "A,N=14,4320,3360,5,2,2,1"), r"^<text>:13: unknown shift in the MaxShifts of employee A: 'N'$"),
-    ("negative minutes", lambda: _edit(13, "A,D=14,4320,-1,5,2,2,1"), r"^<text>:13: min_total_minutes of employee A -1 is out of range"),
-    ("employee twice", lambda: _edit(14, "A,D=14,4320,3360,5,2,2,1"), r"^<text>:14: employee A is defined twice$"),
-    ("day off employee", lambda: _edit(24, "Z,0"), r"^<text>:24: unknown employee 'Z'$"),
-    ("day off range", lambda: _edit(24, "A,14"), r"^<text>:24: day off of employee A 14 is out of range \(expected in 0\.\.13\)$"),
-    ("day off twice", lambda: _edit(24, "A,0,0"), r"^<text>:24: employee A: a day off is listed twice$"),
-    ("days off row twice", lambda: _edit(25, "A,3"), r"^<text>:25: employee A has a second days-off row$"),
-    ("request shift", lambda: _edit(35, "A,2,N,2"), r"^<text>:35: unknown shift 'N'$"),
-    ("request day", lambda: _edit(35, "A,-2,D,2"), r"^<text>:35: day -2 is out of range \(expected in 0\.\.13\)$"),
-    ("request weight", lambda: _edit(35, "A,2,D,2.5"), r"^<text>:35: expected an integer weight, got '2\.5'$"),
-    ("request twice", lambda: _edit(36, "A,2,D,1"), r"^<text>:36: a second shift-on request of employee A for shift D on day 2$"),
-    ("off request fields", lambda: _edit(59, "C,12,D"), r"^<text>:59: expected 4 comma-separated fields"),
-    ("cover twice", lambda: _edit(68, "0,D,7,100,1"), r"^<text>:68: a second cover row for shift D on day 0$"),
-    ("cover requirement", lambda: _edit(67, "0,D,five,100,1"), r"^<text>:67: expected an integer requirement, got 'five'$"),
+    ("shift fields", _edit(9, "D,480"), r"^<text>:9: expected 3 comma-separated fields \(ShiftID, Length"),
+    ("shift length", _edit(9, "D,8h,"), r"^<text>:9: expected an integer length of shift D, got '8h'$"),
+    ("unknown successor", _edit(9, "D,480,N"), r"^<text>:9: unknown shift among the successors of shift D: 'N'$"),
+    ("shift id", _edit(9, "D D,480,"), r"^<text>:9: expected a shift id \(no spaces"),
+    ("staff fields", _edit(13, "A,D=14,4320,3360,5,2,2"), r"^<text>:13: expected 8 comma-separated fields"),
+    ("max shifts form", _edit(13, "A,D:14,4320,3360,5,2,2,1"), r"^<text>:13: employee A: expected ShiftID=max in MaxShifts, got 'D:14'$"),
+    ("max shifts shift", _edit(13, "A,N=14,4320,3360,5,2,2,1"), r"^<text>:13: unknown shift in the MaxShifts of employee A: 'N'$"),
+    ("negative minutes", _edit(13, "A,D=14,4320,-1,5,2,2,1"), r"^<text>:13: min_total_minutes of employee A -1 is out of range"),
+    ("employee twice", _edit(14, "A,D=14,4320,3360,5,2,2,1"), r"^<text>:14: employee A is defined twice$"),
+    ("day off employee", _edit(24, "Z,0"), r"^<text>:24: unknown employee 'Z'$"),
+    ("day off range", _edit(24, "A,14"), r"^<text>:24: day off of employee A 14 is out of range \(expected in 0\.\.13\)$"),
+    ("day off twice", _edit(24, "A,0,0"), r"^<text>:24: employee A: a day off is listed twice$"),
+    ("days off row twice", _edit(25, "A,3"), r"^<text>:25: employee A has a second days-off row$"),
+    ("request shift", _edit(35, "A,2,N,2"), r"^<text>:35: unknown shift 'N'$"),
+    ("request day", _edit(35, "A,-2,D,2"), r"^<text>:35: day -2 is out of range \(expected in 0\.\.13\)$"),
+    ("request weight", _edit(35, "A,2,D,2.5"), r"^<text>:35: expected an integer weight, got '2\.5'$"),
+    ("request twice", _edit(36, "A,2,D,1"), r"^<text>:36: a second shift-on request of employee A for shift D on day 2$"),
+    ("off request fields", _edit(59, "C,12,D"), r"^<text>:59: expected 4 comma-separated fields"),
+    ("cover twice", _edit(68, "0,D,7,100,1"), r"^<text>:68: a second cover row for shift D on day 0$"),
+    ("cover requirement", _edit(67, "0,D,five,100,1"), r"^<text>:67: expected an integer requirement, got 'five'$"),
 ]
 
 
 @pytest.mark.parametrize(("label", "make", "message"), BROKEN, ids=[b[0] for b in BROKEN])
-def test_broken_files_are_rejected(label, make, message):
+def test_broken_files_are_rejected(unix_instance1, label, make, message):
     """Each defect raises ValueError with file:line and what was expected."""
     with pytest.raises(ValueError, match=message):
-        ro.read(make())
-
-
-def test_broken_file_message_names_the_file(tmp_path):
-    """Messages name the file; unknown formats and missing files are reported."""
-    path = tmp_path / "Instance9.txt"
-    path.write_text(_edit(13, "A,D=14,4320,3360,5,2,2"), encoding="utf-8")
-    with pytest.raises(ValueError, match=r"^Instance9\.txt:13: expected 8 comma-separated fields"):
-        ro.read(path)
-    with pytest.raises(ValueError, match="unknown rostering format 'ros'"):
-        ro.read(FIXTURES / "Instance1.txt", "ros")
-    with pytest.raises(FileNotFoundError, match="no such rostering file"):
-        ro.read(str(tmp_path / "missing.txt"))
+        ro.read(make(unix_instance1))
 
 
 # ------------------------------------------------------------------ verifier
@@ -315,7 +251,7 @@ def test_runs_touching_the_horizon_ends_are_never_too_short(line):
 
 def test_weekends_and_rotation_at_the_edges():
     """Saturday alone makes a working weekend; a horizon ending on Saturday has a one-day last weekend."""
-    assert ro.weekends(14) == [(5, 6), (12, 13)] and ro.weekends(13) == [(5, 6), (12,)] and ro.weekends(12) == [(5, 6)]
+    assert weekends(14) == [(5, 6), (12, 13)] and weekends(13) == [(5, 6), (12,)] and weekends(12) == [(5, 6)]
     inst = _small()
     inst["staff"][0]["max_weekends"] = 0
     with pytest.raises(Infeasible, match=r"^employee A day 5: weekend 0 \(days 5-6\) is working weekend number 1"):
@@ -323,9 +259,9 @@ def test_weekends_and_rotation_at_the_edges():
 
 
 @pytest.mark.parametrize("name", REAL)
-def test_published_optima(name):
+def test_published_optima(folder, name):
     """The verifier gives the published optimum for an optimal roster of each fixture."""
-    inst = ro.read(FIXTURES / f"{name}.txt")
+    inst = ro.read(folder / f"{name}.txt")
     value, lines = OPTIMA[name]
     assert ro.evaluate(inst, roster(inst, lines)) == value
 
@@ -404,49 +340,38 @@ def test_evaluate_fuzz_never_crashes_unexpectedly(instance1):
 # ------------------------------------------------------------------ baseline
 
 
-@pytest.mark.parametrize("size", ro.SIZES[:3])
-def test_baseline_is_feasible_and_deterministic(size):
-    """CP-SAT's first feasible roster, for several seeds of the first sizes, the same every time."""
-    for seed in (0, 1, 2, 3):
-        inst = ro.generate(seed, size)
-        sol = ro.baseline(inst)
-        assert ro.evaluate(inst, sol) >= 0
-        assert ro.baseline(json.loads(json.dumps(inst))) == sol
-
-
-def test_baseline_of_the_published_files(instance1):
+def test_baseline_of_the_published_files(folder, instance1):
     """The baseline solves the fixtures too, well above their optima."""
     for name in REAL:
-        inst = instance1 if name == "Instance1" else ro.read(FIXTURES / f"{name}.txt")
+        inst = instance1 if name == "Instance1" else ro.read(folder / f"{name}.txt")
         assert ro.evaluate(inst, ro.baseline(inst)) > OPTIMA[name][0]
 
 
 # ----------------------------------------------------------------- reference
 
 
-def test_reference_reaches_the_optimum_of_instance1(instance1):
-    """CP-SAT proves 607 on Instance1 (about 1 s with one worker); the verifier agrees."""
-    sol, meta = ro.reference(instance1, time_limit_s=15.0, workers=1, seed=0)
+def test_reference_proves_the_optimum_of_instance1(instance1):
+    """CP-SAT proves 607 on Instance1 (about 1 s with one worker; the limit leaves ample slack)."""
+    sol, meta = ro.reference(instance1, time_limit_s=60.0, workers=1, seed=0)
     assert ro.evaluate(instance1, sol) == meta["objective"] == 607
     assert meta["status"] == "OPTIMAL" and meta["bound"] == 607
     assert meta["solver"] == "ortools-cp-sat" and meta["version"]
-    assert (meta["time_limit_s"], meta["workers"], meta["seed"]) == (15.0, 1, 0)
-    assert isinstance(meta["wall_time_s"], float) and meta["wall_time_s"] < 15.0
+    assert (meta["time_limit_s"], meta["workers"], meta["seed"]) == (60.0, 1, 0)
+    assert isinstance(meta["wall_time_s"], float) and meta["wall_time_s"] < 60.0
     json.dumps(meta)
 
 
-TIME = {"d14e14s2": 3.0, "d14e20s3": 3.0, "d28e30s4": 8.0}
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize(("seed", "size"), [(0, "d14e14s2"), (1, "d14e20s3"), (0, "d28e30s4")])
-def test_reference_is_clearly_better_than_the_baseline(seed, size):
-    """Short runs already cut the baseline's penalty by more than half: the reward has room to spread."""
+@pytest.mark.parametrize(("seed", "size"), [(0, "d14e14s2"), (1, "d14e20s3")])
+def test_the_optimum_is_far_below_the_baseline(seed, size):
+    """The proved optimum is less than half the baseline's penalty: the reward has room to spread.
+
+    Both instances are proved optimal in about a second; the limit leaves ample slack.
+    """
     inst = ro.generate(seed, size)
-    sol, meta = ro.reference(inst, time_limit_s=TIME[size], workers=1)
+    sol, meta = ro.reference(inst, time_limit_s=60.0, workers=1)
     objective = ro.evaluate(inst, sol)
-    assert objective == meta["objective"] and 0 <= meta["bound"] <= objective
-    assert meta["status"] in ("OPTIMAL", "FEASIBLE")
+    assert meta["status"] == "OPTIMAL" and objective == meta["objective"] == meta["bound"]
     assert 2 * objective < ro.evaluate(inst, ro.baseline(inst))
 
 

@@ -1,79 +1,53 @@
-"""The timetabling problem module: generator, formats, verifier, baseline, reference."""
+"""The timetabling problem class: the ITC2007 design and files, every hard rule and penalty, baseline, reference.
+
+The properties every class shares (contract, statement, golden digests, round trips, broken files,
+baseline feasibility) are checked in tests/test_contract.py.
+"""
 
 from __future__ import annotations
 
 import json
 import random
 import re
-from pathlib import Path
 
 import pytest
 
-from orharbor.jsonio import digest
-from orharbor.problem_modules import timetabling as tt
+from orharbor import problem_modules
 from orharbor.problem_modules.timetabling import generator as gen_module
+from orharbor.problem_modules.timetabling.formats import read_solution, write_solution
+from orharbor.problem_modules.timetabling.generator import build
+from orharbor.problem_modules.timetabling.verify import WEIGHTS, penalties
 from orharbor.verifiers.strict import Infeasible
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "instances" / "timetabling"
+from text_edits import line_edit as _edit
+
+tt = problem_modules.get("timetabling")
 DATA_KEYS = ("name", "days", "periods_per_day", "courses", "rooms", "curricula", "unavailability")
-
-
-def fixture_text(name: str) -> str:
-    with open(FIXTURES / name, encoding="utf-8", newline="") as fh:
-        return fh.read()
+#: The published ITC2007 files, under instances/ (the ``folder`` and ``published`` fixtures).
+FOLDER = "timetabling"
 
 
 @pytest.fixture(scope="module")
-def comp01() -> dict:
-    return tt.read(FIXTURES / "comp01.ctt")
+def comp01(folder) -> dict:
+    return tt.read(folder / "comp01.ctt")
 
 
 @pytest.fixture(scope="module")
-def comp01_solution() -> dict:
-    return tt.read_solution(FIXTURES / "comp01.ctt.sol")
+def comp01_solution(folder) -> dict:
+    return read_solution(folder / "comp01.ctt.sol")
 
 
-# ------------------------------------------------------------------ contract
-
-
-def test_contract_names():
-    """The module exports the contract names with the issue's values."""
-    assert tt.NAME == "timetabling" and tt.TITLE == "Curriculum-based course timetabling"
-    assert tt.OBJECTIVE == "soft-constraint penalty" and tt.FORMATS == ("ctt",)
-    assert tt.SIZES == ("c6", "c30", "c60", "c90", "c130") and tt.GENERATOR_VERSION == 1
-    assert "first" in tt.BASELINE and "stop_after_first_solution" in tt.BASELINE and len(tt.BASELINE) > 100
-    assert tt.WEIGHTS == {"room_capacity": 1, "min_working_days": 5, "curriculum_compactness": 2, "room_stability": 1}
-    for name in ("generate", "build", "read", "write", "read_solution", "write_solution", "evaluate", "penalties",
-                 "baseline", "reference", "statement"):
-        assert callable(getattr(tt, name)), name
-
-
-def test_statement():
-    """The statement names the fields, the solution shape, the rules, the weights and the generator."""
+def test_weights_and_statement_agree():
+    """The competition's weights, as the verifier applies them and the statement states them."""
+    assert WEIGHTS == {"room_capacity": 1, "min_working_days": 5, "curriculum_compactness": 2, "room_stability": 1}
     text = tt.statement()
-    assert text.startswith("# Curriculum-based course timetabling")
-    for word in ("days", "periods_per_day", "courses", "min_working_days", "students", "rooms", "capacity",
-                 "curricula", "unavailability", "assignments", "Room occupancy", "Conflicts", "Availability",
-                 "1 point per student", "5 points per day", "2 points per isolated lecture", "minus 1",
-                 "How instances are generated"):
+    for word in ("Room occupancy", "Conflicts", "Availability", "1 point per student", "5 points per day",
+                 "2 points per isolated lecture", "minus 1"):
         assert word in text, word
-    assert 50 <= len(text.splitlines()) <= 110
+    assert "stop_after_first_solution" in tt.BASELINE
 
 
 # ----------------------------------------------------------------- generator
-
-
-@pytest.mark.parametrize(
-    ("seed", "size", "expected"),
-    [
-        (0, "c6", "f258eead0b98833ed7c934da164c05e6312e978ed4394571014e522563375094"),
-        (7, "c30", "c4ac9d52d022831cfb52661c8f9a9bcabac7ce14101b5117ac5baa13ee33130a"),
-        (123456789, "c130", "73425caed956c22e946d213231524bf1dd5264f6b0609f0ad724458a46b0432f"),
-    ],
-)
-def test_generate_golden_hashes(seed, size, expected):
-    """generate is pinned byte for byte."""
-    assert digest(tt.generate(seed, size)) == expected
 
 
 @pytest.mark.parametrize("size", tt.SIZES)
@@ -105,45 +79,34 @@ def test_generate_follows_the_design(size):
             assert low <= gen[key] <= high, key
         ids = {c["id"] for c in inst["courses"]}
         assert all(set(q["courses"]) <= ids for q in inst["curricula"])
-        assert json.loads(json.dumps(inst)) == inst
 
 
 @pytest.mark.parametrize("size", tt.SIZES)
 def test_generated_instances_are_feasible_by_construction(size):
     """The hidden timetable build() returns passes the verifier, for many seeds."""
     for seed in range(12):
-        inst, hidden = tt.build(seed, size)
+        inst, hidden = build(seed, size)
         assert inst == tt.generate(seed, size)
         assert tt.evaluate(inst, hidden) >= 0
         assert len(hidden["assignments"]) == inst["generator"]["lectures"]
 
 
-def test_generate_is_deterministic_and_varies():
-    """Same (seed, size) gives the same instance; the week shapes and room counts vary with the seed."""
-    assert tt.generate(3, "c30") == tt.generate(3, "c30")
-    assert tt.generate(3, "c30")["courses"] != tt.generate(4, "c30")["courses"]
+def test_week_shapes_and_room_counts_vary():
+    """The week shapes, room counts and unavailabilities vary with the seed."""
     gens = [tt.generate(s, "c60")["generator"] for s in range(40)]
     assert {(g["days"], g["periods_per_day"]) for g in gens} == set(gen_module.SHAPES["default"])
     assert len({g["rooms"] for g in gens}) > 5 and len({g["n_unavailable"] for g in gens}) > 20
 
 
-@pytest.mark.parametrize(("seed", "size"), [(0, "c7"), (0, "C30"), (0, 30), (-1, "c6"), (True, "c6"), (1.0, "c6"),
-                                            ("1", "c6"), (2**64, "c6")])
-def test_generate_rejects_bad_arguments(seed, size):
-    """Unknown sizes and bad seeds raise ValueError listing the valid sizes."""
-    with pytest.raises(ValueError, match="valid sizes: c6, c30, c60, c90, c130"):
-        tt.generate(seed, size)
-
-
 # ------------------------------------------------------------------- formats
 
 
-def test_comp01_round_trips_byte_for_byte(comp01):
+def test_comp01_round_trips_byte_for_byte(published, folder, comp01):
     """write(read(comp01.ctt)) reproduces the published CRLF file exactly, from a path, a string path or text."""
-    text = fixture_text("comp01.ctt")
+    text = published("comp01.ctt")
     assert "\r\n" in text and tt.write(comp01) == text
     assert comp01["layout"] == {"newline": "\r\n"}  # otherwise the published file is in canonical layout
-    assert tt.read(str(FIXTURES / "comp01.ctt")) == comp01
+    assert tt.read(str(folder / "comp01.ctt")) == comp01
     assert tt.write(tt.read(text, "ctt")) == text
     assert tt.write(tt.read(text.replace("\r\n", "\n"))) == text.replace("\r\n", "\n")
 
@@ -164,26 +127,15 @@ def test_comp01_data(comp01):
     assert comp01["unavailability"][0] == ["c0001", 4, 0] and comp01["unavailability"][-1] == ["c0071", 4, 2]
 
 
-def test_comp01_solution_round_trips(comp01_solution):
+def test_comp01_solution_round_trips(published, comp01_solution):
     """The published .sol file (LF, no final newline) reads into the solution JSON and writes back exactly."""
-    text = fixture_text("comp01.ctt.sol")
+    text = published("comp01.ctt.sol")
     assert len(comp01_solution["assignments"]) == 160
     assert comp01_solution["assignments"][0] == ["c0001", "B", 3, 3]
     assert comp01_solution["assignments"][-1] == ["c0072", "E", 2, 4]
-    assert tt.write_solution(comp01_solution, final_newline=False) == text
-    assert tt.read_solution(tt.write_solution(comp01_solution, newline="\r\n")) == comp01_solution
-    assert tt.write_solution(comp01_solution).endswith("2 4\n")
-
-
-@pytest.mark.parametrize(("seed", "size"), [(0, "c6"), (1, "c60"), (2, "c130")])
-def test_generated_round_trip(seed, size):
-    """read(write(x)) gives back x's data without a layout, and writes the same text."""
-    inst = tt.generate(seed, size)
-    text = tt.write(inst, "ctt")
-    back = tt.read(text, "ctt")
-    assert "layout" not in back and "source" not in back
-    assert {k: back[k] for k in DATA_KEYS} == {k: inst[k] for k in DATA_KEYS}
-    assert tt.write(back) == text and text.endswith("END.\n")
+    assert write_solution(comp01_solution, final_newline=False) == text
+    assert read_solution(write_solution(comp01_solution, newline="\r\n")) == comp01_solution
+    assert write_solution(comp01_solution).endswith("2 4\n")
 
 
 def test_unusual_layouts_keep_the_data():
@@ -200,79 +152,57 @@ def test_unusual_layouts_keep_the_data():
     assert "layout" not in back and {k: back[k] for k in DATA_KEYS} == {k: inst[k] for k in DATA_KEYS}
 
 
-COMP01_LF = fixture_text("comp01.ctt").replace("\r\n", "\n")
-
-
-def _edit(lineno: int, new: str | None) -> str:
-    lines = COMP01_LF.split("\n")
-    if new is None:
-        del lines[lineno - 1]
-    else:
-        lines[lineno - 1] = new
-    return "\n".join(lines)
+@pytest.fixture(scope="module")
+def comp01_lf(published) -> str:
+    """comp01.ctt with LF line ends, which the broken-file cases edit."""
+    return published("comp01.ctt").replace("\r\n", "\n")
 
 
 CTT_SHAPE = "('course teacher lectures min_working_days students')"
 BROKEN = [
-    ("empty", lambda: "", r"^<text>:1: expected the header line 'Name: \.\.\.', got the end of the file$"),
-    ("wrong key", lambda: _edit(2, "Curses: 30"), r"^<text>:2: expected the header line 'Courses: \.\.\.', got 'Curses: 30'$"),
-    ("not a count", lambda: _edit(3, "Rooms: six"), r"^<text>:3: expected Rooms to be an integer >= 1, got 'six'$"),
-    ("zero days", lambda: _edit(4, "Days: 0"), r"^<text>:4: expected Days to be an integer >= 1, got '0'$"),
-    ("name with blanks", lambda: _edit(1, "Name: a b"), r"^<text>:1: expected one name token without blanks, got 'a b'$"),
-    ("section keyword", lambda: _edit(9, "COURSE:"), r"^<text>:9: expected the section COURSES:, got 'COURSE:'$"),
-    ("short course", lambda: _edit(10, "c0001 t000 6 4"),
+    ("wrong key", _edit(2, "Curses: 30"), r"^<text>:2: expected the header line 'Courses: \.\.\.', got 'Curses: 30'$"),
+    ("not a count", _edit(3, "Rooms: six"), r"^<text>:3: expected Rooms to be an integer >= 1, got 'six'$"),
+    ("zero days", _edit(4, "Days: 0"), r"^<text>:4: expected Days to be an integer >= 1, got '0'$"),
+    ("name with blanks", _edit(1, "Name: a b"), r"^<text>:1: expected one name token without blanks, got 'a b'$"),
+    ("section keyword", _edit(9, "COURSE:"), r"^<text>:9: expected the section COURSES:, got 'COURSE:'$"),
+    ("short course", _edit(10, "c0001 t000 6 4"),
      rf"^<text>:10: expected course 1 of 30 {re.escape(CTT_SHAPE)}, got 4 tokens: 'c0001 t000 6 4'$"),
-    ("lectures not int", lambda: _edit(10, "c0001 t000 six 4 130"),
+    ("lectures not int", _edit(10, "c0001 t000 six 4 130"),
      r"^<text>:10: expected the lectures of course c0001 \(an integer\), got 'six'$"),
-    ("no lectures", lambda: _edit(10, "c0001 t000 0 4 130"),
+    ("no lectures", _edit(10, "c0001 t000 0 4 130"),
      r"^<text>:10: the lectures of course c0001 must be between 1 and 30, got 0$"),
-    ("too many lectures", lambda: _edit(10, "c0001 t000 31 4 130"),
+    ("too many lectures", _edit(10, "c0001 t000 31 4 130"),
      r"^<text>:10: the lectures of course c0001 must be between 1 and 30, got 31$"),
-    ("negative students", lambda: _edit(10, "c0001 t000 6 4 -5"),
+    ("negative students", _edit(10, "c0001 t000 6 4 -5"),
      r"^<text>:10: the students of course c0001 must be >= 0, got -5$"),
-    ("duplicate course", lambda: _edit(11, "c0001 t001 6 4 75"), r"^<text>:11: course c0001 is listed twice$"),
-    ("count too big", lambda: _edit(2, "Courses: 31"), rf"^<text>:40: expected course 31 of 31 {re.escape(CTT_SHAPE)}, got a blank line$"),
-    ("count too small", lambda: _edit(2, "Courses: 29"), r"^<text>:39: expected the section ROOMS:, got 'c0072 t003 6 4 9'$"),
-    ("room capacity", lambda: _edit(42, "B\t-1"), r"^<text>:42: the capacity of room B must be >= 0, got -1$"),
-    ("room tokens", lambda: _edit(42, "B"), r"^<text>:42: expected room 1 of 6 \('room capacity'\), got 1 tokens: 'B'$"),
-    ("duplicate room", lambda: _edit(43, "B\t100"), r"^<text>:43: room B is listed twice$"),
-    ("curriculum count", lambda: _edit(50, "q000  5 c0001 c0002 c0004 c0005 "),
+    ("duplicate course", _edit(11, "c0001 t001 6 4 75"), r"^<text>:11: course c0001 is listed twice$"),
+    ("count too big", _edit(2, "Courses: 31"), rf"^<text>:40: expected course 31 of 31 {re.escape(CTT_SHAPE)}, got a blank line$"),
+    ("count too small", _edit(2, "Courses: 29"), r"^<text>:39: expected the section ROOMS:, got 'c0072 t003 6 4 9'$"),
+    ("room capacity", _edit(42, "B\t-1"), r"^<text>:42: the capacity of room B must be >= 0, got -1$"),
+    ("room tokens", _edit(42, "B"), r"^<text>:42: expected room 1 of 6 \('room capacity'\), got 1 tokens: 'B'$"),
+    ("duplicate room", _edit(43, "B\t100"), r"^<text>:43: room B is listed twice$"),
+    ("curriculum count", _edit(50, "q000  5 c0001 c0002 c0004 c0005 "),
      r"^<text>:50: curriculum q000 announces 5 courses, got 4$"),
-    ("curriculum unknown course", lambda: _edit(50, "q000  4 c0001 c0002 c0004 c9999 "),
+    ("curriculum unknown course", _edit(50, "q000  4 c0001 c0002 c0004 c9999 "),
      r"^<text>:50: curriculum q000: unknown course c9999$"),
-    ("curriculum repeats a course", lambda: _edit(50, "q000  4 c0001 c0002 c0001 c0005 "),
+    ("curriculum repeats a course", _edit(50, "q000  4 c0001 c0002 c0001 c0005 "),
      r"^<text>:50: curriculum q000 lists course c0001 twice$"),
-    ("curriculum without count", lambda: _edit(50, "q000"),
+    ("curriculum without count", _edit(50, "q000"),
      r"^<text>:50: expected the number of courses of curriculum q000, got the end of the line$"),
-    ("unavailable unknown course", lambda: _edit(66, "c9999 4 0"), r"^<text>:66: unknown course c9999$"),
-    ("unavailable day", lambda: _edit(66, "c0001 5 0"), r"^<text>:66: the day must be between 0 and 4, got 5$"),
-    ("unavailable period", lambda: _edit(66, "c0001 4 x"), r"^<text>:66: expected the period \(an integer\), got 'x'$"),
-    ("unavailable twice", lambda: _edit(67, "c0001 4 0"), r"^<text>:67: course c0001 day 4 period 0 is listed twice$"),
-    ("missing END", lambda: _edit(120, None), r"^<text>:120: expected END\., got the end of the file$"),
-    ("not END", lambda: _edit(120, "END"), r"^<text>:120: expected END\., got 'END'$"),
-    ("content after END", lambda: COMP01_LF + "c0001 0 0\n", r"^<text>:121: unexpected content after END\.: 'c0001 0 0'$"),
+    ("unavailable unknown course", _edit(66, "c9999 4 0"), r"^<text>:66: unknown course c9999$"),
+    ("unavailable day", _edit(66, "c0001 5 0"), r"^<text>:66: the day must be between 0 and 4, got 5$"),
+    ("unavailable period", _edit(66, "c0001 4 x"), r"^<text>:66: expected the period \(an integer\), got 'x'$"),
+    ("unavailable twice", _edit(67, "c0001 4 0"), r"^<text>:67: course c0001 day 4 period 0 is listed twice$"),
+    ("missing END", _edit(120, None), r"^<text>:120: expected END\., got the end of the file$"),
+    ("not END", _edit(120, "END"), r"^<text>:120: expected END\., got 'END'$"),
 ]
 
 
 @pytest.mark.parametrize(("label", "make", "message"), BROKEN, ids=[b[0] for b in BROKEN])
-def test_broken_files_are_rejected(label, make, message):
+def test_broken_files_are_rejected(comp01_lf, label, make, message):
     """Each defect raises ValueError with file:line and what was expected."""
     with pytest.raises(ValueError, match=message):
-        tt.read(make())
-
-
-def test_broken_file_message_names_the_file(tmp_path):
-    """Messages name the file; unknown formats and missing files are reported."""
-    path = tmp_path / "comp99.ctt"
-    path.write_text(_edit(42, "B\t-1"), encoding="utf-8")
-    with pytest.raises(ValueError, match=r"^comp99\.ctt:42: the capacity of room B must be >= 0, got -1$"):
-        tt.read(path)
-    with pytest.raises(ValueError, match="unknown timetabling format 'json'; known: ctt"):
-        tt.read(FIXTURES / "comp01.ctt", "json")
-    with pytest.raises(ValueError, match="unknown timetabling format"):
-        tt.write(tt.generate(0, "c6"), "xml")
-    with pytest.raises(FileNotFoundError, match="no such timetabling file"):
-        tt.read(str(tmp_path / "missing.ctt"))
+        tt.read(make(comp01_lf))
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -284,7 +214,7 @@ def test_broken_file_message_names_the_file(tmp_path):
 def test_broken_solution_files_are_rejected(text, message):
     """A .sol line that is not 'course room day period' names its line."""
     with pytest.raises(ValueError, match=message):
-        tt.read_solution(text)
+        read_solution(text)
 
 
 # ------------------------------------------------------------------ verifier
@@ -314,7 +244,7 @@ def brute_force_penalty(instance: dict, assignments: list) -> int:
 def test_evaluate_comp01_published_solution(comp01, comp01_solution):
     """The published comp01 solution scores 5 (the best known), and so does the brute-force count."""
     assert tt.evaluate(comp01, comp01_solution) == brute_force_penalty(comp01, comp01_solution["assignments"]) == 5
-    assert tt.penalties(comp01, comp01_solution["assignments"]) == {
+    assert penalties(comp01, comp01_solution["assignments"]) == {
         "room_capacity": 4, "min_working_days": 0, "curriculum_compactness": 0, "room_stability": 1}
 
 
@@ -344,14 +274,14 @@ def _with(k: int, entry) -> dict:
 def test_evaluate_tiny_by_hand():
     """Capacity 10 + 30 (C in R1 and R2), compactness 2 x 2 (A on day 1, D on day 1), stability 1 (C)."""
     inst = _tiny()
-    assert tt.penalties(inst, GOOD) == {"room_capacity": 40, "min_working_days": 0, "curriculum_compactness": 4,
+    assert penalties(inst, GOOD) == {"room_capacity": 40, "min_working_days": 0, "curriculum_compactness": 4,
                                         "room_stability": 1}
     assert tt.evaluate(inst, {"assignments": GOOD}) == 45 == brute_force_penalty(inst, GOOD)
     assert tt.evaluate(inst, {"assignments": GOOD[::-1]}) == 45  # any order
     # A twice on day 0 only: 5 points for the missing second day
     moved = _with(1, ["A", "R1", 0, 2])["assignments"]
     moved[4] = ["C", "R2", 1, 0]
-    assert tt.penalties(inst, moved)["min_working_days"] == 5
+    assert penalties(inst, moved)["min_working_days"] == 5
     assert tt.evaluate(inst, {"assignments": moved}) == brute_force_penalty(inst, moved)
 
 
@@ -361,9 +291,9 @@ def test_compactness_stops_at_the_end_of_a_day():
     inst["curricula"] = [{"id": "Q", "courses": ["A"]}]
     rows = [["A", "R1", 0, 2], ["A", "R1", 1, 0], ["B", "R2", 0, 0], ["C", "R1", 0, 0], ["C", "R2", 1, 2],
             ["D", "R2", 1, 1]]
-    assert tt.penalties(inst, rows)["curriculum_compactness"] == 4
+    assert penalties(inst, rows)["curriculum_compactness"] == 4
     rows[1] = ["A", "R1", 0, 1]
-    assert tt.penalties(inst, rows)["curriculum_compactness"] == 0
+    assert penalties(inst, rows)["curriculum_compactness"] == 0
 
 
 HARD = [
@@ -453,7 +383,7 @@ def test_evaluate_rejects_hostile_solutions(label, solution, message):
 
 def test_evaluate_fuzz_never_crashes_unexpectedly():
     """Random corruptions of a feasible answer give a penalty or Infeasible, nothing else."""
-    inst, hidden = tt.build(1, "c30")
+    inst, hidden = build(1, "c30")
     rng = random.Random(0)
     junk = [None, True, -1, 1.5, "x", "c0001", "r01", [], {}, [[]], 10**20, float("nan"), 4, 5]
     rows = hidden["assignments"]
@@ -478,19 +408,8 @@ def test_evaluate_fuzz_never_crashes_unexpectedly():
 # ------------------------------------------------------------------ baseline
 
 
-@pytest.mark.parametrize("size", tt.SIZES[:3])
-def test_baseline_is_feasible_on_generated_instances(size):
-    """CP-SAT's first feasible timetable exists and passes the verifier for several seeds."""
-    for seed in range(4):
-        inst = tt.generate(seed, size)
-        assert tt.evaluate(inst, tt.baseline(inst)) >= 0
-
-
-def test_baseline_is_deterministic(comp01):
-    """Same answer twice, on a generated instance and on comp01 (rooms in index order per period)."""
-    inst = tt.generate(2, "c60")
-    first = tt.baseline(inst)
-    assert tt.baseline(json.loads(json.dumps(inst))) == first
+def test_baseline_fills_the_rooms_in_index_order(comp01):
+    """On comp01 the baseline is the same twice, above the optimum 5, room B filled first in every period."""
     sol = tt.baseline(comp01)
     assert sol == tt.baseline(comp01) and tt.evaluate(comp01, sol) > 5
     first_room = {(d, p): r for _, r, d, p in sol["assignments"] if r == "B"}
@@ -500,31 +419,34 @@ def test_baseline_is_deterministic(comp01):
 # ----------------------------------------------------------------- reference
 
 
-def test_reference_solves_the_smoke_size_fast():
-    """On the smoke size CP-SAT proves optimality within a fraction of a second."""
-    inst = tt.generate(0, "c6")
-    sol, meta = tt.reference(inst, time_limit_s=5.0, workers=1)
+@pytest.mark.parametrize("seed", [0, 1, 4])
+def test_the_optimum_of_the_smoke_size_is_far_below_the_baseline(seed):
+    """CP-SAT proves the smoke size optimal (in well under a second; the limit leaves ample slack),
+    at less than half the baseline's penalty: the reward has room to spread."""
+    inst = tt.generate(seed, "c6")
+    sol, meta = tt.reference(inst, time_limit_s=60.0, workers=1)
     assert tt.evaluate(inst, sol) == meta["objective"] == meta["bound"] and meta["status"] == "OPTIMAL"
-    assert meta["wall_time_s"] < 2.0 and meta["solver"] == "ortools-cp-sat" and meta["version"]
-    assert (meta["time_limit_s"], meta["workers"], meta["seed"]) == (5.0, 1, 0)
+    assert 2 * meta["objective"] < tt.evaluate(inst, tt.baseline(inst))
+    assert meta["solver"] == "ortools-cp-sat" and meta["version"]
+    assert (meta["time_limit_s"], meta["workers"], meta["seed"]) == (60.0, 1, 0)
     json.dumps(meta)
 
 
 @pytest.mark.parametrize(("seed", "size"), [(0, "c30"), (1, "c60")])
-def test_reference_beats_baseline(seed, size):
-    """On non-smoke instances the reference is feasible, matches its meta and is far below the baseline."""
+def test_reference_is_no_worse_than_the_baseline(seed, size):
+    """On larger instances, at any speed, the reference is feasible, matches its meta and never loses to naive."""
     inst = tt.generate(seed, size)
-    sol, meta = tt.reference(inst, time_limit_s=3.0, workers=1)
+    sol, meta = tt.reference(inst, time_limit_s=2.0, workers=1)
     objective = tt.evaluate(inst, sol)
     assert objective == meta["objective"] and 0 <= meta["bound"] <= objective
-    assert meta["status"] in ("OPTIMAL", "FEASIBLE")
-    assert 2 * objective < tt.evaluate(inst, tt.baseline(inst))
+    assert meta["status"] in ("OPTIMAL", "FEASIBLE", "FEASIBLE_HINT")
+    assert objective <= tt.evaluate(inst, tt.baseline(inst))
 
 
 def test_reference_on_comp01(comp01):
-    """A short run on comp01 is feasible and no better than the proven optimum 5."""
-    sol, meta = tt.reference(comp01, time_limit_s=3.0, workers=1)
-    assert 5 <= tt.evaluate(comp01, sol) == meta["objective"] < tt.evaluate(comp01, tt.baseline(comp01))
+    """A short run on comp01 is feasible, never below the proven optimum 5 nor above the baseline."""
+    sol, meta = tt.reference(comp01, time_limit_s=2.0, workers=1)
+    assert 5 <= tt.evaluate(comp01, sol) == meta["objective"] <= tt.evaluate(comp01, tt.baseline(comp01))
     assert meta["bound"] <= 5
 
 

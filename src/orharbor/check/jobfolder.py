@@ -19,12 +19,12 @@ from harbor.models.trial.config import AgentConfig, EnvironmentConfig, TaskConfi
 from harbor.models.trial.result import TrialResult
 from harbor.utils.pass_at_k import compute_pass_at_k_by_evals
 
+from orharbor.check.trials import ENVIRONMENT, NAIVE_AGENT, POLICY_AGENT
+
 
 def write_job_files(job_dir: Path, job_id: uuid.UUID, started: datetime, root: Path,
                     trials: list[TrialResult], checked: list) -> None:
     """Write ``config.json`` and ``result.json`` of the job in ``job_dir``."""
-    from orharbor.check import ENVIRONMENT, NAIVE_AGENT, POLICY_AGENT
-
     tasks = sorted({str(t.config.task.path) for t in trials})
     config = JobConfig(job_name=job_dir.name, jobs_dir=job_dir.parent,
                        environment=EnvironmentConfig(import_path=ENVIRONMENT),

@@ -16,10 +16,16 @@ from pathlib import Path
 
 from orharbor import problem_modules
 from orharbor.datasets.rows import read_rows
+from orharbor.errors import UserError
 
 #: Level-2 evaluation seeds live far from the level-1 seeds, so a level-2 eval
 #: instance is never also a level-1 instance of the same dataset.
 EVAL_SEED_BASE = 1_000_000
+
+
+class UnknownSize(UserError):
+    """A size that is not one of the problem class's sizes."""
+
 
 def solve_instance(problem: str, instance: dict, time_limit_s: float, workers: int, seed: int = 0) -> dict:
     """Reference and baseline of one instance, both checked by the verifier."""
@@ -64,7 +70,7 @@ def plan_rows(problem: str, sizes: list[str], level: int, num_rows: int, *, star
     module = problem_modules.get(problem)
     unknown = [s for s in sizes if s not in module.SIZES]
     if unknown:
-        raise ValueError(f"unknown size {unknown[0]!r} for {problem}; sizes: {', '.join(module.SIZES)}")
+        raise UnknownSize(f"unknown size {unknown[0]!r} for {problem}; sizes: {', '.join(module.SIZES)}")
     if level not in (1, 2):
         raise ValueError(f"level must be 1 or 2, got {level}")
     rows = []

@@ -46,9 +46,15 @@ import uuid
 from concurrent.futures import CancelledError
 from typing import Any, Callable
 
-__all__ = ["DaskPool"]
+from orharbor.errors import UserError
+
+__all__ = ["DaskPool", "DaskUnavailable"]
 
 _RESOURCE = "cores"
+
+
+class DaskUnavailable(UserError):
+    """A Dask cluster this build cannot use: unreachable, no workers, or none with enough ``cores``."""
 
 
 def _one_line(exc: BaseException) -> str:
@@ -63,7 +69,7 @@ def _scheduler_address(address: str) -> str:
         with open(address, encoding="utf-8") as f:
             found = json.load(f).get("address")
         if not isinstance(found, str) or not found:
-            raise ValueError(f"the scheduler file {address} holds no address")
+            raise DaskUnavailable(f"the scheduler file {address} holds no address")
         return found
     return address
 
@@ -132,7 +138,7 @@ class DaskPool:
     ``address`` is the scheduler address (``tcp://host:8786``, ``tls://...``)
     or the path of a scheduler file written by ``dask scheduler
     --scheduler-file``.  Connecting waits at most ``connect_timeout`` seconds;
-    failure raises :class:`ValueError` with a one-sentence reason.  The
+    failure raises :class:`DaskUnavailable` with a one-sentence reason.  The
     workers are checked on the first :meth:`submit` (or by an explicit
     :meth:`check_resources`).  ``restart_on_kill`` lets :meth:`kill` restart
     the workers still running this pool's calls (see the module docstring).
@@ -141,7 +147,7 @@ class DaskPool:
     def __init__(self, address: str, connect_timeout: float = 10.0, *, restart_on_kill: bool = True):
         from distributed import Client
         if not isinstance(address, str) or not address.strip():
-            raise ValueError(f"invalid Dask scheduler address {address!r}")
+            raise DaskUnavailable(f"invalid Dask scheduler address {address!r}")
         self.address = address.strip()
         self.connect_timeout = float(connect_timeout)
         try:
@@ -149,7 +155,7 @@ class DaskPool:
             _probe(target, self.connect_timeout)
             self._client = Client(target, timeout=self.connect_timeout, set_as_default=False)
         except Exception as exc:
-            raise ValueError(f"cannot reach the Dask scheduler at {self.address}: {_one_line(exc)}") from None
+            raise DaskUnavailable(f"cannot reach the Dask scheduler at {self.address}: {_one_line(exc)}") from None
         self.restart_on_kill = bool(restart_on_kill)
         self._key_prefix = f"orharbor-{uuid.uuid4().hex[:12]}-"  # every Dask key of this pool
         self._counter = itertools.count()
@@ -162,7 +168,7 @@ class DaskPool:
     # -- checks -----------------------------------------------------------
 
     def check_resources(self, cores: int) -> None:
-        """Raise ValueError unless some worker advertises ``cores`` >= ``cores``.
+        """Raise DaskUnavailable unless some worker advertises ``cores`` >= ``cores``.
 
         Waits up to ``connect_timeout`` seconds for the first worker to join.
         """
@@ -174,19 +180,19 @@ class DaskPool:
         try:
             self._client.wait_for_workers(1, timeout=self.connect_timeout)
         except Exception:
-            raise ValueError(f"the Dask scheduler at {self.address} has no workers "
-                             f"(waited {self.connect_timeout:g} s); {_worker_hint(self.address, cores)}") from None
+            raise DaskUnavailable(f"the Dask scheduler at {self.address} has no workers "
+                                  f"(waited {self.connect_timeout:g} s); {_worker_hint(self.address, cores)}") from None
         try:
             workers = self._client.scheduler_info(n_workers=-1).get("workers", {})
         except Exception as exc:
-            raise ValueError(f"cannot query the Dask scheduler at {self.address}: {_one_line(exc)}") from None
+            raise DaskUnavailable(f"cannot query the Dask scheduler at {self.address}: {_one_line(exc)}") from None
         best = max((float((w.get("resources") or {}).get(_RESOURCE, 0)) for w in workers.values()), default=0.0)
         if best < cores:
             have = (f"the largest has {_RESOURCE}={best:g}" if best
                     else f"none advertises the resource `{_RESOURCE}`")
-            raise ValueError(f"no worker of the Dask cluster at {self.address} can run a solve that needs "
-                             f"{cores} {_RESOURCE} ({len(workers)} worker(s), {have}); "
-                             f"{_worker_hint(self.address, cores)}")
+            raise DaskUnavailable(f"no worker of the Dask cluster at {self.address} can run a solve that needs "
+                                  f"{cores} {_RESOURCE} ({len(workers)} worker(s), {have}); "
+                                  f"{_worker_hint(self.address, cores)}")
         self._checked_cores = cores
 
     # -- the pool interface -------------------------------------------------

@@ -29,11 +29,16 @@ from typing import Callable
 
 from orharbor.datasets.build import EVAL_SEED_BASE, _solve_generated, attach_eval, plan_rows
 from orharbor.datasets.pools import SolvePool
-from orharbor.datasets.rows import dumps_row, validate_row
+from orharbor.datasets.rows import validate_row, write_rows
+from orharbor.errors import UserError
 
 JOURNAL_VERSION = 1
 #: Seeds tried per instance slot before ``min_gap`` gives up and keeps the last one (flagged).
 MAX_ATTEMPTS = 20
+
+
+class JournalError(UserError):
+    """A journal beside --out that this build cannot resume from."""
 
 
 class Interrupted(Exception):
@@ -109,11 +114,11 @@ class Journal:
             except ValueError:
                 header = None
             if not isinstance(header, dict) or "plan" not in header:
-                raise ValueError(f"{self.path} is not a build journal; remove it or build with --force")
+                raise JournalError(f"{self.path} is not a build journal; remove it or build with --force")
             if header["plan"] != plan.key():
                 differing = sorted(k for k, v in plan.key().items() if (header.get("plan") or {}).get(k) != v)
-                raise ValueError(f"{self.path} was made by a build with other arguments ({', '.join(differing)}); "
-                                 "resume with the same arguments, or start over with --force")
+                raise JournalError(f"{self.path} was made by a build with other arguments ({', '.join(differing)}); "
+                                   "resume with the same arguments, or start over with --force")
             end = f.tell()
             for line in f:
                 offset, end = end, end + len(line)
@@ -265,7 +270,7 @@ def run_build(plan: BuildPlan, out: Path, pool: SolvePool, *, resume: bool = Fal
         journal.close()
         if progress:
             progress.finish()
-        _write_rows(out, assemble(plan, rows, chosen, journal, warn))
+        write_rows(assemble(plan, rows, chosen, journal, warn), out)
     except KeyboardInterrupt:
         raise Interrupted(journal.path, len(journal.done), plan.slots(),
                           stopped[0] if stopped else signal.SIGINT) from None
@@ -275,18 +280,6 @@ def run_build(plan: BuildPlan, out: Path, pool: SolvePool, *, resume: bool = Fal
         journal.close()
     journal.path.unlink(missing_ok=True)
     return len(rows)
-
-
-def _write_rows(out: Path, rows) -> None:
-    """Write ``rows`` to a temporary file beside ``out``, then rename it over ``out``."""
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    try:
-        with tmp.open("w", encoding="utf-8") as f:
-            for row in rows:
-                f.write(dumps_row(row) + "\n")
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def assemble(plan: BuildPlan, rows: list[dict], chosen: dict, journal: Journal, warn: Callable[[str], None]):

@@ -6,7 +6,6 @@ anything is built from it.
 
 from __future__ import annotations
 
-import json
 import re
 from functools import lru_cache
 from importlib import resources
@@ -16,6 +15,8 @@ from typing import Iterable, Iterator
 import jsonschema
 
 from orharbor import problem_modules
+from orharbor.errors import UserError
+from orharbor.jsonl import compact, read_jsonl, write_jsonl
 from orharbor.schema import first_error, load_validator
 
 
@@ -23,8 +24,8 @@ from orharbor.schema import first_error, load_validator
 ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]{0,120}")
 
 
-class RowError(ValueError):
-    """A dataset row that does not follow the row schema."""
+class RowError(UserError):
+    """A dataset row that does not follow the row schema, or that this orharbor cannot use."""
 
 
 @lru_cache(maxsize=1)
@@ -68,27 +69,13 @@ def read_rows(path: str | Path) -> list[dict]:
 
 def iter_rows(path: str | Path) -> Iterator[dict]:
     """Validated rows of a JSONL file, lazily."""
-    path = Path(path)
-    with path.open(encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            where = f"{path.name}:{number}"
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise RowError(f"{where}: not valid JSON: {exc.msg}") from None
-            yield validate_row(row, where)
+    for where, row in read_jsonl(path, RowError):
+        yield validate_row(row, where)
 
 
 def write_rows(rows: Iterable[dict], path: str | Path) -> int:
-    """Write rows as JSONL with stable key order; return how many."""
-    count = 0
-    with Path(path).open("w", encoding="utf-8") as f:
-        for row in rows:
-            f.write(dumps_row(row) + "\n")
-            count += 1
-    return count
+    """Write rows as JSONL with stable key order (beside ``path``, then renamed); return how many."""
+    return write_jsonl(path, rows, dumps_row)
 
 
 def dumps_row(row: dict) -> str:
@@ -96,7 +83,7 @@ def dumps_row(row: dict) -> str:
     order = list(_validator().schema["properties"])
     ordered = {k: row[k] for k in order if k in row}
     ordered.update({k: row[k] for k in sorted(row) if k not in ordered})
-    return json.dumps(ordered, separators=(",", ":"), allow_nan=False)
+    return compact(ordered)
 
 
 def shipped_datasets() -> list[Path]:

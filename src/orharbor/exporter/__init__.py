@@ -1,5 +1,13 @@
-"""Exporter: dataset rows to self-contained Harbor task directories."""
+"""Exporter: dataset rows, modelling specs and RetailOpt rows to self-contained Harbor task directories.
 
-from orharbor.exporter.harbor import BASE_IMAGE, ExportOptions, export_dataset, export_row, write_dataset_index
+- :mod:`~orharbor.exporter.task_dir`: what every task shares (options, pins, task.toml, tests/, atomic builds);
+- :mod:`~orharbor.exporter.algorithm`: dataset rows (levels 1 and 2);
+- :mod:`~orharbor.exporter.modelling`: modelling specs and RetailOpt rows;
+- :mod:`~orharbor.exporter.dataset_index`: registry.json, dataset.toml and .gitattributes beside the tasks.
+"""
+
+from orharbor.exporter.algorithm import export_dataset, export_row
+from orharbor.exporter.dataset_index import write_dataset_index
+from orharbor.exporter.task_dir import BASE_IMAGE, ExportOptions
 
 __all__ = ["BASE_IMAGE", "ExportOptions", "export_dataset", "export_row", "write_dataset_index"]

@@ -23,7 +23,7 @@ def write_bundle(problem: str | None, tests_dir: Path) -> list[Path]:
     root = tests_dir / "orharbor"
     packages = [root, root / "verifiers"]
     if problem is not None:
-        problem_modules.get(problem)  # validates the name
+        problem_modules.get(problem)  # validates the name and the class folder
         packages += [root / "problem_modules", root / "problem_modules" / problem]
     written = []
     for package in packages:
@@ -36,6 +36,6 @@ def write_bundle(problem: str | None, tests_dir: Path) -> list[Path]:
             written.append(root / "verifiers" / source.name)
     if problem is not None:
         target = root / "problem_modules" / problem / "verify.py"
-        shutil.copyfile(PACKAGE_DIR / "problem_modules" / problem / "verify.py", target)
+        shutil.copyfile(problem_modules.part(problem, "verify").__file__, target)
         written.append(target)
     return written

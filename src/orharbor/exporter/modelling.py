@@ -11,7 +11,7 @@
       tests/                uploaded only after the agent has finished
         test.sh, verify.py  the standard-library grader (orharbor/verifiers/...)
         task.json           the expected outputs, or the reference status and objective and how
-                            model.py is run (RetailOpt: grading["run"])
+                            model.py is run (RetailOpt: run)
         data.json           RetailOpt: the scenario's data, handed to the agent's model.py
         Dockerfile          separate verifier mode: the verifier image, tests baked in (RetailOpt:
                             with the modelling stack, which model.py runs under)
@@ -34,20 +34,17 @@ import re
 import shutil
 from pathlib import Path
 
-import tomli_w
-
-from orharbor.exporter.bundle import write_bundle
-from orharbor.exporter.harbor import (AGENT_APT_PACKAGES, AGENT_USER, SOLVER_UID, ExportOptions, build_task,
-                                      copy_template, network_text, render, seal, task_toml, time_up_text,
-                                      write_json, write_test_sh)
+from orharbor.exporter.task_dir import (AGENT_APT_PACKAGES, AGENT_USER, MODELLING_PACKAGES, SOLVER_UID,
+                                        ExportOptions, build_task, copy_template, fresh_task, network_text, render,
+                                        seal, task_toml, time_up_text, write_json, write_task_toml, write_tests)
 from orharbor.modelling.spec import Spec
+from orharbor.verifiers import contract
 from orharbor.verifiers.modelling import STATUSES
+from orharbor.verifiers.solver_run import Limits
 
-#: The modelling stack of the agent image, pinned (numpy and scipy as in the algorithm tasks).
-MODELLING_PACKAGES = ("ortools==9.15.6755", "pyomo==6.10.1", "highspy==1.16.0", "numpy==2.2.6", "scipy==1.15.3")
 PACKAGES_TEXT = "ortools, pyomo, highspy (HiGHS), numpy and scipy"
 DEFAULT_AGENT_TIMEOUT_S = 1800.0
-RETAIL_DELIVERABLES = ("/app/model.py",)
+RETAIL_DELIVERABLES = (contract.KINDS["retail"].deliverable,)
 #: The interpreter model.py runs under in the verifier: the image's own python3, which holds
 #: MODELLING_PACKAGES (the agent image and, in separate mode, the retail verifier image).
 RETAIL_PYTHON = "/usr/local/bin/python3"
@@ -79,7 +76,7 @@ def export_spec(spec: Spec, out: Path, options: ExportOptions = ExportOptions(),
     """
     if hints not in HINT_MODES:
         raise ValueError(f"hints must be one of {', '.join(HINT_MODES)}, got {hints!r}")
-    return build_task(out, spec.id, lambda parent: _write_spec(spec, _fresh(parent / spec.id), options, hints), force)
+    return build_task(out, spec.id, lambda parent: _write_spec(spec, fresh_task(parent / spec.id), options, hints), force)
 
 
 def _write_spec(spec: Spec, task: Path, options: ExportOptions, hints: str) -> Path:
@@ -88,8 +85,6 @@ def _write_spec(spec: Spec, task: Path, options: ExportOptions, hints: str) -> P
     shutil.copyfile(spec.golden_script, task / "solution" / spec.golden_script.name)
     (task / "solution" / "solve.sh").write_text(render("solve_spec.sh", {"golden": spec.golden_script.name}))
     (task / "solution" / "solve.sh").chmod(0o755)
-    deliverables = [f"/app/{name}" for name in spec.outputs]
-    grading = {"type": "outputs", "outputs": spec.outputs}
     metadata = {"kind": "modelling", "source": "spec", "spec": spec.id, "difficulty": spec.difficulty,
                 "tags": ["operations-research", "modelling", *spec.tags]}
     statement = spec.description
@@ -98,8 +93,10 @@ def _write_spec(spec: Spec, task: Path, options: ExportOptions, hints: str) -> P
     if spec.data_files:
         listed = ", ".join(f"`/app/{name}`" for name in spec.data_files)
         statement += f"\n\n## Data files\n\n{listed}"
-    _write_common(task, spec.id, title=spec.id.replace("_", " ").capitalize(), statement=statement,
-                  deliverables=deliverables, grading=grading, metadata=metadata, options=options,
+    contract_task = contract.SpecTask(task_id=spec.id, deliverables=tuple(f"/app/{name}" for name in spec.outputs),
+                                      metadata=metadata, outputs=spec.outputs)
+    _write_common(task, contract_task, title=spec.id.replace("_", " ").capitalize(), statement=statement,
+                  options=options,
                   has_files=spec.template is not None, deliverable_text=_outputs_text(spec.outputs),
                   scoring_text=_outputs_scoring(spec.outputs), verifier_timeout=60.0)
     return task
@@ -111,7 +108,7 @@ def export_retail(row: dict, out: Path, options: ExportOptions = ExportOptions()
 
     Built and replaced as :func:`export_spec` does.
     """
-    return build_task(out, row["id"], lambda parent: _write_retail(row, _fresh(parent / row["id"]), options, prompt),
+    return build_task(out, row["id"], lambda parent: _write_retail(row, fresh_task(parent / row["id"]), options, prompt),
                       force)
 
 
@@ -126,11 +123,10 @@ def _write_retail(row: dict, task: Path, options: ExportOptions, prompt: str) ->
     wall_s, oracle_s = retail_limits(row["data"])
     (task / "solution" / "model.py").write_text(oracle_model(oracle_s))
     copy_template("solve_retail.sh", task / "solution" / "solve.sh", executable=True)
-    limits = {"wall_s": wall_s, "memory_mb": RETAIL_MEMORY_MB}
-    grading = {"type": "answer", "status": row["reference_status"], "objective": row["reference_objective"],
-               "rel_tol": row["rel_tol"],
-               "run": {"program": RETAIL_DELIVERABLES[0], "data": "data.json", "python": RETAIL_PYTHON,
-                       "argv": list(RETAIL_ARGV), "output": RETAIL_ARGV[2], "limits": limits, "uid": SOLVER_UID}}
+    run = contract.ProgramRun(python=RETAIL_PYTHON, uid=SOLVER_UID,
+                              limits=Limits(solve_time_limit_s=wall_s, memory_mb=RETAIL_MEMORY_MB),
+                              argv=RETAIL_ARGV, data="data.json", output=RETAIL_ARGV[2])
+    expected = {"status": row["reference_status"], "objective": row["reference_objective"], "rel_tol": row["rel_tol"]}
     metadata = {"kind": "modelling", "source": "retailopt", "scenario_id": row["scenario_id"],
                 "archetype": row["archetype"], "family": row["family"], "prompt": prompt,
                 "run_time_limit_s": wall_s,
@@ -166,8 +162,10 @@ def _write_retail(row: dict, task: Path, options: ExportOptions, prompt: str) ->
         f"{row['rel_tol']:g} of the reference objective. Reward 1.0 if both hold, else 0.0 (also when "
         "`/app/model.py` is missing, crashes before writing its answer, overruns its time or memory "
         "limit, or writes a malformed answer).")
-    _write_common(task, row["id"], title=f"Retail operations model: {row['scenario_id']}", statement=statement,
-                  deliverables=list(RETAIL_DELIVERABLES), grading=grading, metadata=metadata, options=options,
+    contract_task = contract.RetailTask(task_id=row["id"], deliverables=RETAIL_DELIVERABLES, metadata=metadata,
+                                        expected=expected, run=run)
+    _write_common(task, contract_task, title=f"Retail operations model: {row['scenario_id']}", statement=statement,
+                  options=options,
                   has_files=prompt == "schema", deliverable_text=deliverable_text, scoring_text=scoring_text,
                   verifier_timeout=wall_s + RETAIL_VERIFIER_MARGIN_S, verifier_packages=MODELLING_PACKAGES,
                   time_up_what="`/app/model.py`")
@@ -207,15 +205,8 @@ def oracle_model(time_limit_s: float) -> str:
     return source
 
 
-def _fresh(task: Path) -> Path:
-    """The empty layout of a new task folder (in build_task's temporary folder)."""
-    for sub in ("environment", "tests", "solution"):
-        (task / sub).mkdir(parents=True)
-    return task
-
-
-def _write_common(task: Path, task_id: str, *, title: str, statement: str, deliverables: list[str],
-                  grading: dict, metadata: dict, options: ExportOptions, has_files: bool, deliverable_text: str,
+def _write_common(task: Path, contract_task: contract.Task, *, title: str, statement: str,
+                  options: ExportOptions, has_files: bool, deliverable_text: str,
                   scoring_text: str, verifier_timeout: float, verifier_packages: tuple[str, ...] = (),
                   time_up_what: str = "your answer files in `/app`") -> None:
     """What every modelling task shares: tests, Dockerfiles, task.toml, solution/naive/ and instruction.md.
@@ -224,12 +215,8 @@ def _write_common(task: Path, task_id: str, *, title: str, statement: str, deliv
     python3 (RetailOpt: the modelling stack model.py runs under; specs: none,
     their grading reads files only).
     """
-    write_bundle(None, task / "tests")
-    copy_template("verify.py", task / "tests" / "verify.py")
-    write_test_sh(task / "tests", modelling=True)
-    write_json(task / "tests" / "task.json", {"kind": "modelling", "task_id": task_id,
-                                              "deliverables": deliverables, "grading": grading,
-                                              "metadata": metadata})
+    task_id, metadata = contract_task.task_id, contract_task.metadata
+    write_tests(task / "tests", contract_task)
     if options.verifier_mode == "separate":
         install = (f"# The modelling stack the agent's model.py runs under, pinned as in the agent image.\n"
                    f"RUN pip install --no-cache-dir {' '.join(verifier_packages)}" if verifier_packages else "")
@@ -241,9 +228,9 @@ def _write_common(task: Path, task_id: str, *, title: str, statement: str, deliv
         "copy_lines": "COPY files/ /app/" if has_files else ""}))
     agent_timeout = options.agent_timeout_s or DEFAULT_AGENT_TIMEOUT_S
     config = task_toml(task_id, title, metadata, options, agent_timeout=agent_timeout,
-                       verifier_timeout=verifier_timeout, artifacts=deliverables)
-    (task / "task.toml").write_text(tomli_w.dumps(config))
-    write_naive(task / "solution" / "naive", grading)
+                       verifier_timeout=verifier_timeout, artifacts=list(contract_task.deliverables))
+    write_task_toml(task, config)
+    write_naive(task / "solution" / "naive", contract_task)
     (task / "instruction.md").write_text(render("modelling_instruction.md", {
         "title": title, "statement": statement.strip(), "deliverable_text": deliverable_text,
         "agent_minutes": f"{agent_timeout / 60:g}", "time_up_text": time_up_text(time_up_what),
@@ -251,14 +238,14 @@ def _write_common(task: Path, task_id: str, *, title: str, statement: str, deliv
     seal(task / "tests")
 
 
-def write_naive(naive: Path, grading: dict) -> None:
+def write_naive(naive: Path, task: contract.SpecTask | contract.RetailTask) -> None:
     """solution/naive/: the wrong answer's files, at their paths relative to /app (expected reward 0.0)."""
-    for name, data in wrong_answer(grading).items():
+    for name, data in wrong_answer(task).items():
         (naive / name).parent.mkdir(parents=True, exist_ok=True)
         (naive / name).write_bytes(data)
 
 
-def wrong_answer(grading: dict) -> dict[str, bytes]:
+def wrong_answer(task: contract.SpecTask | contract.RetailTask) -> dict[str, bytes]:
     """Well-formed answer files that miss the expected values (the last output, or the objective).
 
     Keys are paths relative to /app. The answer is right in shape and wrong in
@@ -267,16 +254,17 @@ def wrong_answer(grading: dict) -> dict[str, bytes]:
     grades what its model.py writes, so there it is a model.py that writes
     the wrong answer.
     """
-    if grading["type"] == "answer":
-        objective = grading["objective"] if grading["objective"] is not None else 0.0
-        answer = {"status": grading["status"], "objective": objective * (1 + 100 * grading["rel_tol"]) + 1.0}
-        if grading["status"] != "OPTIMAL":
+    if isinstance(task, contract.RetailTask):
+        expected = task.expected
+        objective = expected["objective"] if expected["objective"] is not None else 0.0
+        answer = {"status": expected["status"], "objective": objective * (1 + 100 * expected["rel_tol"]) + 1.0}
+        if expected["status"] != "OPTIMAL":
             answer = {"status": "OPTIMAL", "objective": 0.0}
-        return {grading["run"]["program"].removeprefix("/app/"): answer_program(json.dumps(answer).encode()).encode()}
+        return {task.deliverable.removeprefix("/app/"): answer_program(json.dumps(answer).encode()).encode()}
     files = {}
-    names = list(grading["outputs"])
+    names = list(task.outputs)
     for name in names:
-        expected = grading["outputs"][name]
+        expected = task.outputs[name]
         right = expected["text"] if "text" in expected else repr(expected["value"])
         if name == names[-1]:
             right = (expected["text"] + "0" if "text" in expected

@@ -46,7 +46,7 @@ from harbor.environments.base import BaseEnvironment, ExecResult
 from harbor.environments.capabilities import EnvironmentCapabilities
 
 from orharbor.harbor_env.image import Copy, ImagePlan, read_dockerfile
-from orharbor.sandbox import Venv, build_venv, parents_args, require_bwrap, system_binds, venv_args
+from orharbor.check.sandbox import Venv, build_venv, parents_args, require_bwrap, system_binds, venv_args
 from orharbor.verifiers.removal import remove_path
 
 #: Docker's default capability set for root in a container.

@@ -23,6 +23,8 @@ from typing import Iterator
 
 import jsonschema
 
+from orharbor.errors import UserError
+from orharbor.jsonl import JsonlError, read_jsonl
 from orharbor.modelling.retail.prompts import archetype, extract_data, family
 from orharbor.schema import first_error, load_validator
 from orharbor.verifiers.modelling import STATUSES
@@ -38,8 +40,8 @@ PROMPTS = ("full", "schema")
 _SECTION = re.compile(r"^\[(?P<name>[A-Z][A-Z ]*)\]\s*$", re.M)
 
 
-class RetailImportError(ValueError):
-    """A line of a RetailOpt file that cannot be imported; the message names file and line."""
+class RetailImportError(UserError):
+    """A line of a RetailOpt file, or of its imported rows, that cannot be used; the message names file and line."""
 
 
 def tolerance(archetype_name: str) -> float:
@@ -58,22 +60,29 @@ def import_file(path: str | Path) -> list[dict]:
 
 def _iter_import(path: Path) -> Iterator[dict]:
     seen: set[str] = set()
-    with path.open(encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            where = f"{path.name}:{number}"
-            try:
-                record = json.loads(line)
-                row = to_row(record)
-            except json.JSONDecodeError as exc:
-                raise RetailImportError(f"{where}: not valid JSON: {exc.msg}") from None
-            except (ValueError, KeyError, TypeError) as exc:
-                raise RetailImportError(f"{where}: {exc}") from None
-            if row["id"] in seen:
-                raise RetailImportError(f"{where}: scenario_id {record['scenario_id']!r} appears twice")
-            seen.add(row["id"])
-            yield validate_retail_row(row, where)
+    for where, record in read_jsonl(path, RetailImportError):
+        try:
+            row = to_row(record)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise RetailImportError(f"{where}: {exc}") from None
+        if row["id"] in seen:
+            raise RetailImportError(f"{where}: scenario_id {record['scenario_id']!r} appears twice")
+        seen.add(row["id"])
+        yield validate_retail_row(row, where)
+
+
+def is_retail_file(path: str | Path) -> bool:
+    """Whether a JSONL file holds imported RetailOpt rows (its first row's kind says so)."""
+    try:
+        _, first = next(read_jsonl(path), (None, None))
+    except JsonlError:
+        return False  # not JSON: the dataset reader names the line
+    return isinstance(first, dict) and first.get("kind") == "retailopt"
+
+
+def read_retail_rows(path: str | Path) -> list[dict]:
+    """The imported rows of a file :func:`import_file` wrote, each validated; errors name ``file:line``."""
+    return [validate_retail_row(row, where) for where, row in read_jsonl(path, RetailImportError)]
 
 
 def to_row(record: dict) -> dict:

@@ -17,6 +17,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from orharbor.errors import UserError
 from orharbor.schema import first_error, load_validator
 from orharbor.verifiers.modelling import DEFAULT_ABS_TOL, DEFAULT_REL_TOL
 
@@ -24,7 +25,7 @@ from orharbor.verifiers.modelling import DEFAULT_ABS_TOL, DEFAULT_REL_TOL
 DEFAULT_TIME_LIMIT_S = 120.0
 
 
-class SpecError(ValueError):
+class SpecError(UserError):
     """A spec file that cannot be used; the message names the file and the key."""
 
 

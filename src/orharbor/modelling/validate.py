@@ -51,7 +51,7 @@ def validate_specs(specs: list[Spec], sandbox: bool = True, jobs: int = 1) -> li
     if not sandbox:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             return list(pool.map(lambda s: run_golden(s, None), specs))
-    from orharbor.sandbox import MODELLING_PACKAGES, SOLVER_PACKAGES, build_venv, require_bwrap
+    from orharbor.check.sandbox import MODELLING_PACKAGES, SOLVER_PACKAGES, build_venv, require_bwrap
 
     bwrap = require_bwrap()
     with tempfile.TemporaryDirectory(prefix="orharbor-specs-") as scratch:
@@ -102,7 +102,7 @@ def _run(spec: Spec, app: Path, tmp: Path, sandbox: tuple | None) -> subprocess.
     if sandbox is None:
         return subprocess.run([sys.executable, str(spec.golden_script)], cwd=app, capture_output=True,
                               text=True, timeout=spec.time_limit_s)
-    from orharbor.sandbox import run_sandboxed
+    from orharbor.check.sandbox import run_sandboxed
 
     bwrap, solver, modelling = sandbox
     solution = tmp / "solution"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from orharbor.verifiers.strict import short, type_name
+from orharbor.verifiers.strict import Infeasible, require_list, short, type_name
 
 
 class InvalidInstance(ValueError):
@@ -25,18 +25,26 @@ def instance_object(instance: Any, problem: str, keys: tuple[str, ...]) -> dict:
     """``instance`` must be a JSON object holding ``keys`` (other keys are allowed and ignored)."""
     if isinstance(instance, list):
         raise InvalidInstance(f"expected one {problem} instance (a JSON object), got a list of {len(instance)}")
-    if not isinstance(instance, dict):
-        raise InvalidInstance(f"expected a {problem} instance (a JSON object), got {type_name(instance)}")
-    missing = [key for key in keys if key not in instance]
-    if missing:
-        raise InvalidInstance(f"missing key {missing[0]!r} (a {problem} instance has {', '.join(keys)})")
-    return instance
+    return _object(instance, keys, f"expected a {problem} instance (a JSON object), got {type_name(instance)}",
+                   lambda key: f"missing key {key!r} (a {problem} instance has {', '.join(keys)})")
 
 
 def integer(value: Any, where: str, lo: int | None = None, hi: int | None = None) -> int:
     """A true integer (not bool, not float) within ``[lo, hi]``."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInstance(f"{where}: expected an integer, got {type_name(value)} {short(value)}")
+    return _within(value, where, lo, hi)
+
+
+def number(value: Any, where: str, lo: float | None = None) -> float:
+    """A finite int or float (not bool), at least ``lo``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InvalidInstance(f"{where}: expected a finite number, got {type_name(value)} {short(value)}")
+    return _within(value, where, lo, None)
+
+
+def _within(value, where: str, lo, hi):
+    """``value`` unless it lies below ``lo`` or above ``hi`` (either may be None)."""
     if lo is not None and value < lo:
         raise InvalidInstance(f"{where}: {short(value)} is below the minimum {lo}")
     if hi is not None and value > hi:
@@ -44,22 +52,12 @@ def integer(value: Any, where: str, lo: int | None = None, hi: int | None = None
     return value
 
 
-def number(value: Any, where: str, lo: float | None = None) -> float:
-    """A finite int or float (not bool), at least ``lo``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InvalidInstance(f"{where}: expected a finite number, got {type_name(value)} {short(value)}")
-    if lo is not None and value < lo:
-        raise InvalidInstance(f"{where}: {short(value)} is below the minimum {lo}")
-    return value
-
-
 def array(value: Any, where: str, length: int | None = None) -> list:
-    """A JSON array, of ``length`` items when given."""
-    if not isinstance(value, list):
-        raise InvalidInstance(f"{where}: expected a list, got {type_name(value)}")
-    if length is not None and len(value) != length:
-        raise InvalidInstance(f"{where}: expected {length} items, got {len(value)}")
-    return value
+    """A JSON array, of ``length`` items when given: the verifiers' rule, broken as InvalidInstance."""
+    try:
+        return require_list(value, where, length)
+    except Infeasible as exc:
+        raise InvalidInstance(str(exc)) from None
 
 
 def integers(value: Any, where: str, length: int | None = None, lo: int | None = None,
@@ -72,11 +70,17 @@ def integers(value: Any, where: str, length: int | None = None, lo: int | None =
 
 def record(value: Any, where: str, keys: tuple[str, ...]) -> dict:
     """A JSON object holding ``keys``."""
+    return _object(value, keys, f"{where}: expected a JSON object, got {type_name(value)}",
+                   lambda key: f"{where}: missing key {key!r}")
+
+
+def _object(value: Any, keys: tuple[str, ...], not_an_object: str, missing) -> dict:
+    """``value`` if a JSON object holding ``keys``, else InvalidInstance: ``not_an_object`` or ``missing(key)``."""
     if not isinstance(value, dict):
-        raise InvalidInstance(f"{where}: expected a JSON object, got {type_name(value)}")
-    missing = [key for key in keys if key not in value]
-    if missing:
-        raise InvalidInstance(f"{where}: missing key {missing[0]!r}")
+        raise InvalidInstance(not_an_object)
+    absent = [key for key in keys if key not in value]
+    if absent:
+        raise InvalidInstance(missing(absent[0]))
     return value
 
 

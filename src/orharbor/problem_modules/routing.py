@@ -1,4 +1,4 @@
-"""OR-Tools routing boilerplate shared by the vehicle-routing references."""
+"""OR-Tools routing boilerplate shared by the vehicle-routing references (cvrp, vrptw)."""
 
 from __future__ import annotations
 
@@ -15,3 +15,23 @@ def routes_from(routing, manager, assignment, vehicles: int) -> list[list[int]]:
         if route:
             routes.append(route)
     return routes
+
+
+def keep_better(instance: dict, evaluate, routes: list[list[int]] | None, fallback: dict, fallback_objective,
+                meta: dict, none_found: str) -> tuple[dict, object]:
+    """``(solution, objective)``: ``routes`` if the verifier accepts them and they are no worse than ``fallback``.
+
+    Otherwise ``fallback`` (the baseline), with ``meta["note"]`` saying why:
+    ``none_found`` when routing found no routes (``routes`` is None). The
+    reference is thus never infeasible and never worse than the baseline.
+    """
+    if routes is None:
+        meta["note"] = none_found
+        return fallback, fallback_objective
+    candidate = {"routes": routes}
+    try:
+        value = evaluate(instance, candidate)
+    except ValueError as exc:  # never expected; never hand back an infeasible answer
+        meta["note"] = f"routing solution rejected by the verifier ({exc}); the baseline is returned"
+        return fallback, fallback_objective
+    return (candidate, value) if value <= fallback_objective else (fallback, fallback_objective)

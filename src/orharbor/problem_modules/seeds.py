@@ -6,6 +6,8 @@ Generators derive their private PRNG seeds from ``(seed, size)`` with these
 
 from __future__ import annotations
 
+import random
+
 MASK64 = 2**64 - 1
 
 
@@ -35,6 +37,17 @@ def count_size(size: str, sizes: tuple[str, ...], problem: str) -> int:
     if not isinstance(size, str) or size not in sizes:
         raise ValueError(f"unknown {problem} size {size!r}; valid sizes: {', '.join(sizes)}")
     return int(size[1:])
+
+
+def count_rng(problem: str, seed: int, size: str, sizes: tuple[str, ...]) -> tuple[int, int, random.Random]:
+    """``(n, PRNG seed, PRNG)`` of ``(seed, size)`` for a class whose sizes are ``n<count>``; both checked first.
+
+    The PRNG seed is :func:`size_seed` salted with ``problem + "/"``.
+    """
+    check_seed(seed, sizes)
+    n = count_size(size, sizes, problem)
+    derived = size_seed(problem + "/", seed, size)
+    return n, derived, random.Random(derived)
 
 
 def check_seed(seed: object, sizes: tuple[str, ...]) -> None:

@@ -7,7 +7,7 @@ import io
 import json
 
 from orharbor.report.tables import ALGORITHM_KEYS, COMPARE_KEYS, MODELLING_KEYS
-from orharbor.tables import columns
+from orharbor.check.output import columns
 
 FORMATS = ("table", "markdown", "csv", "json")
 

@@ -15,17 +15,15 @@ import os
 import sys
 import traceback
 from contextlib import contextmanager
+from dataclasses import dataclass
 
-from orharbor.verifiers import lockdown
+from orharbor.verifiers import contract, lockdown
 from orharbor.verifiers.integrity import tampering
 from orharbor.verifiers.modelling import score_model_run, score_outputs
 from orharbor.verifiers.processes import end_foreign_processes
 from orharbor.verifiers.removal import remove_path
-from orharbor.verifiers.reward import FAIL
 from orharbor.verifiers.score import evaluator, score_level1, score_level2
-from orharbor.verifiers.solver_run import Limits
 
-TASK_CONFIG = "task.json"
 DEFAULT_LOGS = "/logs/verifier"
 #: Inside a task container, where each run of the agent's program gets its scratch folder.
 RUNS_ROOT = "/run/orharbor-runs"
@@ -48,8 +46,7 @@ def main(argv: list[str] | None = None) -> int:
         ended = end_foreign_processes()
         secure_logs_dir(args.logs_dir)
         suspicious = tampering()
-    kind, metadata = task_identity(tests_dir)
-    failed = 0.0 if kind == "modelling" else FAIL
+    kind, failed, metadata = contract.fail_reward(tests_dir)
     try:
         if suspicious:
             reward, details = failed, {"kind": kind, "metadata": metadata,
@@ -73,62 +70,74 @@ def verify(tests_dir: str, deliverable: str | None = None, workroot: str | None 
            python: str | None = None, drop_privileges: bool = True, isolate: bool = False) -> tuple[float, dict]:
     """Score the deliverable of the task whose tests live in ``tests_dir``.
 
-    ``python`` overrides the task's solver interpreter and ``drop_privileges``
-    can turn off the switch to the solver uid: both for scoring outside a task
-    container (``orharbor verify``). ``isolate`` (inside a task container
-    only) closes the container to the agent's program while it runs
+    ``deliverable`` overrides the path of the task's deliverable (a spec's:
+    the folder of its output files). ``python`` overrides the task's
+    interpreter for the agent's program and ``drop_privileges`` can turn off
+    the switch to the task's uid: both for scoring outside a task container
+    (``orharbor verify``). ``isolate`` (inside a task container only) closes
+    the container to the agent's program while it runs
     (:mod:`orharbor.verifiers.lockdown`) and gives every run a uid of its own.
     """
-    config = _load(tests_dir, TASK_CONFIG)
-    if config.get("kind") == "modelling":
-        return verify_modelling(config, deliverable, tests_dir, workroot, python, drop_privileges, isolate)
-    evaluate = evaluator(config["problem"])
-    path = deliverable or config["deliverable"]
-    if config["level"] == 1:
-        instance = _load(tests_dir, config["instance"])
-        reward, details = score_level1(evaluate, instance, path, config["naive"], config["reference"])
-    else:
-        cases = []
-        for case in config["eval"]:
-            with open(os.path.join(tests_dir, case["instance"]), "rb") as f:
-                raw = f.read()
-            cases.append({"instance": json.loads(raw), "instance_bytes": raw,
-                          "naive": case["naive"], "reference": case["reference"], "bound": case.get("bound")})
-        limits = Limits(**config["limits"])
-        uid = config.get("solver_uid") if drop_privileges and os.geteuid() == 0 else None
-        with program_runs(len(cases), uid, workroot, isolate) as runs:
-            reward, details = score_level2(evaluate, path, cases, python or config["solver_python"], limits, **runs)
-    details.update(kind="algorithm", task_id=config.get("task_id"), level=config["level"], reward=reward,
-                   metadata=config.get("metadata"))
+    task = contract.load(tests_dir)
+    reward, details = SCORERS[task.KIND](task, Scoring(tests_dir, deliverable, workroot, python, drop_privileges,
+                                                       isolate))
+    details.update(kind=task.kind.family, task_id=task.task_id, reward=reward, metadata=task.metadata)
+    if task.kind.family == "algorithm":
+        details["level"] = 1 if task.KIND == "level1" else 2
     return reward, details
 
 
-def verify_modelling(config: dict, deliverable: str | None = None, tests_dir: str = ".", workroot: str | None = None,
-                     python: str | None = None, drop_privileges: bool = True,
-                     isolate: bool = False) -> tuple[float, dict]:
-    """Grade a modelling task: a spec's answer files, or the answer.json a run of the agent's model.py writes.
+@dataclass(frozen=True)
+class Scoring:
+    """Where and how this verifier run scores: the arguments of :func:`verify`."""
 
-    ``deliverable`` overrides the outputs' folder (spec) or model.py's path
-    (RetailOpt). A RetailOpt task (``grading["run"]``) never grades a typed
-    answer.json: model.py runs once on the scenario's data (``tests/`` holds
-    it) under the task's limits, as :func:`verify` runs a level-2 solve.py
-    (``workroot``, ``python``, ``drop_privileges``, ``isolate`` as there).
-    """
-    grading = config["grading"]
-    if grading["type"] == "outputs":
-        reward, details = score_outputs(deliverable or config.get("app_dir", "/app"), grading["outputs"])
-    else:
-        run = grading["run"]
-        with open(os.path.join(tests_dir, run["data"]), "rb") as f:
-            data = f.read()
-        uid = run.get("uid") if drop_privileges and os.geteuid() == 0 else None
-        with program_runs(1, uid, workroot, isolate) as runs:
-            reward, details = score_model_run(
-                deliverable or run["program"], data, grading, python or run["python"], Limits(**run["limits"]),
-                argv=run["argv"], output=run["output"], uid=runs["uids"][0], workroot=runs["workroot"],
-                open_dirs=runs["open_dirs"])
-    details.update(task_id=config.get("task_id"), reward=reward, metadata=config.get("metadata"))
-    return reward, details
+    tests_dir: str
+    deliverable: str | None
+    workroot: str | None
+    python: str | None
+    drop_privileges: bool
+    isolate: bool
+
+    def uid(self, run: contract.ProgramRun) -> int | None:
+        """The uid the agent's program runs as outside a task container (None: ours)."""
+        return run.uid if self.drop_privileges and os.geteuid() == 0 else None
+
+
+def score_level1_task(task: contract.Level1Task, how: Scoring) -> tuple[float, dict]:
+    instance = _load(how.tests_dir, task.instance)
+    return score_level1(evaluator(task.problem), instance, how.deliverable or task.deliverable, task.naive,
+                        task.reference)
+
+
+def score_level2_task(task: contract.Level2Task, how: Scoring) -> tuple[float, dict]:
+    cases = []
+    for case in task.cases:
+        with open(os.path.join(how.tests_dir, case.instance), "rb") as f:
+            raw = f.read()
+        cases.append({"instance": json.loads(raw), "instance_bytes": raw,
+                      "naive": case.naive, "reference": case.reference, "bound": case.bound})
+    with program_runs(len(cases), how.uid(task.run), how.workroot, how.isolate) as runs:
+        return score_level2(evaluator(task.problem), how.deliverable or task.deliverable, cases,
+                            how.python or task.run.python, task.run.limits, **runs)
+
+
+def score_spec_task(task: contract.SpecTask, how: Scoring) -> tuple[float, dict]:
+    return score_outputs(how.deliverable or contract.APP_DIR, task.outputs)
+
+
+def score_retail_task(task: contract.RetailTask, how: Scoring) -> tuple[float, dict]:
+    run = task.run
+    with open(os.path.join(how.tests_dir, run.data), "rb") as f:
+        data = f.read()
+    with program_runs(1, how.uid(run), how.workroot, how.isolate) as runs:
+        return score_model_run(how.deliverable or task.deliverable, data, task.expected, how.python or run.python,
+                               run.limits, argv=list(run.argv), output=run.output, uid=runs["uids"][0],
+                               workroot=runs["workroot"], open_dirs=runs["open_dirs"])
+
+
+#: The scorer of each task kind (contract.KINDS).
+SCORERS = {"level1": score_level1_task, "level2": score_level2_task, "spec": score_spec_task,
+           "retail": score_retail_task}
 
 
 @contextmanager
@@ -153,21 +162,6 @@ def program_runs(count: int, uid: int | None, workroot: str | None, isolate: boo
         yield {"uids": state.run_uids(count), "workroot": root, "open_dirs": state.open_dirs}
     finally:
         lockdown.restore(state)
-
-
-def task_identity(tests_dir: str) -> tuple[str, dict | None]:
-    """The task's kind and its task.toml metadata (for details.json, so a job folder describes its trials).
-
-    The kind, 'modelling' or 'algorithm', decides what a broken or tampered run
-    scores (0.0 or -1.0).
-    """
-    try:
-        config = _load(tests_dir, TASK_CONFIG)
-        kind = "modelling" if config.get("kind") == "modelling" else "algorithm"
-        metadata = config.get("metadata")
-        return kind, metadata if isinstance(metadata, dict) else None
-    except (OSError, ValueError, AttributeError):
-        return "algorithm", None
 
 
 def flat_result(reward: float) -> dict:

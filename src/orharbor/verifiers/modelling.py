@@ -159,9 +159,9 @@ def score_model_run(program_path: str, data: bytes, expected: dict, python: str,
                       uid=uid, gid=uid, workroot=workroot, open_dirs=open_dirs,
                       read_solution=lambda p: read_regular_file(p, MAX_OUTPUT_BYTES, name=output))
     facts = {"wall_s": round(run.wall_s, 3), "returncode": run.returncode, "timed_out": run.timed_out,
-             "stderr_tail": run.stderr_tail[-STDERR_TAIL_CHARS:], "time_limit_s": limits.wall_s}
+             "stderr_tail": run.stderr_tail[-STDERR_TAIL_CHARS:], "time_limit_s": limits.solve_time_limit_s}
     if run.timed_out:
-        details.update(facts, error=f"model.py did not finish within its {limits.wall_s:g} s")
+        details.update(facts, error=f"model.py did not finish within its {limits.solve_time_limit_s:g} s")
         return 0.0, details
     if run.solution_bytes is None:
         details.update(facts, error=run.error or f"model.py exited with {run.returncode} and wrote no {output}")

@@ -89,7 +89,7 @@ def score_level2(
             "stderr_tail": run.stderr_tail[-2000:],
         }
         if run.timed_out:
-            row.update(feasible=0, objective=None, reward=FAIL, error=f"timed out after {limits.wall_s} s")
+            row.update(feasible=0, objective=None, reward=FAIL, error=f"timed out after {limits.solve_time_limit_s} s")
         elif run.solution_bytes is None:
             row.update(feasible=0, objective=None, reward=FAIL,
                        error=run.error or f"solve.py exited with {run.returncode} and wrote no solution")

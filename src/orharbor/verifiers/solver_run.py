@@ -40,7 +40,7 @@ _PR_SET_NO_NEW_PRIVS = 38
 class Limits:
     """Per-run resource limits of the agent's program."""
 
-    wall_s: float = 10.0
+    solve_time_limit_s: float = 10.0
     memory_mb: int = 2048
     max_processes: int = 64
     max_file_mb: int = 64
@@ -91,7 +91,14 @@ def run_program(
     emptied of its files afterwards (None: the usual temp folders, for a
     container that is not locked down). ``read_solution(path) -> bytes`` reads the result
     file safely.
+
+    ``uid`` is never root or our own uid: after the run every process and
+    every shared-folder file of ``uid`` is removed, which for our own uid
+    would be this process's siblings and files.
     """
+    if uid is not None and uid in (0, os.geteuid()):
+        raise ValueError(f"a run never runs as uid {uid} (root or the verifier's own): its files and processes "
+                         "are removed afterwards")
     open_dirs = SHARED_TEMP_DIRS if open_dirs is None else open_dirs
     workdir = tempfile.mkdtemp(prefix="orh-run-", dir=workroot)
     logdir = tempfile.mkdtemp(prefix="orh-log-", dir=workroot)  # 0700 root: the run cannot touch its logs
@@ -162,7 +169,7 @@ def run_program(
 def _wait(proc: subprocess.Popen, start: float, limits: Limits, uid: int | None,
           watched: tuple[str, ...], open_dirs: tuple[str, ...]) -> tuple[bool, str | None]:
     """Wait for the run; (timed out, why it was stopped for its disk use or None)."""
-    deadline = start + limits.wall_s
+    deadline = start + limits.solve_time_limit_s
     max_bytes = limits.disk_mb * 1024 * 1024
     polls = 0
     while True:
@@ -239,7 +246,7 @@ def _deleted_open_files(uid: int) -> int:
 def _limiter(limits: Limits, uid: int | None, gid: int | None):
     mem = limits.memory_mb * 1024 * 1024
     fsize = limits.max_file_mb * 1024 * 1024
-    cpu = max(1, int(limits.wall_s) + 1)
+    cpu = max(1, int(limits.solve_time_limit_s) + 1)
     try:
         prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up before fork: nothing to load in the child
     except (OSError, AttributeError):

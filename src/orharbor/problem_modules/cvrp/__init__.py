@@ -9,48 +9,6 @@ instances' design; format: CVRPLIB ``.vrp``; reference: OR-Tools routing with
 guided local search. OR-Tools is imported only when ``reference`` is called.
 """
 
-from __future__ import annotations
-
-from orharbor.problem_modules import read_statement
-
-from .baseline import BASELINE, baseline, random_order, split
-from .formats import FORMATS, parse, read, read_solution, write
-from .generator import GENERATOR_VERSION, SIZES, generate
-from .reference import fleet_size, lower_bound, reference  # OR-Tools is imported inside the call
-from .rules import validate_instance
-from .verify import distance_function, evaluate, route_length
-
 NAME = "cvrp"
-OBJECTIVE = "total distance"
 TITLE = "Capacitated vehicle routing"
-
-__all__ = [
-    "BASELINE",
-    "FORMATS",
-    "GENERATOR_VERSION",
-    "NAME",
-    "OBJECTIVE",
-    "SIZES",
-    "TITLE",
-    "baseline",
-    "distance_function",
-    "evaluate",
-    "fleet_size",
-    "generate",
-    "lower_bound",
-    "parse",
-    "random_order",
-    "read",
-    "read_solution",
-    "reference",
-    "route_length",
-    "split",
-    "statement",
-    "validate_instance",
-    "write",
-]
-
-
-def statement() -> str:
-    """The problem statement handed to agents (markdown)."""
-    return read_statement(__package__)
+OBJECTIVE = "total distance"

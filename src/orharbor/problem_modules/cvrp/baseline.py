@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import random
 
+from ..packing import next_fit
 from .verify import distance_function, route_length
 
 #: How many fixed pseudo-random orders the baseline splits and scores.
@@ -37,19 +38,7 @@ BASELINE = (
 
 def split(instance: dict, order: list[int]) -> list[list[int]]:
     """Greedy capacity split of a customer order into routes."""
-    capacity, demands = instance["capacity"], instance["demands"]
-    routes: list[list[int]] = []
-    route: list[int] = []
-    load = 0
-    for customer in order:
-        if route and load + demands[customer] > capacity:
-            routes.append(route)
-            route, load = [], 0
-        route.append(customer)
-        load += demands[customer]
-    if route:
-        routes.append(route)
-    return routes
+    return next_fit(order, instance["demands"].__getitem__, instance["capacity"])
 
 
 def random_order(instance: dict, i: int) -> list[int]:

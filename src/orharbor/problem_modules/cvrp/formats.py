@@ -41,7 +41,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from ..textfile import is_int, load, unify_newlines
+from ..textfile import changed_lines, check_format, is_int, load, render, split_lines
 
 FORMATS = ("vrplib",)
 MATRIX_FORMATS = ("LOWER_ROW", "UPPER_ROW", "LOWER_DIAG_ROW", "UPPER_DIAG_ROW", "FULL_MATRIX")
@@ -71,8 +71,7 @@ def _matrix_pairs(fmt: str, dim: int):
 
 def read(path_or_text, fmt: str | None = None) -> dict:
     """The instance of a ``.vrp`` file (a ``Path``, a path string or the text itself)."""
-    if fmt is not None and fmt not in FORMATS:
-        raise ValueError(f"unknown cvrp format {fmt!r}; known: {', '.join(FORMATS)}")
+    check_format(fmt, FORMATS, "cvrp")
     text, name, _ = load(path_or_text, "cvrp")
     instance = parse(text, name=name)
     instance["source"] = name
@@ -81,16 +80,8 @@ def read(path_or_text, fmt: str | None = None) -> dict:
 
 def parse(text: str, name: str = "<text>") -> dict:
     """The instance of a ``.vrp`` text (pure: text in, dict out)."""
-    if not isinstance(text, str):
-        raise TypeError(f"expected the file's text, got {type(text).__name__}")
-    body, newline = unify_newlines(text)
-    lines = body.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-
-    def err(lineno: int, message: str) -> ValueError:
-        return ValueError(f"{name}:{lineno}: {message}")
-
+    src, newline = split_lines(text, name)
+    body, lines, err = src.text, src.lines, src.error
     headers: list[list[str]] = []
     header_styles: list[tuple[str, str]] = []
     pos = 0
@@ -318,7 +309,7 @@ def _layout(instance, lines, body, newline, headers, header_styles, order, secti
         layout["tail"] = tail
     canon = _lines({**instance, "layout": layout})
     if len(canon) == tail_start:
-        changed = [[i + 1, raw] for i, (raw, c) in enumerate(zip(lines, canon)) if raw != c]
+        changed = changed_lines(lines, canon)
         if changed:
             layout["lines"] = changed
     return layout
@@ -358,15 +349,8 @@ def read_solution(path_or_text) -> tuple[dict, int | None]:
 
 def write(instance: dict, fmt: str = "vrplib") -> str:
     """The ``.vrp`` text of ``instance`` (its ``layout``, if any, reproduces a published file)."""
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown cvrp format {fmt!r}; known: {', '.join(FORMATS)}")
-    layout = instance.get("layout") or {}
-    lines = _lines(instance)
-    for lineno, raw in layout.get("lines", []):
-        lines[lineno - 1] = raw
-    text = "\n".join(lines) + layout.get("tail", "\n")
-    newline = layout.get("newline", "\n")
-    return text.replace("\n", newline) if newline != "\n" else text
+    check_format(fmt, FORMATS, "cvrp", optional=False)
+    return render(_lines(instance), instance.get("layout") or {})
 
 
 def _lines(instance: dict) -> list[str]:

@@ -31,10 +31,14 @@ from __future__ import annotations
 import math
 import random
 
-from ..seeds import check_seed, count_size, size_seed
+from ..seeds import count_rng
 
 SIZES = ("n8", "n20", "n50", "n100", "n200", "n400", "n1000")
 GENERATOR_VERSION = 1
+#: generate's output pinned: the sha256 (``orharbor.jsonio.digest``) of the instance of ``(seed, size)``.
+GOLDEN = {(0, "n8"): "9c032118c7ba418afdb8588d488444fb9eab634876ccca08d08a3d101ac73988",
+          (7, "n100"): "5686ef55c39b77abc42e6de7ed708cfd84203b873240a5fc1f5c984d1ff45f5b",
+          (123456789, "n1000"): "74b1546dd78f18ff7fc9a3a046efc39355021a8951afda1cea4c4cab064e06b3"}
 
 GRID = 1000
 DEPOT_PLACEMENTS = ("random", "centre", "corner")
@@ -45,16 +49,6 @@ DEMAND_TYPES = ("unitary", "small-large-var", "small-small-var", "large-large-va
 DECAY = 40.0
 #: Triangular distribution of the average route size r: (low, mode, high).
 ROUTE_SIZE = (3.0, 6.0, 25.0)
-
-
-def parse_size(size: str) -> int:
-    """``"n50"`` -> 50; only the sizes of :data:`SIZES`."""
-    return count_size(size, SIZES, "cvrp")
-
-
-def derive_seed(seed: int, size: str) -> int:
-    """A 64-bit PRNG seed from ``(seed, size)``: splitmix64 and FNV-1a, pure integer arithmetic."""
-    return size_seed("cvrp/", seed, size)
 
 
 def _point(rng: random.Random) -> tuple[int, int]:
@@ -110,10 +104,7 @@ def _demands(rng: random.Random, kind: str, customers: list[tuple[int, int]], ge
 
 def generate(seed: int, size: str) -> dict:
     """The instance of ``(seed, size)``: Uchoa et al. (2017) design, every choice drawn per seed."""
-    check_seed(seed, SIZES)
-    n = parse_size(size)
-    derived = derive_seed(seed, size)
-    rng = random.Random(derived)
+    n, derived, rng = count_rng("cvrp", seed, size, SIZES)
     depot_placement = DEPOT_PLACEMENTS[rng.randrange(3)]
     customer_placement = CUSTOMER_PLACEMENTS[rng.randrange(3)]
     demand_type = DEMAND_TYPES[rng.randrange(len(DEMAND_TYPES))]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 
-from ..routing import routes_from
+from ..routing import keep_better, routes_from
 from .baseline import baseline
 from .verify import distance_function, evaluate
 
@@ -85,18 +85,9 @@ def reference(instance: dict, *, time_limit_s: float, workers: int = 1, seed: in
         "workers": 1,
         "seed": seed,
     }
-    solution, objective = base, base_objective
-    if assignment is not None:
-        candidate = {"routes": routes_from(routing, manager, assignment, vehicles)}
-        try:
-            value = evaluate(instance, candidate)
-        except ValueError as exc:  # never expected; never hand back an infeasible answer
-            meta["note"] = f"routing solution rejected by the verifier ({exc}); the baseline is returned"
-        else:
-            if value <= base_objective:
-                solution, objective = candidate, value
-    else:
-        meta["note"] = "routing found no solution; the baseline is returned"
+    routes = routes_from(routing, manager, assignment, vehicles) if assignment is not None else None
+    solution, objective = keep_better(instance, evaluate, routes, base, base_objective, meta,
+                                      "routing found no solution; the baseline is returned")
     bound = lower_bound(instance)
     meta.update(status="FEASIBLE", objective=objective, bound=min(bound, objective),
                 wall_time_s=round(time.perf_counter() - start, 3))

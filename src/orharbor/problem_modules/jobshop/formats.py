@@ -23,7 +23,7 @@ the end of the file), so the exact bytes come back.
 
 from __future__ import annotations
 
-from ..textfile import Lines, load, unify_newlines
+from ..textfile import Lines, check_format, finish_layout, layout_of, load, render, split_lines, with_newline
 
 FORMATS = ("taillard", "orlib")
 
@@ -43,16 +43,14 @@ def read(path_or_text, fmt: str | None = None) -> dict:
     text, name, stem = load(path_or_text, "jobshop")
     if fmt is None:
         fmt = "taillard" if text.lstrip().lower().startswith("nb of jobs") else "orlib"
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown jobshop format {fmt!r}; known: {', '.join(FORMATS)}")
-    text, newline = unify_newlines(text)
+    check_format(fmt, FORMATS, "jobshop")
+    lines, newline = split_lines(text, name)
     parser = _read_taillard if fmt == "taillard" else _read_orlib
-    inst = parser(Lines(text, name), stem)
-    if newline != "\n":
-        inst.setdefault("layout", {"format": fmt})["newline"] = newline
+    inst, layout = parser(lines, stem)
+    finish_layout(inst, fmt, layout, lines, "the last job", newline)
     if stem is not None:
         inst["source"] = name
-    if write(inst, fmt) != (text if newline == "\n" else text.replace("\n", newline)):
+    if write(inst, fmt) != with_newline(lines.text, newline):
         inst.pop("layout", None)  # an unusual layout: keep the data, write canonically
     return inst
 
@@ -62,7 +60,7 @@ def _check_shape(lines: Lines, n: int, m: int, lineno: int) -> None:
         raise lines.error(lineno, f"expected positive numbers of jobs and machines, got {n} and {m}")
 
 
-def _check_route(lines: Lines, lineno: int, job: int, route: list[int], m: int, one_based: bool) -> None:
+def _check_route(lines: Lines, lineno: int, job: int, route: list[int], m: int, one_based: bool) -> list[int]:
     seen: set[int] = set()
     shift = 1 if one_based else 0
     for k, machine in enumerate(route):
@@ -73,15 +71,28 @@ def _check_route(lines: Lines, lineno: int, job: int, route: list[int], m: int, 
         if machine in seen:
             raise lines.error(lineno, f"job {job} operation {k}: machine {machine + shift} repeated in the job")
         seen.add(machine)
+    return route
 
 
-def _check_durations(lines: Lines, lineno: int, job: int, durations: list[int]) -> None:
+def _check_durations(lines: Lines, lineno: int, job: int, durations: list[int]) -> list[int]:
     for k, d in enumerate(durations):
         if d < 0:
             raise lines.error(lineno, f"job {job} operation {k}: negative duration {d}")
+    return durations
 
 
-def _read_taillard(lines: Lines, stem: str | None) -> dict:
+def _taillard_rows(lines: Lines, word: str, n: int, m: int, what: str, check) -> list[list[int]]:
+    """The line ``word``, then a row of ``m`` integers per job, each passed through ``check(lineno, job, row)``."""
+    lines.keyword(word, repr(word))
+    rows = []
+    for j in range(n):
+        lineno, row = lines.ints(f"the {what} of job {j} ({m} integers)", m)
+        rows.append(check(lineno, j, row))
+    return rows
+
+
+def _read_taillard(lines: Lines, stem: str | None) -> tuple[dict, dict]:
+    """The instance of a Taillard file and where its layout departs from the canonical one."""
     lineno, header = lines.next("the header line")
     if not header.strip().lower().startswith("nb of jobs"):
         raise lines.error(lineno, f"expected the header {TAILLARD_HEADER!r}")
@@ -94,37 +105,21 @@ def _read_taillard(lines: Lines, stem: str | None) -> dict:
     numbers = lines.lines[lineno - 1]
     if numbers != _taillard_numbers(n, m, time_seed, machine_seed, upper, lower):
         layout["numbers"] = numbers
-    lineno, word = lines.next("'Times'")
-    if word.strip() != "Times":
-        raise lines.error(lineno, f"expected 'Times', got {word.strip()[:40]!r}")
-    durations = []
-    for j in range(n):
-        lineno, row = lines.ints(f"the durations of job {j} ({m} integers)", m)
-        _check_durations(lines, lineno, j, row)
-        durations.append(row)
-    lineno, word = lines.next("'Machines'")
-    if word.strip() != "Machines":
-        raise lines.error(lineno, f"expected 'Machines', got {word.strip()[:40]!r}")
-    machines = []
-    for j in range(n):
-        lineno, row = lines.ints(f"the machines of job {j} ({m} integers)", m)
-        route = [x - 1 for x in row]
-        _check_route(lines, lineno, j, route, m, one_based=True)
-        machines.append(route)
+    durations = _taillard_rows(lines, "Times", n, m, "durations",
+                               lambda lineno, j, row: _check_durations(lines, lineno, j, row))
+    machines = _taillard_rows(lines, "Machines", n, m, "machines",  # 1-based in the file
+                              lambda lineno, j, row: _check_route(lines, lineno, j, [x - 1 for x in row], m,
+                                                                  one_based=True))
     inst = _instance(stem, n, m, machines, durations)
     inst.update(time_seed=time_seed, machine_seed=machine_seed, upper_bound=upper, lower_bound=lower)
     width = _detect_width(lines.lines[3 : 3 + n] + lines.lines[4 + n : 4 + 2 * n], durations + [[x + 1 for x in r] for r in machines], _taillard_row)
     if width is not None and width != _taillard_width(inst):
         layout["width"] = width
-    tail = lines.tail("the last job")
-    if tail != "\n":
-        layout["tail"] = tail
-    if layout:
-        inst["layout"] = {"format": "taillard", **layout}
-    return inst
+    return inst, layout
 
 
-def _read_orlib(lines: Lines, stem: str | None) -> dict:
+def _read_orlib(lines: Lines, stem: str | None) -> tuple[dict, dict]:
+    """The instance of an OR-Library file and where its layout departs from the canonical one."""
     comments = []
     while lines.pos < len(lines.lines) and lines.lines[lines.pos].startswith("#"):
         comments.append(lines.lines[lines.pos][1:])
@@ -160,23 +155,13 @@ def _read_orlib(lines: Lines, stem: str | None) -> dict:
             if not trail:
                 layout["trail"] = False
             break
-    tail = lines.tail("the last job")
-    if tail != "\n":
-        layout["tail"] = tail
-    if layout:
-        inst["layout"] = {"format": "orlib", **layout}
-    return inst
+    return inst, layout
 
 
 def _instance(stem: str | None, n: int, m: int, machines: list, durations: list) -> dict:
-    return {
-        "problem": "jobshop",
-        "name": stem if stem else f"jobshop-{n}x{m}",
-        "n_jobs": n,
-        "n_machines": m,
-        "machines": machines,
-        "durations": durations,
-    }
+    """The instance's data, named after the file (or its shape, for a text)."""
+    return {"problem": "jobshop", "name": stem if stem else f"jobshop-{n}x{m}", "n_jobs": n, "n_machines": m,
+            "machines": machines, "durations": durations}
 
 
 def _detect_width(raw: list[str], rows: list[list[int]], fmt_row) -> int | None:
@@ -192,15 +177,9 @@ def _detect_width(raw: list[str], rows: list[list[int]], fmt_row) -> int | None:
 
 def write(instance: dict, fmt: str = "taillard") -> str:
     """The text of ``instance`` in ``fmt`` (``"taillard"`` or ``"orlib"``)."""
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown jobshop format {fmt!r}; known: {', '.join(FORMATS)}")
-    layout = instance.get("layout") or {}
-    if layout.get("format") != fmt:
-        layout = {}
-    lines = _write_taillard(instance, layout) if fmt == "taillard" else _write_orlib(instance, layout)
-    text = "\n".join(lines) + layout.get("tail", "\n")
-    newline = layout.get("newline", "\n")
-    return text if newline == "\n" else text.replace("\n", newline)
+    check_format(fmt, FORMATS, "jobshop", optional=False)
+    layout = layout_of(instance, fmt)
+    return render(_write_taillard(instance, layout) if fmt == "taillard" else _write_orlib(instance, layout), layout)
 
 
 def _taillard_numbers(n: int, m: int, time_seed: int, machine_seed: int, upper: int, lower: int) -> str:

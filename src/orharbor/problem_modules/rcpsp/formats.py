@@ -47,9 +47,9 @@ jobs by their number in the file.
 
 from __future__ import annotations
 
-
+from ..textfile import (Lines, check_format, finish_layout, is_int, layout_of, reader, render, unify_newlines,
+                        with_newline)
 from .generator import earliest_starts
-from ..textfile import Lines, is_int, load, unify_newlines
 
 FORMATS = ("psplib",)
 
@@ -62,37 +62,22 @@ _INFO_HEADER = "pronr.  #jobs rel.date duedate tardcost  MPM-Time"
 # --------------------------------------------------------------------------- read
 
 
-def read(path_or_text, fmt: str | None = None) -> dict:
-    """Read an instance from a path (``Path`` or ``str``) or from the file's text.
-
-    ``fmt`` is ``"psplib"`` or ``None``. Broken files raise ``ValueError``
-    naming the file, the line and what was expected, e.g.
-    ``j301_1.sm:21: multi-mode files are not supported (activity 3 has 2 modes)``.
-    """
-    if fmt is not None and fmt not in FORMATS:
-        raise ValueError(f"unknown rcpsp format {fmt!r}; known: {', '.join(FORMATS)}")
-    text, name, stem = load(path_or_text, "rcpsp")
-    return parse(text, name, stem)
-
-
 def parse(text: str, name: str = "<text>", stem: str | None = None) -> dict:
-    """The instance in ``text`` (a pure function; ``name`` is used in messages)."""
+    """The instance in ``text`` (a pure function; ``name`` is used in messages).
+
+    Broken files raise ``ValueError`` naming the file, the line and what was
+    expected, e.g. ``j301_1.sm:21: multi-mode files are not supported (activity 3 has 2 modes)``.
+    """
     text, newline = unify_newlines(text)
     lines = _Lines(text, name)
     inst = _read_sm(lines, stem)
-    tail = lines.tail("the resource availabilities")
-    layout: dict = {}
-    if tail != "\n":
-        layout["tail"] = tail
-    if newline != "\n":
-        layout["newline"] = newline
-    if layout:
-        inst["layout"] = {"format": "psplib", **layout}
-    if stem is not None:
-        inst["source"] = name
-    if write(inst) != (text if newline == "\n" else text.replace("\n", newline)):
+    finish_layout(inst, "psplib", {}, lines, "the resource availabilities", newline)
+    if write(inst) != with_newline(text, newline):
         inst.pop("layout", None)  # an unusual layout: keep the data, write canonically
     return inst
+
+
+read = reader(FORMATS, "rcpsp", parse)
 
 
 class _Lines(Lines):
@@ -238,14 +223,8 @@ def _read_sm(lines: _Lines, stem: str | None) -> dict:
 
 def write(instance: dict, fmt: str = "psplib") -> str:
     """The ``.sm`` text of ``instance`` (only ``"psplib"``)."""
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown rcpsp format {fmt!r}; known: {', '.join(FORMATS)}")
-    layout = instance.get("layout") or {}
-    if layout.get("format") != fmt:
-        layout = {}
-    text = "\n".join(_write_sm(instance)) + layout.get("tail", "\n")
-    newline = layout.get("newline", "\n")
-    return text if newline == "\n" else text.replace("\n", newline)
+    check_format(fmt, FORMATS, "rcpsp", optional=False)
+    return render(_write_sm(instance), layout_of(instance, fmt))
 
 
 def _header(instance: dict) -> dict:

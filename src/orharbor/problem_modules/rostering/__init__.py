@@ -9,44 +9,6 @@ OR-Tools' ``shift_scheduling_sat.py``. OR-Tools is imported only when
 ``baseline`` or ``reference`` is called.
 """
 
-from __future__ import annotations
-
-from orharbor.problem_modules import read_statement
-
-from .baseline import BASELINE, baseline  # OR-Tools is imported inside the call
-from .formats import FORMATS, parse, read, write
-from .generator import GENERATOR_VERSION, SIZES, generate, generate_with_witness
-from .reference import reference  # OR-Tools is imported inside the call
-from .rules import validate_instance
-from .verify import evaluate, penalty, weekends
-
 NAME = "rostering"
-OBJECTIVE = "weighted request and cover penalties"
 TITLE = "Shift scheduling (nurse rostering)"
-
-__all__ = [
-    "BASELINE",
-    "FORMATS",
-    "GENERATOR_VERSION",
-    "NAME",
-    "OBJECTIVE",
-    "SIZES",
-    "TITLE",
-    "baseline",
-    "evaluate",
-    "generate",
-    "generate_with_witness",
-    "parse",
-    "penalty",
-    "read",
-    "reference",
-    "statement",
-    "validate_instance",
-    "weekends",
-    "write",
-]
-
-
-def statement() -> str:
-    """The problem statement handed to agents (markdown)."""
-    return read_statement(__package__)
+OBJECTIVE = "weighted request and cover penalties"

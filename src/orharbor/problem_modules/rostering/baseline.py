@@ -14,6 +14,8 @@ in the dataset rows; it is never recomputed inside a task.
 
 from __future__ import annotations
 
+from .model import hard_model, row_from
+
 #: Wall-clock allowance for one employee's first feasible line (milliseconds in practice).
 TIME_LIMIT_S = 60.0
 
@@ -34,8 +36,6 @@ def baseline(instance: dict) -> dict:
     from ortools.sat.python import cp_model
 
     from orharbor.problem_modules import cpsat
-
-    from .reference import hard_model, row_from
 
     roster = {}
     for e, staff in enumerate(instance["staff"]):

@@ -26,7 +26,7 @@ in another order) is read all the same and written canonically.
 
 from __future__ import annotations
 
-from ..textfile import Lines, is_int, load, unify_newlines
+from ..textfile import Lines, check_format, is_int, reader, split_lines, with_newline
 
 FORMATS = ("schedulingbenchmarks",)
 SECTIONS = (
@@ -53,22 +53,9 @@ DATA_KEYS = ("horizon", "shifts", "staff", "shift_on_requests", "shift_off_reque
 # --------------------------------------------------------------------------- read
 
 
-def read(path_or_text, fmt: str | None = None) -> dict:
-    """The instance of a benchmark text file (a ``Path``, a path string or the text itself)."""
-    _check_format(fmt)
-    text, name, stem = load(path_or_text, "rostering")
-    instance = parse(text, name=name, stem=stem)
-    if stem is not None:
-        instance["source"] = name
-    return instance
-
-
 def parse(text: str, name: str = "<text>", stem: str | None = None) -> dict:
     """The instance of a benchmark text (pure: text in, dict out)."""
-    if not isinstance(text, str):
-        raise TypeError(f"expected the file's text, got {type(text).__name__}")
-    body, newline = unify_newlines(text)
-    lines = Lines(body, name)
+    lines, newline = split_lines(text, name)
     rows = _sections(lines)
     horizon = _horizon(lines, rows["SECTION_HORIZON"])
     shifts = _shifts(lines, rows["SECTION_SHIFTS"])
@@ -95,9 +82,7 @@ def parse(text: str, name: str = "<text>", stem: str | None = None) -> dict:
     return instance
 
 
-def _check_format(fmt) -> None:
-    if fmt is not None and fmt not in FORMATS:
-        raise ValueError(f"unknown rostering format {fmt!r}; known: {', '.join(FORMATS)}")
+read = reader(FORMATS, "rostering", parse)
 
 
 def _sections(lines: Lines) -> dict[str, list[tuple[int, str]]]:
@@ -272,7 +257,7 @@ def _cover(lines: Lines, rows, shift_ids: list[str], horizon: int) -> list[dict]
 
 def write(instance: dict, fmt: str = FORMATS[0]) -> str:
     """The benchmark text of an instance."""
-    _check_format(fmt)
+    check_format(fmt, FORMATS, "rostering")
     shift_ids = [s["id"] for s in instance["shifts"]]
     body = {
         "SECTION_HORIZON": [str(instance["horizon"])],
@@ -294,9 +279,7 @@ def write(instance: dict, fmt: str = FORMATS[0]) -> str:
         if k:
             out.append("")
         out += [section, *COMMENTS[section], *body[section]]
-    text = "\n".join(out) + "\n"
-    newline = (instance.get("layout") or {}).get("newline", "\n")
-    return text.replace("\n", newline) if newline != "\n" else text
+    return with_newline("\n".join(out) + "\n", (instance.get("layout") or {}).get("newline", "\n"))
 
 
 def _request_row(r: dict) -> str:

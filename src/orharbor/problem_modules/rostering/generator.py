@@ -63,6 +63,10 @@ from .verify import weekends
 SIZES = ("d7e4s1", "d14e8s1", "d14e14s2", "d14e20s3", "d28e30s4", "d42e45s6", "d84e40s5", "d182e100s8",
          "d364e150s32")
 GENERATOR_VERSION = 1
+#: generate's output pinned: the sha256 (``orharbor.jsonio.digest``) of the instance of ``(seed, size)``.
+GOLDEN = {(0, "d7e4s1"): "d0d040572bbdcf33e29bbac43c0a88d0aa3ec04ffc9590760a6befc766bdba54",
+          (7, "d14e20s3"): "dd546df86ab779aa214bb97c6ff245af8b2dd95069c9046331cc7e7df61752e6",
+          (123456789, "d84e40s5"): "88f2d16e91a4aaa8a30a4dad2ea1d3a7fb3f46d616006349a76e8674baa5ac6e"}
 
 #: Length of every shift type when lengths are uniform (the published files' 480 minutes).
 STANDARD = 480

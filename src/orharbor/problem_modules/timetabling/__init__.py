@@ -11,46 +11,6 @@ reference: CP-SAT with the penalties. OR-Tools is imported only when
 ``baseline`` or ``reference`` is called.
 """
 
-from __future__ import annotations
-
-from orharbor.problem_modules import read_statement
-
-from .baseline import BASELINE, baseline  # OR-Tools is imported inside the call
-from .formats import FORMATS, parse, read, read_solution, write, write_solution
-from .generator import GENERATOR_VERSION, SIZES, build, generate
-from .reference import reference  # OR-Tools is imported inside the call
-from .rules import validate_instance
-from .verify import WEIGHTS, evaluate, penalties
-
 NAME = "timetabling"
-OBJECTIVE = "soft-constraint penalty"
 TITLE = "Curriculum-based course timetabling"
-
-__all__ = [
-    "BASELINE",
-    "FORMATS",
-    "GENERATOR_VERSION",
-    "NAME",
-    "OBJECTIVE",
-    "SIZES",
-    "TITLE",
-    "WEIGHTS",
-    "baseline",
-    "build",
-    "evaluate",
-    "generate",
-    "parse",
-    "penalties",
-    "read",
-    "read_solution",
-    "reference",
-    "statement",
-    "validate_instance",
-    "write",
-    "write_solution",
-]
-
-
-def statement() -> str:
-    """The problem statement handed to agents (markdown)."""
-    return read_statement(__package__)
+OBJECTIVE = "soft-constraint penalty"

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import re
 
-from ..textfile import Lines, is_int, load, unify_newlines
+from ..textfile import Lines, changed_lines, check_format, is_int, load, reader, render, split_lines, unify_newlines
 
 FORMATS = ("ctt",)
 HEADER = ("Name", "Courses", "Rooms", "Days", "Periods_per_day", "Curricula", "Constraints")
@@ -55,30 +55,12 @@ SECTIONS = ("COURSES:", "ROOMS:", "CURRICULA:", "UNAVAILABILITY_CONSTRAINTS:")
 _HEADER_LINE = re.compile(r"^\s*([A-Za-z_]+)\s*:\s*(.*?)\s*$")
 
 
-def _check_format(fmt: str | None) -> None:
-    if fmt is not None and fmt not in FORMATS:
-        raise ValueError(f"unknown timetabling format {fmt!r}; known: {', '.join(FORMATS)}")
-
-
 # --------------------------------------------------------------------------- read
 
 
-def read(path_or_text, fmt: str | None = None) -> dict:
-    """The instance of a ``.ctt`` file (a ``Path``, a path string or the text itself)."""
-    _check_format(fmt)
-    text, name, stem = load(path_or_text, "timetabling")
-    instance = parse(text, name=name)
-    if stem is not None:
-        instance["source"] = name
-    return instance
-
-
-def parse(text: str, name: str = "<text>") -> dict:
-    """The instance of a ``.ctt`` text (pure: text in, dict out)."""
-    if not isinstance(text, str):
-        raise TypeError(f"expected the file's text, got {type(text).__name__}")
-    body, newline = unify_newlines(text)
-    src = Lines(body, name)
+def parse(text: str, name: str = "<text>", stem: str | None = None) -> dict:
+    """The instance of a ``.ctt`` text (pure: text in, dict out; the name comes from the file's header)."""
+    src, newline = split_lines(text, name)
     head = _header(src)
     days, ppd = head["Days"], head["Periods_per_day"]
     _keyword(src, "COURSES:")
@@ -110,6 +92,9 @@ def parse(text: str, name: str = "<text>") -> dict:
     return instance
 
 
+read = reader(FORMATS, "timetabling", parse)
+
+
 def _header(src: Lines) -> dict:
     head: dict = {}
     for key in HEADER:
@@ -132,12 +117,7 @@ def _header(src: Lines) -> dict:
 
 def _keyword(src: Lines, keyword: str, what: str | None = None) -> None:
     """Skip blank lines, then expect the line ``keyword``."""
-    while True:
-        lineno, line = src.next(what or f"the section {keyword}")
-        if line.strip():
-            break
-    if line.strip() != keyword:
-        raise src.error(lineno, f"expected {what or 'the section ' + keyword}, got {line.strip()[:40]!r}")
+    src.keyword(keyword, what or f"the section {keyword}", skip_blank=True)
 
 
 def _row(src: Lines, what: str, count: int | None) -> tuple[int, list[str]]:
@@ -235,7 +215,7 @@ def _layout(instance: dict, lines: list[str], tail: str, newline: str) -> dict:
         layout["tail"] = tail
     canon = _lines(instance)
     if len(canon) == len(lines):
-        changed = [[i + 1, raw] for i, (raw, c) in enumerate(zip(lines, canon)) if raw != c]
+        changed = changed_lines(lines, canon)
         if changed:
             layout["lines"] = changed
     return layout
@@ -246,14 +226,8 @@ def _layout(instance: dict, lines: list[str], tail: str, newline: str) -> dict:
 
 def write(instance: dict, fmt: str = "ctt") -> str:
     """The ``.ctt`` text of ``instance`` (its ``layout``, if any, reproduces a published file)."""
-    _check_format(fmt)
-    layout = instance.get("layout") or {}
-    lines = _lines(instance)
-    for lineno, raw in layout.get("lines", []):
-        lines[lineno - 1] = raw
-    text = "\n".join(lines) + layout.get("tail", "\n")
-    newline = layout.get("newline", "\n")
-    return text.replace("\n", newline) if newline != "\n" else text
+    check_format(fmt, FORMATS, "timetabling")
+    return render(_lines(instance), instance.get("layout") or {})
 
 
 def _lines(instance: dict) -> list[str]:

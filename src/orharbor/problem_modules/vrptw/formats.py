@@ -29,7 +29,7 @@ A ``.sol`` file holds ``Route #k: c c c`` lines and a ``Cost x`` line;
 
 from __future__ import annotations
 
-from ..textfile import Lines, is_int, load, unify_newlines
+from ..textfile import Lines, check_format, is_int, load, reader, split_lines, with_newline
 from .verify import TOL
 
 FORMATS = ("solomon",)
@@ -41,35 +41,22 @@ DATA_KEYS = ("n_customers", "n_vehicles", "capacity", "coords", "demands", "read
 # --------------------------------------------------------------------------- read
 
 
-def read(path_or_text, fmt: str | None = None) -> dict:
-    """The instance of a Solomon file (``Path``, path string or the text itself)."""
-    _check_format(fmt)
-    text, name, stem = load(path_or_text, "vrptw")
-    instance = parse(text, name)
-    if stem is not None:
-        instance["source"] = name
-    return instance
-
-
-def parse(text: str, name: str = "<text>") -> dict:
-    """The instance of a Solomon text (pure: text in, dict out)."""
-    if not isinstance(text, str):
-        raise TypeError(f"expected the file's text, got {type(text).__name__}")
-    body, newline = unify_newlines(text)
-    lines = Lines(body, name)
+def parse(text: str, name: str = "<text>", stem: str | None = None) -> dict:
+    """The instance of a Solomon text (pure: text in, dict out; the name comes from the first line)."""
+    lines, newline = split_lines(text, name)
     lineno, title = lines.next("the instance name")
     if not title.strip():
         raise lines.error(lineno, "expected the instance name on the first line, got a blank line")
-    _keyword(lines, "VEHICLE")
-    lineno, line = _nonblank(lines, "the NUMBER CAPACITY header")
+    lines.keyword("VEHICLE", "the VEHICLE section", skip_blank=True)
+    lineno, line = lines.nonblank("the NUMBER CAPACITY header")
     if line.split() != ["NUMBER", "CAPACITY"]:
         raise lines.error(lineno, f"expected the header 'NUMBER CAPACITY', got {line.strip()[:40]!r}")
-    lineno, line = _nonblank(lines, "the number of vehicles and the capacity")
+    lineno, line = lines.nonblank("the number of vehicles and the capacity")
     fleet = _ints(lines, lineno, line, 2, "the number of vehicles and the capacity")
     if fleet[0] < 1 or fleet[1] < 1:
         raise lines.error(lineno, f"expected a positive number of vehicles and capacity, got {fleet[0]} {fleet[1]}")
-    _keyword(lines, "CUSTOMER")
-    lineno, line = _nonblank(lines, "the customer column header")
+    lines.keyword("CUSTOMER", "the CUSTOMER section", skip_blank=True)
+    lineno, line = lines.nonblank("the customer column header")
     if not line.split()[:2] == ["CUST", "NO."]:
         raise lines.error(lineno, f"expected the column header 'CUST NO. XCOORD. ...', got {line.strip()[:40]!r}")
     rows = []
@@ -110,6 +97,9 @@ def parse(text: str, name: str = "<text>") -> dict:
     return instance
 
 
+read = reader(FORMATS, "vrptw", parse)
+
+
 def read_solution(path_or_text) -> tuple[dict, float | None]:
     """``({"routes": [[c, ...], ...]}, cost)`` of a Solomon-style ``.sol`` file (cost None if absent)."""
     text, name, _ = load(path_or_text, "vrptw solution")
@@ -135,24 +125,6 @@ def read_solution(path_or_text) -> tuple[dict, float | None]:
         else:
             raise lines.error(lineno, f"expected 'Route #k: ...' or 'Cost x', got {line.strip()[:40]!r}")
     return {"routes": routes}, cost
-
-
-def _check_format(fmt) -> None:
-    if fmt is not None and fmt not in FORMATS:
-        raise ValueError(f"unknown vrptw format {fmt!r}; known: {', '.join(FORMATS)}")
-
-
-def _nonblank(lines: Lines, what: str) -> tuple[int, str]:
-    while True:
-        lineno, line = lines.next(what)
-        if line.strip():
-            return lineno, line
-
-
-def _keyword(lines: Lines, word: str) -> None:
-    lineno, line = _nonblank(lines, f"the {word} section")
-    if line.strip() != word:
-        raise lines.error(lineno, f"expected the {word} section, got {line.strip()[:40]!r}")
 
 
 def _ints(lines: Lines, lineno: int, line: str, count: int, what: str) -> list[int]:
@@ -181,7 +153,7 @@ def _row_line(lines: Lines, node: int) -> int:
 
 def write(instance: dict, fmt: str = "solomon") -> str:
     """The Solomon text of an instance."""
-    _check_format(fmt)
+    check_format(fmt, FORMATS, "vrptw")
     out = [
         instance["name"],
         "",
@@ -200,6 +172,4 @@ def write(instance: dict, fmt: str = "solomon") -> str:
             f"{i:>5}{coords[i][0]:>8}{coords[i][1]:>11}{demands[i]:>11}"
             f"{ready[i]:>11}{due[i]:>11}{service[i]:>11}   "
         )
-    text = "\n".join(out) + "\n"
-    newline = (instance.get("layout") or {}).get("newline", "\n")
-    return text.replace("\n", newline) if newline != "\n" else text
+    return with_newline("\n".join(out) + "\n", (instance.get("layout") or {}).get("newline", "\n"))

@@ -28,15 +28,19 @@ instance is feasible (one route per customer) by construction.
 from __future__ import annotations
 
 import math
-import random
 
-from ..seeds import check_seed, count_size, size_seed
+from ..seeds import count_rng
 
 SIZES = ("n8", "n25", "n50", "n100", "n200", "n400", "n1000")
 GENERATOR_VERSION = 1
+#: generate's output pinned: the sha256 (``orharbor.jsonio.digest``) of the instance of ``(seed, size)``.
+GOLDEN = {(0, "n8"): "f71e6936ed0bc11578331bf3ffb988802b7491941056c04ab9f02569d10eff1c",
+          (7, "n100"): "f1599762339ecdc84c5595c58709376ba5273ae908224dc13868f20555c33bf3",
+          (123456789, "n1000"): "f96737fad2b0122aa1b6358f744f861bbf54a819610343fcdfd0bea7c3f975a9"}
 
-GRID = 100
+#: Coordinate types: random, clustered, mixed; on the GRID x GRID square.
 TYPES = ("R", "C", "RC")
+GRID = 100
 DEPOT = {"R": (35, 35), "C": (40, 50), "RC": (40, 50)}
 SERVICE = {"R": 10, "C": 90, "RC": 10}
 #: (type, horizon class) -> (capacity, depot due date), as in Solomon's sets.
@@ -55,26 +59,13 @@ CLUSTER_SIGMA = 4.0
 MAX_CLUSTERS = 30
 
 
-def parse_size(size: str) -> int:
-    """``"n25"`` -> 25; only the sizes of :data:`SIZES`."""
-    return count_size(size, SIZES, "vrptw")
-
-
-def derive_seed(seed: int, size: str) -> int:
-    """A 64-bit PRNG seed from ``(seed, size)``: splitmix64 and FNV-1a, pure integer arithmetic."""
-    return size_seed("vrptw/", seed, size)
-
-
 def _clip(v: int) -> int:
     return min(GRID, max(0, v))
 
 
 def generate(seed: int, size: str) -> dict:
     """The instance of ``(seed, size)``: Solomon / Gehring-Homberger design, parameters drawn per seed."""
-    check_seed(seed, SIZES)
-    n = parse_size(size)
-    derived = derive_seed(seed, size)
-    rng = random.Random(derived)
+    n, derived, rng = count_rng("vrptw", seed, size, SIZES)
     ctype = TYPES[rng.randrange(3)]
     htype = 1 + rng.randrange(2)
     share = TIGHT_SHARES[rng.randrange(4)]

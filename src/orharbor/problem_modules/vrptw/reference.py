@@ -31,9 +31,9 @@ from __future__ import annotations
 import math
 import time
 
-from ..routing import routes_from
+from ..routing import keep_better, routes_from
 from .baseline import baseline
-from .verify import Infeasible, evaluate
+from .verify import evaluate
 
 SCALE = 1000
 FIRST_SOLUTION = "PATH_CHEAPEST_ARC"
@@ -117,18 +117,9 @@ def reference(instance: dict, *, time_limit_s: float, workers: int = 1, seed: in
         "started_from": started_from,
         "vehicles": n_vehicles,
     }
-    solution, objective = hint, hint_objective
-    if assignment is not None:
-        candidate = {"routes": routes_from(routing, manager, assignment, n_vehicles)}
-        try:
-            value = evaluate(instance, candidate)
-        except Infeasible as exc:  # never expected: integer times are rounded up
-            meta["note"] = f"routing solution rejected by the verifier ({exc}); the baseline is returned"
-        else:
-            if value <= objective:
-                solution, objective = candidate, value
-    else:
-        meta["note"] = "routing found no solution in time; the baseline is returned"
+    routes = routes_from(routing, manager, assignment, n_vehicles) if assignment is not None else None
+    solution, objective = keep_better(instance, evaluate, routes, hint, hint_objective, meta,
+                                      "routing found no solution in time; the baseline is returned")
     meta.update(
         status="FEASIBLE" if solution is not hint else "FEASIBLE_HINT",
         objective=objective,

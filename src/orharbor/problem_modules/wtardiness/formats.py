@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from ..textfile import is_int, load, unify_newlines
+from ..textfile import check_format, is_int, load, split_lines, with_newline
 
 FORMATS = ("orlib",)
 PER_LINE = 20
@@ -58,8 +58,7 @@ def read(path_or_text, fmt: str | None = None, index: int | None = None, n: int 
 
 def read_all(path_or_text, fmt: str | None = None, n: int | None = None) -> list[dict]:
     """Every instance of the file, in order (always a list)."""
-    if fmt is not None and fmt not in FORMATS:
-        raise ValueError(f"unknown wtardiness format {fmt!r}; known: {', '.join(FORMATS)}")
+    check_format(fmt, FORMATS, "wtardiness")
     text, name, stem = load(path_or_text, "wtardiness")
     instances = parse(text, n=n, name=name, stem=stem)
     if stem is not None:
@@ -70,18 +69,14 @@ def read_all(path_or_text, fmt: str | None = None, n: int | None = None) -> list
 
 def parse(text: str, n: int | None = None, name: str = "<text>", stem: str | None = None) -> list[dict]:
     """The instances of an OR-Library ``wt`` text (pure: text in, dicts out)."""
-    if not isinstance(text, str):
-        raise TypeError(f"expected the file's text, got {type(text).__name__}")
-    body, newline = unify_newlines(text)
-    lines = body.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()  # the final newline ends the last line
+    src, newline = split_lines(text, name)
+    body, lines = src.text, src.lines
     values: list[int] = []
     where: list[int] = []
     for lineno, line in enumerate(lines, 1):
         for tok in line.split():
             if not is_int(tok):
-                raise ValueError(f"{name}:{lineno}: expected an integer, got {tok[:40]!r}")
+                raise src.error(lineno, f"expected an integer, got {tok[:40]!r}")
             values.append(int(tok))
             where.append(lineno)
     n = _jobs_per_instance(n, stem, len(values), name)
@@ -90,10 +85,8 @@ def parse(text: str, n: int | None = None, name: str = "<text>", stem: str | Non
         k, rest = divmod(len(values), block)
         which, got = divmod(rest, n)
         after = f" after {got}" if got else ""
-        raise ValueError(
-            f"{name}:{len(lines) + 1}: expected the {n} {LISTS[which]} of instance {k + 1}, "
-            f"got the end of the file{after}"
-        )
+        raise src.error(len(lines) + 1, f"expected the {n} {LISTS[which]} of instance {k + 1}, "
+                                        f"got the end of the file{after}")
     base = stem if stem else f"wt{n}"
     instances = []
     for k in range(len(values) // block):
@@ -103,7 +96,7 @@ def parse(text: str, n: int | None = None, name: str = "<text>", stem: str | Non
             row = values[start : start + n]
             for j, x in enumerate(row):
                 if x < 0:
-                    raise ValueError(f"{name}:{where[start + j]}: instance {k + 1} job {j}: negative {_WHAT[which]} {x}")
+                    raise src.error(where[start + j], f"instance {k + 1} job {j}: negative {_WHAT[which]} {x}")
             inst[_KEYS[which]] = row
         instances.append(inst)
     _attach_layout(instances, lines, body, newline)
@@ -183,8 +176,7 @@ def _attach_layout(instances: list[dict], lines: list[str], body: str, newline: 
 
 def write(instance_or_list, fmt: str = "orlib") -> str:
     """The OR-Library text of one instance or of a list of instances (one file)."""
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown wtardiness format {fmt!r}; known: {', '.join(FORMATS)}")
+    check_format(fmt, FORMATS, "wtardiness", optional=False)
     instances = [instance_or_list] if isinstance(instance_or_list, dict) else list(instance_or_list)
     if not instances:
         raise ValueError("nothing to write: no instances")
@@ -197,8 +189,7 @@ def write(instance_or_list, fmt: str = "orlib") -> str:
         out += block
     last = instances[-1].get("layout") or {}
     newline = (instances[0].get("layout") or {}).get("newline", "\n")
-    text = "\n".join(out) + last.get("tail", "\n")
-    return text.replace("\n", newline) if newline != "\n" else text
+    return with_newline("\n".join(out) + last.get("tail", "\n"), newline)
 
 
 def _width(instance: dict) -> int:

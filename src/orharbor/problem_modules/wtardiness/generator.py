@@ -17,27 +17,19 @@ the instances are the same on every platform.
 
 from __future__ import annotations
 
-import random
-
-from ..seeds import check_seed, count_size, size_seed
+from ..seeds import count_rng
 
 SIZES = ("n8", "n40", "n50", "n100", "n200", "n500", "n1000")
 GENERATOR_VERSION = 1
+#: generate's output pinned: the sha256 (``orharbor.jsonio.digest``) of the instance of ``(seed, size)``.
+GOLDEN = {(0, "n8"): "b155ffa6daca77d6799f2d37f92570e85b7e26888e7ff58a875b226d638e3d6b",
+          (7, "n100"): "e54f74340a991dc922f7ecbd1aa596fb64b6140da7e266c2dd7cc1bcc5998571",
+          (123456789, "n1000"): "c03495c8cdfe28d8e0352fd5e4d78d3ebd1c466cab538cf05d6194564bdb913b"}
 
 #: TF and RDD take the values k/5 for k in 1..5 (0.2, 0.4, 0.6, 0.8, 1.0).
 FACTORS = (0.2, 0.4, 0.6, 0.8, 1.0)
 P_RANGE = (1, 100)
 W_RANGE = (1, 10)
-
-
-def parse_size(size: str) -> int:
-    """``"n40"`` -> 40; only the sizes of :data:`SIZES`."""
-    return count_size(size, SIZES, "wtardiness")
-
-
-def derive_seed(seed: int, size: str) -> int:
-    """A 64-bit PRNG seed from ``(seed, size)``: splitmix64 and FNV-1a, pure integer arithmetic."""
-    return size_seed("wtardiness/", seed, size)
 
 
 def due_date_range(total: int, tf_fifths: int, rdd_fifths: int) -> tuple[int, int]:
@@ -54,10 +46,7 @@ def due_date_range(total: int, tf_fifths: int, rdd_fifths: int) -> tuple[int, in
 
 def generate(seed: int, size: str) -> dict:
     """The instance of ``(seed, size)``: OR-Library wt design, (TF, RDD) drawn per seed."""
-    check_seed(seed, SIZES)
-    n = parse_size(size)
-    derived = derive_seed(seed, size)
-    rng = random.Random(derived)
+    n, derived, rng = count_rng("wtardiness", seed, size, SIZES)
     tf_fifths = 1 + rng.randrange(5)
     rdd_fifths = 1 + rng.randrange(5)
     processing = [rng.randint(*P_RANGE) for _ in range(n)]

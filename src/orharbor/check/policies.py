@@ -1,6 +1,6 @@
 """Policies: what a simulated agent does in a task, and the reward it must get.
 
-``orharbor check --attacks`` acts out every attack of :mod:`orharbor.attacks`
+``orharbor check --attacks`` acts out every attack of :mod:`orharbor.check.attacks`
 as a Harbor agent (:class:`orharbor.check.agents.PolicyAgent`): it writes the
 policy's files into ``/app`` and runs its shell script, both as the task's
 agent user, during the agent phase. The reference policies are Harbor's own
@@ -10,6 +10,8 @@ agent user, during the agent phase. The reference policies are Harbor's own
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from orharbor.verifiers.contract import APP_DIR, Task
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,6 @@ class Policy:
     attack: bool = False
 
 
-def deliverable_name(test_config: dict) -> str:
-    """The deliverable's path relative to /app (solution.json or solve.py)."""
-    return test_config["deliverable"].removeprefix("/app/")
+def deliverable_name(task: Task) -> str:
+    """The task's main deliverable relative to /app (solution.json, solve.py or model.py)."""
+    return task.deliverable.removeprefix(f"{APP_DIR}/")

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from orharbor.errors import UserError
+
 SOLVER_VENV = "/opt/orharbor-solver"
 #: Host packages visible to the level-2 solver interpreter.
 SOLVER_PACKAGES = ("numpy", "scipy")
@@ -28,7 +30,7 @@ SOLVER_PACKAGES = ("numpy", "scipy")
 MODELLING_PACKAGES = ("ortools", "pyomo", "highspy", "numpy", "scipy")
 
 
-class SandboxUnavailable(RuntimeError):
+class SandboxUnavailable(UserError):
     """bubblewrap is missing or cannot create a sandbox here."""
 
 

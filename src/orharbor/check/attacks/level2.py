@@ -1,0 +1,112 @@
+"""Level-2 attacks: hostile solve.py programs, most of them probes.
+
+A probe (``probes/level2/<name>.py``) defines ``capability()``, which does the
+forbidden thing (read /tests, outlive its run, import ortools, ...) and
+returns True only if that worked. The solve.py handed in is the probe, a gate
+that stops there unless it returned True, and the naive baseline's lookup
+program (built from ``solution/naive_answers.json``), which would score 0.0.
+So an attack that gets through shows up as a reward above the failure reward.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from orharbor.check.attacks.base import PYTHON_DIRS, attack, for_each_dir, probe
+from orharbor.check.attacks.environment import zombie_script
+from orharbor.check.policies import Policy, deliverable_name
+from orharbor.exporter.algorithm import NAIVE_ANSWERS, lookup_program
+from orharbor.verifiers.contract import Level2Task
+from orharbor.verifiers.reward import mean_reward
+from orharbor.verifiers.score import evaluator, judge
+
+#: The level-2 probes, each a file ``probes/level2/<name with underscores>.py``, and what it tries.
+PROBES: dict[str, str] = {
+    "sleep-forever": "sleep past the time limit",
+    "busy-loop": "spin the CPU past the time limit",
+    "fork-bomb": "fork until the process table is full",
+    "memory-hog": "map 3 GB of memory and touch it",
+    "fill-disk": "write 2 GB of files",
+    "print-gigabytes": "print 2 GB to stdout",
+    "read-tests": "read the verifier's files, references and hidden instances",
+    "write-reward": "write the reward files from solve.py",
+    "tamper-verifier": "overwrite the verifier's modules",
+    "import-ortools": "import OR-Tools though the task forbids it",
+    "outlive-run": "leave a daemon behind and find it alive in the next run",
+    "cache-across-runs": "keep a file from one run and read it in the next",
+    "nested-cache": "keep a marker in agent-made shared folders and world-writable files for the next run",
+    "disk-total": "keep 384 MB on disk in files under the per-file limit",
+    "many-files": "create 50,000 files",
+    "ortools-syspath": "put agent-planted folders on sys.path and import a fake ortools from them",
+    "zombie-solver": "ask a process the agent left behind (a zombie-looking thread group) for help",
+    "escape-workdir": "read the other instances or the parent of the working directory",
+}
+
+#: Agent-phase set-up some probes need (it matters in shared mode, where the agent's container is scored).
+PROBE_SETUP = {
+    "nested-cache": "for d in /tmp /var/tmp /dev/shm /home/agent /app; do mkdir -p $d/orh-share && chmod 1777 $d/orh-share; done\n"
+                    "for f in /app/orh-cache-file /home/agent/orh-cache-file /tmp/orh-cache-file; do "
+                    ": > $f && chmod 666 $f; done\nchmod 755 /home/agent /app 2>/dev/null\ntrue\n",
+    "ortools-syspath": "for d in /tmp /app /home/agent /var/tmp /dev/shm; do mkdir -p $d/orh-pkgs/ortools && "
+                       ": > $d/orh-pkgs/ortools/__init__.py && chmod -R a+rX $d/orh-pkgs; done\n"
+                       "chmod 755 /home/agent /app 2>/dev/null\ntrue\n",
+    "zombie-solver": zombie_script("serve"),
+}
+
+#: Between a probe and the naive lookup program: without the probe's capability, stop and answer nothing.
+GATE = "\n\nif not capability():\n    raise SystemExit(0)\n\n\n"
+
+
+def probe_source(name: str) -> str:
+    """The text of the level-2 probe ``name`` (a key of :data:`PROBES`)."""
+    return probe(f"level2/{name.replace('-', '_')}")
+
+
+def level2_attacks(task_dir: Path, task: Level2Task) -> list[Policy]:
+    """Hostile solve.py programs; each answers with the naive baseline only if its attack worked."""
+    fail = task.kind.fail_reward
+    name = deliverable_name(task)
+    naive = json.loads((task_dir / "solution" / NAIVE_ANSWERS).read_text())
+
+    def gated(source: str) -> bytes:
+        """The probe, then the naive lookup program, which runs only if the probe's capability() held."""
+        return (source + GATE + lookup_program(naive)).encode()
+
+    attacks = [attack(probe_name, fail, description, files={name: gated(probe_source(probe_name))},
+                      agent_script=PROBE_SETUP.get(probe_name))
+               for probe_name, description in PROBES.items()]
+    attacks.append(attack("deep-folders", task.kind.policies["naive"],
+                          "build 3,000-level folder chains where the verifier cleans up, "
+                          "then answer with the naive solution (an honest 0.0 must stay 0.0)",
+                          files={name: gated(probe("deep_folders"))}))
+    attacks.append(other_instance_attack(task_dir, task, naive))
+    attacks.append(attack("symlink-solve-py", fail, "solve.py as a symlink to the verifier's entry point",
+                          symlinks={name: "/tests/verify.py"}))
+    attacks.append(attack("ortools-planted", fail, "plant a fake ortools where the agent can write, then import it",
+                          agent_script=for_each_dir(tuple(f"{d}/ortools" for d in PYTHON_DIRS), "__init__.py", "\n")
+                          + "true\n",
+                          files={name: gated(probe_source("import-ortools"))}))
+    return attacks
+
+
+def other_instance_attack(task_dir: Path, task: Level2Task, naive: dict) -> Policy:
+    """Answer each hidden instance with the naive solution of the previous one.
+
+    The answers are scored against the instances the verifier handed over, so
+    the expected reward is what those answers are really worth there (almost
+    always -1.0: a schedule of one instance is rarely feasible for another).
+    With one hidden instance there is no other to borrow from: the program
+    knows no instance and must earn the failure reward.
+    """
+    description = "answer each hidden instance with another instance's solution"
+    cases = task.cases
+    if len(cases) == 1:
+        return attack("other-instance", task.kind.fail_reward, description,
+                      files={deliverable_name(task): lookup_program({}).encode()})
+    shifted = {case.instance_sha256: naive[cases[i - 1].instance_sha256] for i, case in enumerate(cases)}
+    evaluate = evaluator(task.problem)
+    rewards = [judge(evaluate, json.loads((task_dir / "tests" / case.instance).read_text()),
+                     shifted[case.instance_sha256], case.naive, case.reference)["reward"] for case in cases]
+    return attack("other-instance", mean_reward(rewards), description,
+                  files={deliverable_name(task): lookup_program(shifted).encode()})

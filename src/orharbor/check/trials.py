@@ -1,0 +1,178 @@
+"""The trial driver of ``orharbor check``: every policy of every task as a Harbor trial, some at a time.
+
+Each trial is Harbor's own ``Trial.create(...).run()`` on the bubblewrap
+environment; what a policy must earn comes from the task contract
+(``task.kind.policies``, and each attack's own expectation).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import tempfile
+import time
+import tomllib
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Callable
+
+from orharbor.check.results import CheckResult, PolicyResult, judge
+from orharbor.check.sandbox import SandboxUnavailable, require_bwrap
+from orharbor.verifiers import contract
+from orharbor.verifiers.removal import remove_path
+
+ENVIRONMENT = "orharbor.harbor_env:BubblewrapEnvironment"
+NAIVE_AGENT = "orharbor.check.agents:NaiveAgent"
+POLICY_AGENT = "orharbor.check.agents:PolicyAgent"
+#: CheckResult.level of each kind of task (0: not an algorithm task).
+LEVELS = {"level1": 1, "level2": 2}
+
+
+@dataclass(frozen=True)
+class _Trial:
+    """One trial to run: a task, a policy, the agent that acts it out, and the expected reward."""
+
+    task: Path
+    policy: str
+    expected: float
+    attack: bool
+    agent: dict
+
+
+def find_tasks(root: Path) -> list[Path]:
+    """Task directories under ``root`` (``root`` itself if it is one)."""
+    if (root / "task.toml").is_file():
+        return [root]
+    return sorted(p.parent for p in root.glob("*/task.toml"))
+
+
+def check_tasks(root: Path, jobs: int = 1, attacks: bool = False, only: tuple[str, ...] = (),
+                jobs_dir: Path | None = None, on_result: Callable[[CheckResult], None] | None = None
+                ) -> list[CheckResult]:
+    """Check every task under ``root`` with ``jobs`` trials at a time.
+
+    ``only`` limits the policies by name; ``jobs_dir`` keeps the Harbor job
+    folder there (else it is removed); ``on_result`` is called with each task's
+    result as soon as its last trial ends.
+    """
+    require_bwrap()
+    tasks = find_tasks(root)
+    if not tasks:
+        raise SandboxUnavailable(f"no task directories (with task.toml) under {root}")
+    os.environ.setdefault("HARBOR_TELEMETRY", "0")  # nothing leaves this machine
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    keep = jobs_dir is not None
+    base = Path(jobs_dir) if keep else Path(tempfile.mkdtemp(prefix="orharbor-check-"))
+    job_dir = _new_job_dir(base)
+    try:
+        results = asyncio.run(_check_all(tasks, root, job_dir, jobs, attacks, only, on_result))
+        for result in results:
+            result.job_dir = job_dir if keep else None
+        return results
+    finally:
+        if not keep:
+            remove_path(str(base))  # iterative: a trial's downloads may hold folder chains of any depth
+
+
+def _new_job_dir(base: Path) -> Path:
+    """A fresh job folder under ``base``; an existing one is never reused."""
+    base.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now().strftime("%Y-%m-%d__%H-%M-%S")
+    for suffix in ("", *(f"-{i}" for i in range(1, 1000))):
+        path = base / f"check-{stamp}{suffix}"
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free job folder name under {base}")
+
+
+async def _check_all(tasks: list[Path], root: Path, job_dir: Path, jobs: int, attacks: bool,
+                     only: tuple[str, ...], on_result: Callable[[CheckResult], None] | None) -> list[CheckResult]:
+    from orharbor.check.jobfolder import write_job_files
+
+    started = datetime.now()
+    job_id = uuid.uuid4()
+    semaphore = asyncio.Semaphore(jobs)
+    results: dict[Path, CheckResult] = {}
+    trial_results: list = []
+
+    start = time.monotonic()
+
+    async def one_task(task: Path) -> None:
+        result = await _check_task(task, root, job_dir, job_id, semaphore, attacks, only, trial_results)
+        result.seconds = time.monotonic() - start
+        results[task] = result
+        if on_result is not None:
+            on_result(result)
+
+    await asyncio.gather(*(one_task(task) for task in tasks))
+    write_job_files(job_dir, job_id, started, root, trial_results, [results[t] for t in tasks])
+    return [results[task] for task in tasks]
+
+
+async def _check_task(task_dir: Path, root: Path, job_dir: Path, job_id: uuid.UUID, semaphore: asyncio.Semaphore,
+                      attacks: bool, only: tuple[str, ...], sink: list) -> CheckResult:
+    try:
+        config = tomllib.loads((task_dir / "task.toml").read_text())
+        task = contract.load(str(task_dir / "tests"))
+    except (OSError, ValueError) as exc:  # ContractError is a ValueError
+        return CheckResult(task_dir.name, 0, "?", error=f"unreadable task: {exc}")
+    mode = config.get("verifier", {}).get("environment_mode", "shared")
+    result = CheckResult(task_dir.name, LEVELS.get(task.KIND, 0), mode, task.kind.family)
+    if config.get("agent", {}).get("network_mode", "public") != "public":
+        result.error = ("exported with an agent network allowlist, which the bubblewrap environment cannot "
+                        "enforce (it cannot switch networks after start, and Harbor refuses the trial); check an "
+                        "export of the same rows with --agent-network public: scoring does not depend on it")
+        return result
+    try:
+        trials = [t for t in task_trials(task_dir, task, attacks) if not only or t.policy in only]
+    except (OSError, ValueError, KeyError) as exc:
+        result.error = f"unreadable task: {exc}"
+        return result
+    outcomes = await asyncio.gather(*(_run_trial(t, root, job_dir, job_id, semaphore, sink) for t in trials))
+    result.policies = list(outcomes)
+    return result
+
+
+def task_trials(task_dir: Path, task: contract.Task, attacks: bool) -> list[_Trial]:
+    """The reference trials (oracle, naive, nothing), then one per attack when asked for."""
+    agents = {"oracle": {"name": "oracle"},
+              "naive": {"import_path": NAIVE_AGENT, "kwargs": {"task_dir": str(task_dir.resolve())}},
+              "nothing": {"name": "nop"}}
+    trials = [_Trial(task_dir, name, reward, False, agents[name]) for name, reward in task.kind.policies.items()]
+    if attacks:
+        from orharbor.check.agents import policy_to_kwargs
+        from orharbor.check.attacks import attack_policies
+
+        for policy in attack_policies(task_dir, task):
+            trials.append(_Trial(task_dir, policy.name, policy.expected, True,
+                                 {"import_path": POLICY_AGENT, "kwargs": {"policy": policy_to_kwargs(policy)}}))
+    return trials
+
+
+async def _run_trial(spec: _Trial, root: Path, job_dir: Path, job_id: uuid.UUID, semaphore: asyncio.Semaphore,
+                     sink: list) -> PolicyResult:
+    from harbor.models.trial.config import AgentConfig, EnvironmentConfig, TaskConfig, TrialConfig
+    from harbor.trial.trial import Trial
+
+    name = _trial_name(spec.task.name, spec.policy)
+    config = TrialConfig(task=TaskConfig(path=spec.task.resolve(), source=root.resolve().name),
+                         trial_name=name, trials_dir=job_dir, agent=AgentConfig(**spec.agent),
+                         environment=EnvironmentConfig(import_path=ENVIRONMENT), job_id=job_id)
+    async with semaphore:
+        try:
+            trial = await Trial.create(config)
+            outcome = await trial.run()
+        except Exception as exc:  # a task Harbor cannot load or run: report it, check the rest
+            return PolicyResult(spec.policy, None, spec.expected, spec.attack, f"{type(exc).__name__}: {exc}")
+    sink.append(outcome)
+    return judge(spec.policy, spec.expected, spec.attack, outcome, job_dir / name)
+
+
+def _trial_name(task: str, policy: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]", "_", f"{task}__{policy}")

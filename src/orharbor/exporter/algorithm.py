@@ -1,0 +1,272 @@
+"""Write one Harbor task directory per dataset row.
+
+::
+
+    <task-id>/
+      task.toml             built from data in Harbor's TaskConfig shape
+      instruction.md        statement, formats with an example, deliverable, budget, scoring
+      environment/
+        Dockerfile          agent image: pinned base, numpy/scipy (ortools if allowed), /app
+        instance.json       level 1: the instance;  examples/*.json  level 2: example instances
+      tests/                uploaded only after the agent has finished
+        test.sh             runs verify.py with python3 -I; never installs anything
+        verify.py           entry of the standard-library verifier bundle (orharbor/...)
+        task.json           problem, level, naive and reference values, limits
+        instance.json | eval/*.json
+        Dockerfile          separate verifier mode: the verifier image, tests baked in
+      solution/
+        solve.sh            the oracle (solution.json or a lookup solve.py beside it)
+        naive/              the naive baseline's deliverable, as it would sit in /app
+
+What every kind of task shares is built by :mod:`orharbor.exporter.task_dir`; the
+files beside the tasks by :mod:`orharbor.exporter.dataset_index`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Callable, Iterable
+
+from orharbor import problem_modules
+from orharbor.datasets.build import complete_row
+from orharbor.datasets.rows import RowError
+from orharbor.exporter.task_dir import (AGENT_APT_PACKAGES, AGENT_USER, ORTOOLS_PACKAGE, SOLVER_PACKAGES, SOLVER_UID,
+                                        SOLVER_VENV, ExportOptions, build_task, copy_template, fresh_task,
+                                        network_text, render, seal, task_toml, time_up_text, write_json,
+                                        write_task_toml, write_tests)
+from orharbor.files import refuse_existing
+from orharbor.jsonio import canonical, digest
+from orharbor.verifiers import contract
+from orharbor.verifiers.solver_run import Limits
+
+#: The deliverable of each level, from the task contract.
+DELIVERABLE = {1: contract.KINDS["level1"].deliverable, 2: contract.KINDS["level2"].deliverable}
+#: Level 2: the naive baseline's answers as data, in solution/ (instance digest -> solution).
+NAIVE_ANSWERS = "naive_answers.json"
+
+
+def export_dataset(rows: Iterable[dict], out: Path, options: ExportOptions = ExportOptions(),
+                   progress: Callable[[int], None] | None = None, force: bool = False) -> list[Path]:
+    """Export every row under ``out``; return the task directories.
+
+    A task folder of the same id already in ``out`` is an error (checked for
+    every row before anything is written) unless ``force``, which replaces it.
+    """
+    rows = list(rows)
+    refuse_existing([out / row["id"] for row in rows], force)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for row in rows:
+        paths.append(export_row(row, out, options, force=force))
+        if progress:
+            progress(1)
+    return paths
+
+
+def export_row(row: dict, out: Path, options: ExportOptions = ExportOptions(), force: bool = False) -> Path:
+    """Write the task directory of one validated row; return its path.
+
+    The task is written into a temporary folder beside its target and renamed
+    into place; an existing task folder of the same id is replaced only with ``force``.
+    """
+    module = problem_modules.get(row["problem"])
+    if "instance" not in row and row["generator_version"] != module.GENERATOR_VERSION:
+        raise RowError(f"{row['id']}: built with generator version {row['generator_version']}, "
+                         f"but {row['problem']} is at version {module.GENERATOR_VERSION}; rebuild the dataset")
+    refuse_existing([out / row["id"]], force)
+    row = complete_row(dict(row), options.reference_time_limit_s)
+    return build_task(out, row["id"], lambda parent: _write_row_task(module, row, parent / row["id"], options),
+                      force)
+
+
+def _write_row_task(module, row: dict, task: Path, options: ExportOptions) -> Path:
+    fresh_task(task)
+    config = task_config(module, row, options)
+    write = _write_level1 if row["level"] == 1 else _write_level2
+    write_tests(task / "tests", write(module, row, task, options, config["metadata"]), row["problem"])
+    if options.verifier_mode == "separate":
+        (task / "tests" / "Dockerfile").write_text(render("verifier.Dockerfile", {
+            "task_id": row["id"], "base_image": options.base_image, "solver_venv": SOLVER_VENV,
+            "solver_packages": " ".join(_solver_packages(options))}))
+    write_task_toml(task, config)
+    (task / "instruction.md").write_text(instruction(module, row, options))
+    seal(task / "tests")
+    return task
+
+
+def _write_level1(module, row: dict, task: Path, options: ExportOptions, metadata: dict) -> contract.Level1Task:
+    instance = _instance(module, row)
+    text = json.dumps(instance, indent=1) + "\n"
+    (task / "environment" / "instance.json").write_text(text)
+    (task / "tests" / "instance.json").write_text(text)
+    write_json(task / "solution" / "solution.json", row["reference_solution"])
+    (task / "solution" / "naive").mkdir()
+    write_json(task / "solution" / "naive" / "solution.json", row["baseline_solution"])
+    copy_template("solve_level1.sh", task / "solution" / "solve.sh", executable=True)
+    _write_dockerfile(row, task, options, ["COPY instance.json /app/instance.json"])
+    return contract.Level1Task(task_id=row["id"], deliverables=(DELIVERABLE[1],), metadata=metadata,
+                               problem=row["problem"], instance="instance.json", instance_sha256=digest(instance),
+                               naive=row["baseline"], reference=row["reference"])
+
+
+def _write_level2(module, row: dict, task: Path, options: ExportOptions, metadata: dict) -> contract.Level2Task:
+    """The hidden instances, the oracle's and the naive baseline's lookup solve.py, the examples.
+
+    The naive answers are also written as data (``solution/naive_answers.json``,
+    instance digest -> solution), so ``check``'s attacks answer with them
+    without reading generated code.
+    """
+    (task / "tests" / "eval").mkdir()
+    cases, answers, naive = [], {}, {}
+    for i, seed in enumerate(row["eval_seeds"]):
+        instance = module.generate(seed, row["size"])
+        name = f"eval/eval_{i:03d}.json"
+        (task / "tests" / name).write_text(json.dumps(instance) + "\n")
+        cases.append(contract.Case(instance=name, instance_sha256=digest(instance), naive=row["eval_baselines"][i],
+                                   reference=row["eval_references"][i],
+                                   bound=_bound((row.get("eval_reference_metas") or [{}] * (i + 1))[i])))
+        answers[digest(instance)] = row["eval_reference_solutions"][i]
+        naive[digest(instance)] = row["eval_baseline_solutions"][i]
+    (task / "solution" / "solve.py").write_text(lookup_program(answers))
+    (task / "solution" / "naive").mkdir()
+    (task / "solution" / "naive" / "solve.py").write_text(lookup_program(naive))
+    write_json(task / "solution" / NAIVE_ANSWERS, naive)
+    copy_template("solve_level2.sh", task / "solution" / "solve.sh", executable=True)
+    examples = task / "environment" / "examples"
+    examples.mkdir()
+    seeds = [row["instance_seed"] + k for k in range(options.examples)] if "instance_seed" in row else []
+    for k, seed in enumerate(seeds):
+        (examples / f"example_{k}.json").write_text(json.dumps(module.generate(seed, row["size"]), indent=1) + "\n")
+    _write_dockerfile(row, task, options, ["COPY examples/ /app/examples/"])
+    limits = Limits(solve_time_limit_s=float(row["solve_time_limit_s"]), memory_mb=options.solve_memory_mb)
+    return contract.Level2Task(task_id=row["id"], deliverables=(DELIVERABLE[2],), metadata=metadata,
+                               problem=row["problem"], cases=tuple(cases),
+                               run=contract.ProgramRun(python=f"{SOLVER_VENV}/bin/python3", uid=SOLVER_UID,
+                                                       limits=limits))
+
+
+def lookup_program(answers: dict[str, object]) -> str:
+    """A solve.py that answers each known instance (by canonical-JSON SHA-256) with a stored solution."""
+    return render("lookup_solve.py", {"solutions_json": repr(canonical(answers))})
+
+
+def _write_dockerfile(row: dict, task: Path, options: ExportOptions, copy_lines: list[str]) -> None:
+    (task / "environment" / "Dockerfile").write_text(render("environment.Dockerfile", {
+        "task_id": row["id"], "base_image": options.base_image,
+        "apt_packages": " ".join(AGENT_APT_PACKAGES), "solver_venv": SOLVER_VENV,
+        "solver_packages": " ".join(_solver_packages(options)), "agent_user": AGENT_USER,
+        "copy_lines": "\n".join(copy_lines)}))
+
+
+def task_config(module, row: dict, options: ExportOptions) -> dict:
+    """task.toml of an algorithm task, as data."""
+    level = row["level"]
+    metadata = {"problem": row["problem"], "size": row["size"], "level": level,
+                "objective": module.OBJECTIVE, "generator_version": row["generator_version"],
+                "allow_ortools": options.allow_ortools,
+                "tags": ["operations-research", "optimization", row["problem"], f"level-{level}"]}
+    if "instance_seed" in row:
+        metadata["instance_seed"] = row["instance_seed"]
+    if "source" in row:
+        metadata["source"] = row["source"]
+    if level == 1:
+        metadata.update(reference=row["reference"], baseline=row["baseline"])
+        if (bound := _bound(row.get("reference_meta") or {})) is not None:
+            metadata["bound"] = bound
+        verifier_timeout = 120.0
+    else:
+        metadata.update(eval_instances=len(row["eval_seeds"]), solve_time_limit_s=row["solve_time_limit_s"])
+        verifier_timeout = len(row["eval_seeds"]) * (float(row["solve_time_limit_s"]) + 15.0) + 120.0
+    return task_toml(row["id"], f"{module.TITLE}, size {row['size']}, level {level}", metadata, options,
+                     agent_timeout=options.agent_timeout(level), verifier_timeout=verifier_timeout,
+                     artifacts=[DELIVERABLE[level]])
+
+
+def _bound(meta: dict) -> float | None:
+    """The lower bound the reference solver proved, when its run recorded one."""
+    bound = meta.get("bound")
+    return bound if isinstance(bound, (int, float)) and not isinstance(bound, bool) else None
+
+
+def instruction(module, row: dict, options: ExportOptions) -> str:
+    """instruction.md: everything the agent is told."""
+    level = row["level"]
+    example = module.generate(0, module.SIZES[0])
+    packages = "numpy and scipy" + (" and ortools" if options.allow_ortools else "")
+    if level == 1:
+        task_section = (
+            "Read the instance in `/app/instance.json` and write your best solution to "
+            "`/app/solution.json`, in the solution format above. Only that file is scored, as it is "
+            "when you finish or when your time is up; it must be a single JSON value of at most "
+            "32 MiB. Write a valid solution early and overwrite it as you improve it.")
+        level_scoring = ""
+        fail_text = "An infeasible solution, or a missing or malformed `/app/solution.json`, scores -1.0."
+    else:
+        limit = row["solve_time_limit_s"]
+        task_section = (
+            f"Write a program `/app/solve.py`. When you finish, or when your time is up, the "
+            f"`/app/solve.py` you have at that moment is run on "
+            f"{len(row['eval_seeds'])} hidden instances of size {row['size']}, generated the same way as "
+            f"the examples in `/app/examples/`, one run per instance, as\n\n"
+            f"    python3 -I solve.py INSTANCE.json SOLUTION.json\n\n"
+            f"in a fresh, empty working directory holding only `solve.py` and the instance. It must "
+            f"write its solution to the path given as its second argument within **{limit:g} seconds** "
+            f"of wall-clock time and {options.solve_memory_mb} MB of memory. It runs as an unprivileged "
+            f"user with no network, with the Python standard library, {packages} only; "
+            f"it can write only in its working directory (also its `TMPDIR`) and `/dev/shm`, at most "
+            f"{Limits.disk_mb} MB in {Limits.max_files:,} files in all; "
+            f"nothing else you install is visible to it and no other file of yours is copied, so "
+            f"`solve.py` must be a single self-contained file. Stop well inside the time limit: a run "
+            f"that overruns it scores -1.0 for that instance.")
+        level_scoring = "Your reward is the mean of the per-instance rewards."
+        fail_text = ("On an instance, a run that crashes, overruns its time limit, or writes an infeasible, "
+                     "missing or malformed solution scores -1.0; without `/app/solve.py` every instance "
+                     "scores -1.0.")
+    ortools_note = ("" if options.allow_ortools else
+                    " OR-Tools is not available and may not be used.")
+    return render("instruction.md", {
+        "title": f"{module.TITLE} ({row['size']}), level {level}",
+        "statement": demote_headings(module.statement().strip()),
+        "task_section": task_section,
+        "example_instance": json.dumps(example),
+        "example_solution": json.dumps(module.baseline(example)),
+        "agent_minutes": f"{options.agent_timeout(level) / 60:g}",
+        "time_up_text": time_up_text(f"`{DELIVERABLE[level]}`"),
+        "packages_text": packages,
+        "ortools_note": ortools_note,
+        "network_text": network_text(options),
+        "objective": module.OBJECTIVE,
+        "reference_time_limit": f"{_reference_time_limit(row):g}",
+        "level_scoring": level_scoring,
+        "fail_text": fail_text,
+        "baseline": module.BASELINE.strip(),
+    })
+
+
+def demote_headings(markdown: str) -> str:
+    """Push every heading one level down, so the statement nests under the task title."""
+    lines, fenced = [], False
+    for line in markdown.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        lines.append("#" + line if line.startswith("#") and not fenced else line)
+    return "\n".join(lines)
+
+
+def _reference_time_limit(row: dict) -> float:
+    if row["level"] == 1:
+        meta = row.get("reference_meta", {})
+    else:
+        meta = (row.get("eval_reference_metas") or [{}])[0]
+    return float(meta.get("time_limit_s", row.get("reference_time_limit_s", 60.0)))
+
+
+def _instance(module, row: dict) -> dict:
+    return row["instance"] if "instance" in row else module.generate(row["instance_seed"], row["size"])
+
+
+def _solver_packages(options: ExportOptions) -> list[str]:
+    return [*SOLVER_PACKAGES, *([ORTOOLS_PACKAGE] if options.allow_ortools else [])]
+
+

@@ -1,0 +1,221 @@
+"""The toolkit every task exporter shares: options, pins, task.toml, templates, tests/, atomic builds.
+
+:mod:`orharbor.exporter.algorithm` (dataset rows) and
+:mod:`orharbor.exporter.modelling` (specs and RetailOpt rows) write their own
+files and build everything else from here, so a task of any kind gets the same
+task.toml shape, verifier bundle, test.sh and Dockerfile pins.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import string
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Callable
+
+import tomli_w
+
+from orharbor.errors import UserError
+from orharbor.exporter.bundle import write_bundle
+from orharbor.files import replace_dir, staging_dir
+from orharbor.verifiers import contract
+
+#: Pinned base image (python 3.12 slim on Debian bookworm, by digest).
+BASE_IMAGE = "python:3.12-slim-bookworm@sha256:782412e85d0f0984994c290652577d4018aff08145c85b262bb63dc0c7522254"
+#: Every package a task image installs, pinned once: the level-2 solver venv and the modelling stack.
+PINS = {"ortools": "9.15.6755", "pyomo": "6.10.1", "highspy": "1.16.0", "numpy": "2.2.6", "scipy": "1.15.3"}
+
+
+def pinned(*names: str) -> tuple[str, ...]:
+    """``name==version`` of each package, from :data:`PINS`."""
+    return tuple(f"{name}=={PINS[name]}" for name in names)
+
+
+SOLVER_VENV = "/opt/orharbor-solver"
+SOLVER_PACKAGES = pinned("numpy", "scipy")
+ORTOOLS_PACKAGE = pinned("ortools")[0]
+#: The modelling stack of the modelling images (agent, and the RetailOpt verifier).
+MODELLING_PACKAGES = pinned("ortools", "pyomo", "highspy", "numpy", "scipy")
+#: Debian packages Harbor's installed agents check for (claude-code, codex, ...).
+AGENT_APT_PACKAGES = ("bash", "ca-certificates", "curl", "git", "nodejs", "npm", "procps", "ripgrep", "xz-utils")
+AGENT_USER = "agent"
+#: solve.py runs as this uid (Debian's ``nobody``) when scored outside a task container; inside
+#: one, every run gets a fresh uid of its own (verifiers/lockdown.py).
+SOLVER_UID = 65534
+#: Shared verifier mode: run by Harbor as root after the agent and before it clears the reward
+#: files ([[verifier.collect]]). It ends every process of a non-root user (by owner: a process
+#: whose main thread exited looks like a zombie) and clears whatever the agent planted at the
+#: reward paths, which Harbor's own ``rm -f`` cannot remove (a folder), so the trial would end
+#: with no reward at all instead of the one it earned.
+SHARED_CLEANUP = ("for round in 1 2 3; do for p in /proc/[0-9]*; do "
+                  "u=$(awk '/^Uid:/ {print $2 + $3 + $4 + $5}' \"$p/status\" 2>/dev/null); "
+                  "[ -n \"$u\" ] && [ \"$u\" != 0 ] && kill -9 \"${p#/proc/}\" 2>/dev/null; done; done; "
+                  "if [ -L /logs/verifier ] || [ -e /logs/verifier -a ! -d /logs/verifier ]; then rm -f /logs/verifier; fi; "
+                  "mkdir -p /logs/verifier && chown root:root /logs/verifier && chmod 755 /logs/verifier; "
+                  "rm -rf /logs/verifier/reward.json /logs/verifier/reward.txt; true")
+class ExportOptionError(UserError):
+    """Export options that make no task: an unknown mode, an empty allowlist, a base image that is not one token."""
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    """How rows become tasks; every field is a CLI flag of ``orharbor export``."""
+
+    verifier_mode: str = "separate"
+    allow_ortools: bool = False
+    agent_network: str = "public"
+    allowed_hosts: tuple[str, ...] = ()
+    agent_timeout_s: float | None = None
+    cpus: int = 2
+    memory_mb: int = 4096
+    storage_mb: int = 10240
+    solve_memory_mb: int = 2048
+    examples: int = 2
+    base_image: str = BASE_IMAGE
+    reference_time_limit_s: float = 60.0
+
+    def __post_init__(self) -> None:
+        if self.verifier_mode not in ("separate", "shared"):
+            raise ExportOptionError(f"verifier mode must be 'separate' or 'shared', got {self.verifier_mode!r}")
+        if self.agent_network not in ("public", "allowlist"):
+            raise ExportOptionError(f"agent network must be 'public' or 'allowlist', got {self.agent_network!r}")
+        if self.agent_network == "allowlist" and not self.allowed_hosts:
+            raise ExportOptionError("--agent-network allowlist needs at least one --allowed-hosts entry "
+                                    "(the model API)")
+        check_base_image(self.base_image)
+
+    def agent_timeout(self, level: int) -> float:
+        return self.agent_timeout_s or (1800.0 if level == 1 else 3600.0)
+
+
+def check_base_image(image: str) -> str:
+    """``image`` if it is one printable token; it lands on a Dockerfile's FROM line as is."""
+    if not isinstance(image, str) or not image.isprintable() or image.split() != [image]:
+        raise ExportOptionError(f"base image must be one image reference, without whitespace or control "
+                         f"characters, got {image!r}")
+    return image
+
+
+def build_task(out: Path, task_id: str, write: Callable[[Path], Path], force: bool = False) -> Path:
+    """Run ``write(parent)``, which writes ``parent/task_id``, in a temporary folder in ``out``; then rename.
+
+    The finished folder replaces ``out/task_id`` only with ``force``
+    (:func:`orharbor.files.replace_dir`); a failed write leaves ``out`` as it was.
+    Every exporter goes through here: ``export_row`` in :mod:`orharbor.exporter.algorithm`, and
+    ``export_spec`` and ``export_retail`` in :mod:`orharbor.exporter.modelling`.
+    """
+    staging = staging_dir(out, task_id)
+    try:
+        built = write(staging)
+        if built != staging / task_id:
+            raise ValueError(f"task {task_id!r} was written to {built.name!r}")
+        return replace_dir(built, out / task_id, force)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def fresh_task(task: Path) -> Path:
+    """The empty layout of a new task folder (in build_task's temporary folder)."""
+    for sub in ("environment", "tests", "solution"):
+        (task / sub).mkdir(parents=True)
+    return task
+
+
+def write_tests(tests: Path, task: contract.Task, problem: str | None = None) -> None:
+    """tests/: task.json (the typed contract), the verifier bundle (``problem``'s verify.py if any), verify.py, test.sh."""
+    write_json(tests / contract.TASK_FILE, contract.dump(task))
+    write_bundle(problem, tests)
+    copy_template("verify.py", tests / "verify.py")
+    write_test_sh(tests, task.kind)
+
+
+def write_task_toml(task: Path, config: dict) -> None:
+    (task / "task.toml").write_text(tomli_w.dumps(config))
+
+
+def task_toml(task_id: str, description: str, metadata: dict, options: ExportOptions, *,
+              agent_timeout: float, verifier_timeout: float, artifacts: list[str]) -> dict:
+    """task.toml as data, in the shape of Harbor's TaskConfig: the one builder for every task kind.
+
+    A separate verifier gets its own ``[verifier.environment]``, offline from the
+    start, so no provider has to switch its network after start. A shared
+    verifier gets a collect hook (:data:`SHARED_CLEANUP`) that Harbor runs as root
+    between the agent and the verifier. An allowlist
+    applies to the agent phase only (``[agent]``): ``[environment]`` stays public
+    because agent setup installs claude-code or codex from the network.
+    """
+    resources = {"build_timeout_sec": 1800.0, "cpus": options.cpus, "memory_mb": options.memory_mb,
+                 "storage_mb": options.storage_mb}
+    verifier: dict = {"timeout_sec": verifier_timeout, "environment_mode": options.verifier_mode}
+    if options.verifier_mode == "separate":
+        verifier["environment"] = {**resources, "network_mode": "no-network"}
+    else:
+        verifier["collect"] = [{"command": SHARED_CLEANUP, "user": "root", "timeout_sec": 60.0}]
+    agent: dict = {"timeout_sec": agent_timeout, "user": AGENT_USER}
+    if options.agent_network == "allowlist":
+        agent.update(network_mode="allowlist", allowed_hosts=list(options.allowed_hosts))
+    return {
+        "schema_version": "1.4",
+        "task": {"name": f"orharbor/{task_id}", "description": description, "keywords": metadata["tags"]},
+        "metadata": {**metadata, "verifier_mode": options.verifier_mode},
+        "verifier": verifier,
+        "agent": agent,
+        "environment": {**resources, "network_mode": "public"},
+        "artifacts": artifacts,
+    }
+
+
+def network_text(options: ExportOptions) -> str:
+    """What the instruction says of the network during the agent phase."""
+    if options.agent_network == "public":
+        return "The network is open (your model API needs it)."
+    return "The network is limited to an allowlist (your model API); package installs will fail."
+
+
+def time_up_text(what: str) -> str:
+    """What happens when the agent's time runs out: Harbor still verifies the deliverable it finds then."""
+    return (f"When the time is up you are stopped, and the state of {what} at that moment is scored "
+            "as if you had finished; running out of time costs nothing by itself.")
+
+
+def template_text(name: str) -> str:
+    return resources.files("orharbor.task_template").joinpath(name).read_text()
+
+
+def render(name: str, values: dict) -> str:
+    return string.Template(template_text(name)).substitute(values)
+
+
+def copy_template(name: str, target: Path, executable: bool = False) -> None:
+    target.write_text(template_text(name))
+    if executable:
+        target.chmod(0o755)
+
+
+def seal(tests: Path) -> None:
+    """Make tests/ readable by its owner only.
+
+    Uploads keep these modes and land owned by root, so in shared mode a process
+    the agent left behind cannot read the expected values or hidden instances in
+    the moment between the upload and test.sh's own ``chmod``.
+    """
+    for path in (tests, *tests.rglob("*")):
+        path.chmod(0o700 if path.is_dir() or path.name == "test.sh" else 0o600)
+
+
+def write_test_sh(tests: Path, kind: contract.Kind) -> None:
+    """tests/test.sh; if Python itself fails it still leaves the failure reward, and says why in details.json."""
+    reward = kind.fail_reward
+    details = {"kind": kind.family, "error": "verifier failed (test.sh fallback)", "reward": reward,
+               **({"executed": 0, "correct": 0} if kind.family == "modelling" else {"feasible": 0})}
+    (tests / "test.sh").write_text(render("test.sh", {"fail_reward": f"{reward:.1f}",
+                                                     "fail_json": json.dumps({"reward": reward}),
+                                                     "fail_details": json.dumps(details)}))
+    (tests / "test.sh").chmod(0o755)
+
+
+def write_json(path: Path, value: object) -> None:
+    path.write_text(json.dumps(value, indent=1) + "\n")

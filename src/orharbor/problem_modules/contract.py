@@ -1,0 +1,77 @@
+"""The problem contract: what every problem class provides, and which file of its folder holds it.
+
+``orharbor.problem_modules.get(name)`` returns an object satisfying
+:class:`ProblemClass`, gathered from the class folder's files as
+:data:`HOMES` says; ``statement()`` comes from the folder's ``statement.md``.
+A class folder therefore holds only its own code, and adding a class means
+adding a folder (see CONTRIBUTING.md) and one line in the registry.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+
+@runtime_checkable
+class ProblemClass(Protocol):
+    """One problem class: generator, file formats, verifier, naive baseline, reference solver."""
+
+    NAME: str
+    """The registry name, also the ``problem`` field of instances and dataset rows."""
+    TITLE: str
+    """Human-readable name, used in task titles and listings."""
+    OBJECTIVE: str
+    """What is minimised, in a few words (``"makespan"``)."""
+    SIZES: tuple[str, ...]
+    """Generator sizes, smallest first; ``SIZES[0]`` is the smoke size."""
+    BASELINE: str
+    """Plain-language description of the naive baseline, shown to agents."""
+    GENERATOR_VERSION: int
+    """Bumped whenever ``generate`` changes its output, so stale datasets are refused."""
+    FORMATS: tuple[str, ...]
+    """The benchmark text formats ``read`` and ``write`` speak."""
+
+    def generate(self, seed: int, size: str) -> dict:
+        """The instance of ``(seed, size)``: a pure function, the same JSON bytes on every platform."""
+
+    def read(self, path_or_text, fmt: str | None = None) -> Any:
+        """The instance of a benchmark file (a path or the text itself); ``ValueError`` naming ``file:line``."""
+
+    def write(self, instance: dict, fmt: str = ...) -> str:
+        """The text of ``instance`` in ``fmt``; ``write(read(text)) == text`` for published files."""
+
+    def evaluate(self, instance: dict, solution) -> int | float:
+        """The objective of a feasible ``solution``, else ``Infeasible`` naming the first broken rule."""
+
+    def baseline(self, instance: dict) -> dict:
+        """The naive answer that scores a reward of 0: feasible and deterministic."""
+
+    def reference(self, instance: dict, *, time_limit_s: float, workers: int, seed: int = 0) -> tuple[dict, dict]:
+        """The reference solver's best answer within ``time_limit_s`` and its meta record."""
+
+    def statement(self) -> str:
+        """The problem statement handed to agents (markdown)."""
+
+    def validate_instance(self, instance) -> dict:
+        """``instance`` if it follows the class's own rules, else ``InvalidInstance`` naming the field."""
+
+
+#: Every contract member, data first, in declaration order.
+MEMBERS: tuple[str, ...] = tuple(ProblemClass.__annotations__) + tuple(
+    name for name, value in vars(ProblemClass).items() if callable(value) and not name.startswith("_"))
+
+#: The file of a class folder that holds each member (``__init__`` is the folder's own ``__init__.py``).
+HOMES: dict[str, tuple[str, ...]] = {
+    "__init__": ("NAME", "TITLE", "OBJECTIVE"),
+    "generator": ("SIZES", "GENERATOR_VERSION", "generate"),
+    "formats": ("FORMATS", "read", "write"),
+    "baseline": ("BASELINE", "baseline"),
+    "reference": ("reference",),
+    "rules": ("validate_instance",),
+    "verify": ("evaluate",),
+}
+
+#: The member the registry supplies itself, from the folder's ``statement.md``.
+SUPPLIED = ("statement",)
+
+assert sorted(MEMBERS) == sorted([m for names in HOMES.values() for m in names] + list(SUPPLIED)), MEMBERS

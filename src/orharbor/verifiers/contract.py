@@ -1,0 +1,259 @@
+"""The task contract: ``tests/task.json``, typed, one class per kind of task.
+
+The exporter writes it (:func:`dump`); everything that reads a task reads it
+through :func:`load`: the verifier inside the task, ``orharbor verify``,
+``orharbor check`` and its attacks. What a kind means (its family, its
+failure reward, whether the verifier runs the agent's program, the rewards of
+the reference policies) is written down once, in :data:`KINDS`. Standard
+library only: this module is copied into every task's ``tests/``.
+
+Four kinds:
+
+- ``level1``: the agent writes a solution file for one instance;
+- ``level2``: the agent writes ``solve.py``, run on hidden instances;
+- ``spec``: a modelling spec's answer files, compared with known values;
+- ``retail``: a RetailOpt ``model.py``, run on the scenario's data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from dataclasses import dataclass
+from typing import ClassVar
+
+from orharbor.verifiers.solver_run import Limits
+
+#: The agent's working folder in the task container, where every deliverable is.
+APP_DIR = "/app"
+#: The file's name in a task's ``tests/``.
+TASK_FILE = "task.json"
+#: Bumped whenever a field is renamed or its meaning changes (2: the typed contract; 1 had no version).
+FORMAT_VERSION = 2
+
+
+class ContractError(ValueError):
+    """A task.json that is not one this version of orharbor wrote: what is wrong, in one line."""
+
+
+@dataclass(frozen=True)
+class Kind:
+    """What one kind of task means, for every reader alike."""
+
+    name: str
+    #: ``details.json``'s ``kind`` and the report's: ``algorithm`` or ``modelling``.
+    family: str
+    #: The one deliverable every task of the kind has (None: a spec's own answer files).
+    deliverable: str | None
+    #: What a missing, broken, infeasible or tampered deliverable scores.
+    fail_reward: float
+    #: The verifier runs the agent's program (level-2 ``solve.py``, RetailOpt ``model.py``).
+    runs_program: bool
+    #: The deliverable is several files in ``/app`` (a folder to ``orharbor verify``), not one file.
+    several_files: bool
+
+    @property
+    def policies(self) -> dict[str, float]:
+        """The reference policies of ``orharbor check`` and the reward each must earn."""
+        return {"oracle": 1.0, "naive": 0.0, "nothing": self.fail_reward}
+
+
+KINDS: dict[str, Kind] = {
+    "level1": Kind("level1", "algorithm", "/app/solution.json", -1.0, runs_program=False, several_files=False),
+    "level2": Kind("level2", "algorithm", "/app/solve.py", -1.0, runs_program=True, several_files=False),
+    "spec": Kind("spec", "modelling", None, 0.0, runs_program=False, several_files=True),
+    "retail": Kind("retail", "modelling", "/app/model.py", 0.0, runs_program=True, several_files=False),
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One hidden instance of a level-2 task: its file in ``tests/`` and the values its reward needs."""
+
+    instance: str
+    instance_sha256: str
+    naive: float
+    reference: float
+    bound: float | None = None
+
+
+@dataclass(frozen=True)
+class ProgramRun:
+    """How the verifier runs the agent's program: interpreter, uid (outside a task container), limits.
+
+    A RetailOpt run also names its command line, the ``tests/`` file handed
+    to it as its data, and the file it must write.
+    """
+
+    python: str
+    uid: int
+    limits: Limits
+    argv: tuple[str, ...] = ()
+    data: str | None = None
+    output: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Task:
+    """What every task.json holds."""
+
+    KIND: ClassVar[str] = ""
+    task_id: str
+    #: Absolute paths in the agent's container, the first the main one.
+    deliverables: tuple[str, ...]
+    #: task.toml's ``[metadata]``, copied into details.json so a job folder describes its trials.
+    metadata: dict | None = None
+
+    @property
+    def kind(self) -> Kind:
+        return KINDS[self.KIND]
+
+    @property
+    def deliverable(self) -> str:
+        """The main deliverable's path (for a spec, the first output file)."""
+        return self.deliverables[0]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Level1Task(Task):
+    """One instance in ``tests/``; the agent's solution file is scored against its naive and reference values."""
+
+    KIND: ClassVar[str] = "level1"
+    problem: str
+    instance: str
+    instance_sha256: str
+    naive: float
+    reference: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class Level2Task(Task):
+    """Hidden instances in ``tests/``; the agent's ``solve.py`` runs once on each."""
+
+    KIND: ClassVar[str] = "level2"
+    problem: str
+    cases: tuple[Case, ...]
+    run: ProgramRun
+
+
+@dataclass(frozen=True, kw_only=True)
+class SpecTask(Task):
+    """A modelling spec: the agent's answer files, each compared with its expected text or value."""
+
+    KIND: ClassVar[str] = "spec"
+    #: File name (relative to ``/app``) -> ``{"text": ...}`` or ``{"value", "rel_tol", "abs_tol"}``.
+    outputs: dict
+
+
+@dataclass(frozen=True, kw_only=True)
+class RetailTask(Task):
+    """A RetailOpt scenario: the agent's ``model.py`` runs on the data and its answer is compared."""
+
+    KIND: ClassVar[str] = "retail"
+    #: ``{"status", "objective", "rel_tol"}`` of the reference solution.
+    expected: dict
+    run: ProgramRun
+
+
+TASK_CLASSES: dict[str, type[Task]] = {cls.KIND: cls for cls in (Level1Task, Level2Task, SpecTask, RetailTask)}
+
+
+def dump(task: Task) -> dict:
+    """task.json as data: the format version and kind first, then the task's fields."""
+    fields = dataclasses.asdict(task)
+    return {"format_version": FORMAT_VERSION, "kind": task.KIND, **_lists(fields)}
+
+
+def load(tests_dir: str) -> Task:
+    """The task of the ``task.json`` in ``tests_dir``; ContractError if it is not one this version wrote."""
+    path = os.path.join(tests_dir, TASK_FILE)
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ContractError(f"{path}: cannot read it ({exc})") from None
+    return parse(data, path)
+
+
+def parse(data: object, where: str = TASK_FILE) -> Task:
+    """The typed task of task.json's data; ContractError naming what is missing or wrong."""
+    if not isinstance(data, dict):
+        raise ContractError(f"{where}: not an orharbor task.json (expected a JSON object); re-export the task")
+    version = data.get("format_version")
+    if version != FORMAT_VERSION:
+        raise ContractError(f"{where}: task.json format {version if version is not None else 1}, but this "
+                            f"orharbor reads format {FORMAT_VERSION}; re-export the task")
+    cls = TASK_CLASSES.get(data.get("kind"))
+    if cls is None:
+        raise ContractError(f"{where}: unknown task kind {data.get('kind')!r} (known: {', '.join(KINDS)}); "
+                            "re-export the task")
+    fields = {k: v for k, v in data.items() if k not in ("format_version", "kind")}
+    _check_fields(cls, fields, where, cls.KIND)
+    try:
+        fields["deliverables"] = tuple(fields["deliverables"])
+        if "cases" in fields:
+            fields["cases"] = tuple(_build(Case, case, where, "cases") for case in fields["cases"])
+        if "run" in fields:
+            fields["run"] = _program_run(fields["run"], where)
+    except TypeError as exc:
+        raise ContractError(f"{where}: not a {cls.KIND} task.json ({exc})") from None
+    return cls(**fields)
+
+
+def _check_fields(cls: type, fields: dict, where: str, part: str = "") -> None:
+    """ContractError naming the first field of ``cls`` that is missing, or the first one it does not know."""
+    known = {f.name: f for f in dataclasses.fields(cls)}
+    required = [name for name, f in known.items()
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    missing = [name for name in required if name not in fields]
+    unknown = [name for name in fields if name not in known]
+    if missing or unknown:
+        what = f"no {missing[0]!r}" if missing else f"unknown field {unknown[0]!r}"
+        raise ContractError(f"{where}: not an orharbor task.json ({part + ': ' if part else ''}{what}); "
+                            "re-export the task")
+
+
+def _build(cls: type, data: object, where: str, what: str):
+    if not isinstance(data, dict):
+        raise ContractError(f"{where}: not an orharbor task.json ({what} is not a JSON object); re-export the task")
+    _check_fields(cls, data, where, what)
+    return cls(**data)
+
+
+def _program_run(run: object, where: str) -> ProgramRun:
+    run = dict(run) if isinstance(run, dict) else run
+    if isinstance(run, dict):
+        run["limits"] = _build(Limits, run.get("limits"), where, "run.limits")
+        run["argv"] = tuple(run.get("argv", ()))
+    return _build(ProgramRun, run, where, "run")
+
+
+def _lists(value: object) -> object:
+    """Tuples as lists, recursively: JSON's shape of the dataclass fields."""
+    if isinstance(value, dict):
+        return {key: _lists(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_lists(item) for item in value]
+    return value
+
+
+def fail_reward(tests_dir: str) -> tuple[str, float, dict | None]:
+    """(family, failure reward, metadata) of the task in ``tests_dir``, even from a damaged task.json.
+
+    For the verifier's error paths: whatever goes wrong, a reward is written,
+    and a modelling task's failure is 0.0, not -1.0.
+    """
+    try:
+        task = load(tests_dir)
+    except ContractError:
+        try:
+            with open(os.path.join(tests_dir, TASK_FILE), encoding="utf-8") as f:
+                data = json.load(f)
+            kind = KINDS.get(data.get("kind")) or KINDS["level1"]
+            metadata = data.get("metadata")
+            return kind.family, kind.fail_reward, metadata if isinstance(metadata, dict) else None
+        except (OSError, ValueError, AttributeError):
+            return "algorithm", KINDS["level1"].fail_reward, None
+    metadata = task.metadata if isinstance(task.metadata, dict) else None
+    return task.kind.family, task.kind.fail_reward, metadata
