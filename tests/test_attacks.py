@@ -19,13 +19,9 @@ from orharbor.check.attacks import level2
 from orharbor.exporter import ExportOptions, export_row
 
 
-SMOKE_TASKS = [("jobshop", 1, "separate"), ("jobshop", 1, "shared"), ("jobshop", 2, "separate"),
-               ("jobshop", 2, "shared"), ("rcpsp", 1, "separate"), ("rcpsp", 1, "shared"),
-               ("rcpsp", 2, "separate"), ("wtardiness", 1, "separate"), ("wtardiness", 1, "shared"),
-               ("wtardiness", 2, "separate"), ("cvrp", 1, "separate"), ("cvrp", 1, "shared"),
-               ("cvrp", 2, "separate"), ("vrptw", 1, "separate"), ("vrptw", 1, "shared"), ("vrptw", 2, "separate"),
-               ("rostering", 1, "separate"), ("rostering", 1, "shared"), ("rostering", 2, "separate"),
-               ("timetabling", 1, "separate"), ("timetabling", 1, "shared"), ("timetabling", 2, "separate")]
+#: Every registered class: level 1 in both verifier modes, level 2 in separate mode; job shop also level 2 shared.
+SMOKE_TASKS = [(name, level, mode) for name in problem_modules.names()
+               for level, mode in ((1, "separate"), (1, "shared"), (2, "separate"))] + [("jobshop", 2, "shared")]
 
 
 @pytest.fixture(scope="module")

@@ -270,12 +270,14 @@ def test_loading_a_class_does_not_load_ortools(name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_class_has_shipped_rows_for_both_levels(name):
-    """The package ships level-1 and level-2 rows of the class: the attack and check matrices run on them."""
+    """The package ships smoke-size rows of both levels: the attack and check matrices of every class run on them."""
     path = next((p for p in shipped_datasets() if p.stem == name), None)
     assert path is not None, (f"no shipped dataset for {name}: run orharbor build-dataset --problem {name} ... "
                               f"--out src/orharbor/datasets/data/{name}.jsonl, for level 1 and for level 2")
-    levels = {row["level"] for row in read_rows(path) if row["problem"] == name}
-    assert {1, 2} <= levels, f"{path.name} has rows of levels {sorted(levels)} only"
+    smoke = problem_modules.get(name).SIZES[0]
+    levels = {row["level"] for row in read_rows(path) if row["problem"] == name and row["size"] == smoke}
+    assert {1, 2} <= levels, (f"{path.name} has rows of the smoke size {smoke} at levels {sorted(levels)} only "
+                              "(tests/test_attacks.py attacks a smoke-size task of each level)")
 
 
 # ------------------------------------------------------------------ registry
