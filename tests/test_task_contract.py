@@ -82,6 +82,7 @@ def test_a_task_json_this_version_did_not_write_is_one_clear_error(data, message
     ('{"format_version": 2, "kind": "retail", "metadata": [1]}', "modelling", 0.0),
     ('{"format_version": 2, "kind": "level2"}', "algorithm", -1.0),
     ('["spec"]', "algorithm", -1.0),
+    ('{"format_version": 2, "kind": ["spec"]}', "algorithm", -1.0),
 ])
 def test_the_failure_reward_survives_a_damaged_task_json(tmp_path, text, family, reward):
     """The verifier's error paths still know what a broken run of this kind scores."""

@@ -84,6 +84,10 @@ def problems_cmd() -> None:
         click.echo("")
 
 
+#: The problem class, given the same way to every command that takes one.
+problem_option = click.option("--problem", required=True, help="Problem class (see `orharbor problems`).")
+
+
 def _finite(ctx: click.Context, param: click.Parameter, value):
     """Reject nan and inf, which click's ranges let through."""
     import math
@@ -94,7 +98,7 @@ def _finite(ctx: click.Context, param: click.Parameter, value):
 
 
 @main.command("generate")
-@click.option("--problem", required=True, help="Problem class (see `orharbor problems`).")
+@problem_option
 @click.option("--size", required=True, help="One of the class's sizes.")
 @click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True)
 @click.option("--format", "fmt", default="json", show_default=True,
@@ -105,7 +109,7 @@ def generate_cmd(problem: str, size: str, seed: int, fmt: str) -> None:
 
 
 @main.command("solve")
-@click.option("--problem", required=True, help="Problem class (see `orharbor problems`).")
+@problem_option
 @click.argument("instance_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--reference-time-limit", type=click.FloatRange(min=0, min_open=True), default=10.0,
               show_default=True, callback=_finite, help="CP-SAT seconds.")
@@ -128,7 +132,7 @@ MAX_ROWS = 100_000
 
 
 @main.command("build-dataset")
-@click.option("--problem", required=True, help="Problem class (see `orharbor problems`).")
+@problem_option
 @click.option("--sizes", multiple=True, required=True, help="One or more sizes; rows cycle through them.")
 @click.option("--level", type=click.IntRange(1, 2), default=1, show_default=True)
 @click.option("--num-rows", type=click.IntRange(1, MAX_ROWS), required=True)
@@ -262,7 +266,11 @@ def export_cmd(datasets, specs_dir, out, verifier_mode, allow_ortools, agent_net
 @click.option("--jobs-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Keep the Harbor job folder of this check under this folder (a new check-<time> folder).")
 def check_cmd(tasks: Path, workers: int, attacks: bool, jobs_dir: Path | None) -> None:
-    """Prove every task under TASKS solvable through Harbor's trial code: oracle 1.0, naive 0.0, nothing -1.0."""
+    """Prove every task under TASKS solvable through Harbor's trial code.
+
+    Oracle 1.0, naive 0.0, nothing the failure reward (-1.0; 0.0 for modelling
+    tasks); with --attacks, no attack above what its answer is worth.
+    """
     from orharbor import check
 
     found = check.find_tasks(tasks)

@@ -55,14 +55,7 @@ def load_task(task: Path) -> contract.Task:
         raise VerifyError(f"{task} is not an orharbor task (no tests/task.json); "
                           "pass a folder written by `orharbor export`")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise VerifyError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}); "
-                          "re-export the task") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise VerifyError(f"{path}: cannot read it ({exc})") from None
-    try:
-        return contract.parse(data, str(path))
+        return contract.load(str(task / "tests"))
     except contract.ContractError as exc:
         raise VerifyError(str(exc)) from None
 

@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from orharbor.verifiers.safe_json import BadOutput, read_regular_file
+
 #: How far a reference policy's reward may stray from the one it must earn.
 TOLERANCE = 1e-9
 
@@ -95,11 +97,10 @@ def first_error(details: dict) -> str | None:
 
 
 def _read_details(path: Path) -> dict | None:
-    if path.is_symlink() or not path.is_file():
-        return None
+    """details.json as a dict; None if it is missing, not a regular file, or not a JSON object."""
     try:
-        value = json.loads(path.read_text())
-    except (OSError, ValueError):
+        value = json.loads(read_regular_file(str(path)))
+    except (BadOutput, ValueError):
         return None
     return value if isinstance(value, dict) else None
 

@@ -22,12 +22,12 @@ from importlib import metadata
 from pathlib import Path
 
 from orharbor.errors import UserError
+from orharbor.exporter.task_dir import MODELLING_STACK, SOLVER_STACK, SOLVER_VENV
 
-SOLVER_VENV = "/opt/orharbor-solver"
-#: Host packages visible to the level-2 solver interpreter.
-SOLVER_PACKAGES = ("numpy", "scipy")
+#: Host packages visible to the level-2 solver interpreter: the ones the task images pin.
+SOLVER_PACKAGES = SOLVER_STACK
 #: Host packages visible to python3 in a modelling task (and their requirements).
-MODELLING_PACKAGES = ("ortools", "pyomo", "highspy", "numpy", "scipy")
+MODELLING_PACKAGES = MODELLING_STACK
 
 
 class SandboxUnavailable(UserError):

@@ -27,8 +27,6 @@ from orharbor.verifiers.removal import remove_path
 ENVIRONMENT = "orharbor.harbor_env:BubblewrapEnvironment"
 NAIVE_AGENT = "orharbor.check.agents:NaiveAgent"
 POLICY_AGENT = "orharbor.check.agents:PolicyAgent"
-#: CheckResult.level of each kind of task (0: not an algorithm task).
-LEVELS = {"level1": 1, "level2": 2}
 
 
 @dataclass(frozen=True)
@@ -123,7 +121,7 @@ async def _check_task(task_dir: Path, root: Path, job_dir: Path, job_id: uuid.UU
     except (OSError, ValueError) as exc:  # ContractError is a ValueError
         return CheckResult(task_dir.name, 0, "?", error=f"unreadable task: {exc}")
     mode = config.get("verifier", {}).get("environment_mode", "shared")
-    result = CheckResult(task_dir.name, LEVELS.get(task.KIND, 0), mode, task.kind.family)
+    result = CheckResult(task_dir.name, task.kind.level or 0, mode, task.kind.family)
     if config.get("agent", {}).get("network_mode", "public") != "public":
         result.error = ("exported with an agent network allowlist, which the bubblewrap environment cannot "
                         "enforce (it cannot switch networks after start, and Harbor refuses the trial); check an "

@@ -41,7 +41,7 @@ from orharbor.verifiers import contract
 from orharbor.verifiers.solver_run import Limits
 
 #: The deliverable of each level, from the task contract.
-DELIVERABLE = {1: contract.KINDS["level1"].deliverable, 2: contract.KINDS["level2"].deliverable}
+DELIVERABLE = {kind.level: kind.deliverable for kind in contract.KINDS.values() if kind.level is not None}
 #: Level 2: the naive baseline's answers as data, in solution/ (instance digest -> solution).
 NAIVE_ANSWERS = "naive_answers.json"
 

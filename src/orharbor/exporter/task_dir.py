@@ -35,10 +35,13 @@ def pinned(*names: str) -> tuple[str, ...]:
 
 
 SOLVER_VENV = "/opt/orharbor-solver"
-SOLVER_PACKAGES = pinned("numpy", "scipy")
-ORTOOLS_PACKAGE = pinned("ortools")[0]
+#: The packages of the level-2 solver venv (ortools joins them with --allow-ortools).
+SOLVER_STACK = ("numpy", "scipy")
 #: The modelling stack of the modelling images (agent, and the RetailOpt verifier).
-MODELLING_PACKAGES = pinned("ortools", "pyomo", "highspy", "numpy", "scipy")
+MODELLING_STACK = ("ortools", "pyomo", "highspy", "numpy", "scipy")
+SOLVER_PACKAGES = pinned(*SOLVER_STACK)
+ORTOOLS_PACKAGE = pinned("ortools")[0]
+MODELLING_PACKAGES = pinned(*MODELLING_STACK)
 #: Debian packages Harbor's installed agents check for (claude-code, codex, ...).
 AGENT_APT_PACKAGES = ("bash", "ca-certificates", "curl", "git", "nodejs", "npm", "procps", "ripgrep", "xz-utils")
 AGENT_USER = "agent"
@@ -56,6 +59,8 @@ SHARED_CLEANUP = ("for round in 1 2 3; do for p in /proc/[0-9]*; do "
                   "if [ -L /logs/verifier ] || [ -e /logs/verifier -a ! -d /logs/verifier ]; then rm -f /logs/verifier; fi; "
                   "mkdir -p /logs/verifier && chown root:root /logs/verifier && chmod 755 /logs/verifier; "
                   "rm -rf /logs/verifier/reward.json /logs/verifier/reward.txt; true")
+
+
 class ExportOptionError(UserError):
     """Export options that make no task: an unknown mode, an empty allowlist, a base image that is not one token."""
 

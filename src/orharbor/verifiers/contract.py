@@ -44,6 +44,8 @@ class Kind:
     name: str
     #: ``details.json``'s ``kind`` and the report's: ``algorithm`` or ``modelling``.
     family: str
+    #: An algorithm task's level (1: a solution file, 2: a solve.py); None for a modelling task.
+    level: int | None
     #: The one deliverable every task of the kind has (None: a spec's own answer files).
     deliverable: str | None
     #: What a missing, broken, infeasible or tampered deliverable scores.
@@ -60,10 +62,10 @@ class Kind:
 
 
 KINDS: dict[str, Kind] = {
-    "level1": Kind("level1", "algorithm", "/app/solution.json", -1.0, runs_program=False, several_files=False),
-    "level2": Kind("level2", "algorithm", "/app/solve.py", -1.0, runs_program=True, several_files=False),
-    "spec": Kind("spec", "modelling", None, 0.0, runs_program=False, several_files=True),
-    "retail": Kind("retail", "modelling", "/app/model.py", 0.0, runs_program=True, several_files=False),
+    "level1": Kind("level1", "algorithm", 1, "/app/solution.json", -1.0, runs_program=False, several_files=False),
+    "level2": Kind("level2", "algorithm", 2, "/app/solve.py", -1.0, runs_program=True, several_files=False),
+    "spec": Kind("spec", "modelling", None, None, 0.0, runs_program=False, several_files=True),
+    "retail": Kind("retail", "modelling", None, "/app/model.py", 0.0, runs_program=True, several_files=False),
 }
 
 
@@ -171,7 +173,9 @@ def load(tests_dir: str) -> Task:
     try:
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+    except json.JSONDecodeError as exc:
+        raise ContractError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}); re-export the task") from None
+    except (OSError, UnicodeDecodeError) as exc:
         raise ContractError(f"{path}: cannot read it ({exc})") from None
     return parse(data, path)
 
@@ -222,10 +226,9 @@ def _build(cls: type, data: object, where: str, what: str):
 
 
 def _program_run(run: object, where: str) -> ProgramRun:
-    run = dict(run) if isinstance(run, dict) else run
     if isinstance(run, dict):
-        run["limits"] = _build(Limits, run.get("limits"), where, "run.limits")
-        run["argv"] = tuple(run.get("argv", ()))
+        run = {**run, "limits": _build(Limits, run.get("limits"), where, "run.limits"),
+               "argv": tuple(run.get("argv", ()))}
     return _build(ProgramRun, run, where, "run")
 
 
@@ -242,18 +245,17 @@ def fail_reward(tests_dir: str) -> tuple[str, float, dict | None]:
     """(family, failure reward, metadata) of the task in ``tests_dir``, even from a damaged task.json.
 
     For the verifier's error paths: whatever goes wrong, a reward is written,
-    and a modelling task's failure is 0.0, not -1.0.
+    and a modelling task's failure is 0.0, not -1.0. Only ``kind`` and
+    ``metadata`` are read, so a task.json that :func:`parse` refuses still
+    names its kind; without a known kind, the task counts as an algorithm task.
     """
     try:
-        task = load(tests_dir)
-    except ContractError:
-        try:
-            with open(os.path.join(tests_dir, TASK_FILE), encoding="utf-8") as f:
-                data = json.load(f)
-            kind = KINDS.get(data.get("kind")) or KINDS["level1"]
-            metadata = data.get("metadata")
-            return kind.family, kind.fail_reward, metadata if isinstance(metadata, dict) else None
-        except (OSError, ValueError, AttributeError):
-            return "algorithm", KINDS["level1"].fail_reward, None
-    metadata = task.metadata if isinstance(task.metadata, dict) else None
-    return task.kind.family, task.kind.fail_reward, metadata
+        with open(os.path.join(tests_dir, TASK_FILE), encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        data = None
+    data = data if isinstance(data, dict) else {}
+    name, metadata = data.get("kind"), data.get("metadata")
+    kind = KINDS.get(name) if isinstance(name, str) else None
+    kind = kind or KINDS["level1"]
+    return kind.family, kind.fail_reward, metadata if isinstance(metadata, dict) else None

@@ -82,8 +82,8 @@ def verify(tests_dir: str, deliverable: str | None = None, workroot: str | None 
     reward, details = SCORERS[task.KIND](task, Scoring(tests_dir, deliverable, workroot, python, drop_privileges,
                                                        isolate))
     details.update(kind=task.kind.family, task_id=task.task_id, reward=reward, metadata=task.metadata)
-    if task.kind.family == "algorithm":
-        details["level"] = 1 if task.KIND == "level1" else 2
+    if task.kind.level is not None:
+        details["level"] = task.kind.level
     return reward, details
 
 
