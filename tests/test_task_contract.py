@@ -62,6 +62,7 @@ def test_the_test_sh_fallback_scores_the_kinds_failure_reward(exported, exported
     ({"kind": "level1"}, "task.json format 1, but this orharbor reads format 2"),
     ({"format_version": 3, "kind": "level1"}, "task.json format 3"),
     ({"format_version": 2, "kind": "modelling"}, "unknown task kind 'modelling'"),
+    ({"format_version": 2, "kind": ["spec"]}, "unknown task kind ['spec']"),
     ({"format_version": 2, "kind": "spec", "task_id": "t", "deliverables": ["/app/a"]}, "(spec: no 'outputs')"),
     ({"format_version": 2, "kind": "spec", "task_id": "t", "deliverables": ["/app/a"], "outputs": {}, "grading": 1},
      "(spec: unknown field 'grading')"),
@@ -69,7 +70,7 @@ def test_the_test_sh_fallback_scores_the_kinds_failure_reward(exported, exported
       "run": {"python": "p", "uid": 1, "limits": {"wall_s": 5}}}, "(run.limits: unknown field 'wall_s')"),
     ({"format_version": 2, "kind": "level2", "task_id": "t", "deliverables": [], "problem": "p", "cases": [],
       "run": [1]}, "(run is not a JSON object)"),
-], ids=["list", "format-1", "format-3", "old-kind", "missing", "unknown", "old-limit-name", "bad-run"])
+], ids=["list", "format-1", "format-3", "old-kind", "list-kind", "missing", "unknown", "old-limit-name", "bad-run"])
 def test_a_task_json_this_version_did_not_write_is_one_clear_error(data, message):
     with pytest.raises(contract.ContractError, match="re-export the task") as caught:
         contract.parse(data, "tests/task.json")

@@ -188,7 +188,8 @@ def parse(data: object, where: str = TASK_FILE) -> Task:
     if version != FORMAT_VERSION:
         raise ContractError(f"{where}: task.json format {version if version is not None else 1}, but this "
                             f"orharbor reads format {FORMAT_VERSION}; re-export the task")
-    cls = TASK_CLASSES.get(data.get("kind"))
+    kind = _kind_of(data)
+    cls = TASK_CLASSES[kind.name] if kind else None
     if cls is None:
         raise ContractError(f"{where}: unknown task kind {data.get('kind')!r} (known: {', '.join(KINDS)}); "
                             "re-export the task")
@@ -203,6 +204,12 @@ def parse(data: object, where: str = TASK_FILE) -> Task:
     except TypeError as exc:
         raise ContractError(f"{where}: not a {cls.KIND} task.json ({exc})") from None
     return cls(**fields)
+
+
+def _kind_of(data: dict) -> Kind | None:
+    """The known kind task.json's data names (None for anything else: a typo, a list, a number)."""
+    name = data.get("kind")
+    return KINDS.get(name) if isinstance(name, str) else None
 
 
 def _check_fields(cls: type, fields: dict, where: str, part: str = "") -> None:
@@ -255,7 +262,5 @@ def fail_reward(tests_dir: str) -> tuple[str, float, dict | None]:
     except (OSError, ValueError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         data = None
     data = data if isinstance(data, dict) else {}
-    name, metadata = data.get("kind"), data.get("metadata")
-    kind = KINDS.get(name) if isinstance(name, str) else None
-    kind = kind or KINDS["level1"]
+    kind, metadata = _kind_of(data) or KINDS["level1"], data.get("metadata")
     return kind.family, kind.fail_reward, metadata if isinstance(metadata, dict) else None
