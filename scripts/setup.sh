@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# Set up a fresh machine for orharbor: bubblewrap (for `orharbor check`) and a
+# Set up a fresh machine for orharbor: bubblewrap and slirp4netns (for `orharbor check`) and a
 # Python >= 3.12 virtual environment in .venv with orharbor and its test extra.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v bwrap >/dev/null 2>&1; then
-  echo "setup: installing bubblewrap" >&2
+# bubblewrap: the sandbox; slirp4netns: its user-mode network (the host's loopback out of reach)
+missing=""
+command -v bwrap >/dev/null 2>&1 || missing="$missing bubblewrap"
+command -v slirp4netns >/dev/null 2>&1 || missing="$missing slirp4netns"
+if [ -n "$missing" ]; then
+  echo "setup: installing$missing" >&2
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq bubblewrap >/dev/null
+  $SUDO apt-get install -y -qq $missing >/dev/null
 fi
 
 pick_python() {

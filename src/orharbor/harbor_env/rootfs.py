@@ -1,0 +1,207 @@
+"""The sandbox's file system: what the task's image would hold, and no host path beyond it.
+
+Docker's default: the container sees its image's file system and nothing of
+the host's but the few files Docker writes itself (``/etc/hosts``,
+``/etc/hostname``, ``/etc/resolv.conf``).
+
+The task images are ``python:3.12-slim`` (Debian with Python under
+``/usr/local``) plus venvs and packages. With no image to unpack, the sandbox
+is assembled from host files, read-only where the image's are root's alone:
+
+- ``/usr`` is the host's, read-only: it stands for the image's Debian base
+  (``/bin``, ``/lib``... are the usual symlinks into it);
+- ``/etc`` is a fresh folder holding only what a Debian base image has
+  (:data:`ETC_FROM_HOST`, read-only) and files written for the sandbox:
+  passwd, group, shadow, hostname, hosts, resolv.conf. The host's other
+  ``/etc`` entries (its package-index settings, credentials, keys, machine
+  id) are not there;
+- ``/usr/local`` is laid out as the python image lays it out: ``bin/python3.12``
+  (a copy of this machine's interpreter whose library search path points at
+  ``/usr/local/lib``), ``lib/python3.12`` (its standard library, read-only),
+  ``lib/libpython3.12.so.1.0``, and a ``site-packages`` holding only the
+  packages the Dockerfile installs. No ``pyvenv.cfg``: the verifier refuses an
+  interpreter with one beside it;
+- each venv the Dockerfile makes (``python3 -m venv /opt/orharbor-solver``) is
+  a real venv at its path, pointing at ``/usr/local/bin``, its packages
+  read-only;
+- everything else (``/``, ``/tmp``, ``/home``, ``/app``, ``/logs``...) lives in
+  the sandbox's own memory and goes with it.
+
+The host interpreter's own folder (a pyenv tree under ``/root``, say) is not
+visible: only the files above, at image paths.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Host /etc entries a Debian base image holds too; everything else in the host's /etc stays out.
+ETC_FROM_HOST = ("adduser.conf", "alternatives", "bash.bashrc", "bindresvport.blacklist", "ca-certificates",
+                 "ca-certificates.conf", "debian_version", "deluser.conf", "ethertypes", "gai.conf", "host.conf",
+                 "inputrc", "issue", "issue.net", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "login.defs",
+                 "mime.types", "networks", "nsswitch.conf", "os-release", "profile", "profile.d", "protocols",
+                 "rpc", "services", "shells", "skel", "ssl", "terminfo", "xattr.conf")
+#: Where the image's Python lives, as in the python images.
+PREFIX = "/usr/local"
+VERSION = f"{sys.version_info.major}.{sys.version_info.minor}"
+#: The library search path the sandbox's interpreter is given (the python images put libpython there).
+IMAGE_LIBDIR = f"{PREFIX}/lib"
+
+
+@dataclass(frozen=True)
+class HostPython:
+    """This machine's interpreter, laid out for the sandbox: the files to mount at image paths."""
+
+    binary: Path  # a copy whose library path is IMAGE_LIBDIR, when the original's was absolute
+    stdlib: Path  # lib/python3.X of the host interpreter
+    libpython: Path | None  # the shared library the binary needs, if any
+
+    @property
+    def executable(self) -> str:
+        """The interpreter's path inside the sandbox."""
+        return f"{PREFIX}/bin/python{VERSION}"
+
+
+def python_args(python: HostPython, packages: list[tuple[str, str]]) -> list[str]:
+    """``/usr/local`` as the python image has it, its site-packages holding ``packages`` (host path, name)."""
+    site = f"{PREFIX}/lib/python{VERSION}/site-packages"
+    args = ["--tmpfs", PREFIX]
+    for folder in ("bin", "etc", "include", "lib", "sbin", "share", "src"):
+        args += ["--perms", "0755", "--dir", f"{PREFIX}/{folder}"]
+    args += ["--ro-bind", str(python.binary), python.executable,
+             "--symlink", f"python{VERSION}", f"{PREFIX}/bin/python3",
+             "--symlink", "python3", f"{PREFIX}/bin/python",
+             "--ro-bind", str(python.stdlib), f"{PREFIX}/lib/python{VERSION}",
+             "--perms", "0755", "--tmpfs", site]
+    if python.libpython is not None:
+        args += ["--ro-bind", str(python.libpython), f"{IMAGE_LIBDIR}/{python.libpython.name}",
+                 "--symlink", python.libpython.name, f"{IMAGE_LIBDIR}/libpython{VERSION}.so"]
+    return args + package_args(packages, site)
+
+
+def venv_args(path: str, packages: list[tuple[str, str]], config: Path) -> list[str]:
+    """A venv at ``path`` as ``python3 -m venv`` makes it in the image, holding ``packages``.
+
+    ``config`` is a host file holding its ``pyvenv.cfg`` (see :func:`pyvenv_cfg`).
+    """
+    site = f"{path}/lib/python{VERSION}/site-packages"
+    args = parents_args(path)
+    for folder in (path, f"{path}/bin", f"{path}/include", f"{path}/lib", f"{path}/lib/python{VERSION}", site):
+        args += ["--perms", "0755", "--dir", folder]
+    args += ["--symlink", "lib", f"{path}/lib64",
+             "--ro-bind", str(config), f"{path}/pyvenv.cfg",
+             "--symlink", f"{PREFIX}/bin/python3", f"{path}/bin/python3",
+             "--symlink", "python3", f"{path}/bin/python",
+             "--symlink", "python3", f"{path}/bin/python{VERSION}"]
+    return args + package_args(packages, site)
+
+
+def pyvenv_cfg() -> str:
+    """The ``pyvenv.cfg`` of a venv made from the image's interpreter."""
+    micro = f"{VERSION}.{sys.version_info.micro}"
+    return (f"home = {PREFIX}/bin\ninclude-system-site-packages = false\nversion = {micro}\n"
+            f"executable = {PREFIX}/bin/python{VERSION}\ncommand = {PREFIX}/bin/python3 -m venv\n")
+
+
+def package_args(packages: list[tuple[str, str]], site: str) -> list[str]:
+    """Bind each (host path, name) read-only into the site-packages folder ``site``."""
+    args: list[str] = []
+    for source, name in packages:
+        args += ["--ro-bind", source, f"{site}/{name}"]
+    return args
+
+
+def etc_args(generated: dict[str, int]) -> list[str]:
+    """``/etc``: the host entries a base image has, read-only, and the generated files (name -> readable fd)."""
+    args = ["--perms", "0755", "--dir", "/etc"]
+    for name in ETC_FROM_HOST:
+        path = Path("/etc") / name
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), f"/etc/{name}"]
+        elif path.exists():
+            args += ["--ro-bind", str(path), f"/etc/{name}"]
+    args += ["--symlink", "/usr/share/zoneinfo/Etc/UTC", "/etc/localtime"]
+    for name, fd in generated.items():
+        args += ["--perms", "0640" if name in ("shadow", "gshadow") else "0644", "--file", str(fd), f"/etc/{name}"]
+    return args
+
+
+def base_args() -> list[str]:
+    """Host ``/usr`` read-only and the merged-/usr symlinks (``/bin`` -> ``usr/bin``...) as on the host."""
+    args = ["--ro-bind", "/usr", "/usr"]
+    for name in ("bin", "sbin", "lib", "lib64", "lib32", "libx32"):
+        path = Path("/") / name
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), f"/{name}"]
+        elif path.is_dir():
+            args += ["--ro-bind", str(path), f"/{name}"]
+    return args
+
+
+def parents_args(path: str) -> list[str]:
+    """Create ``path``'s ancestors world-traversable (bwrap would make them 0700)."""
+    args: list[str] = []
+    for parent in reversed(Path(path).parents[:-1]):
+        args += ["--perms", "0755", "--dir", str(parent)]
+    return args
+
+
+def scratch_args() -> list[str]:
+    """The folders every image has, in the sandbox's memory: ``/tmp``, ``/var/tmp``, ``/dev/shm``, homes, ``/run``."""
+    return ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm",
+            "--perms", "1777", "--dir", "/tmp", "--perms", "0755", "--dir", "/var",
+            "--perms", "1777", "--dir", "/var/tmp", "--perms", "0755", "--dir", "/home",
+            "--perms", "0755", "--dir", "/run", "--perms", "0700", "--dir", "/root",
+            "--perms", "0755", "--dir", "/opt", "--perms", "0755", "--dir", "/srv"]
+
+
+# ---------------------------------------------------------------------- the host interpreter, once
+
+
+class _Layout:
+    """The relocated interpreter copy, made once per process in a private folder."""
+
+    def __init__(self) -> None:
+        self._python: HostPython | None = None
+        self._lock = threading.Lock()
+
+    def python(self) -> HostPython:
+        with self._lock:
+            if self._python is None:
+                self._python = _relocate(Path(tempfile.mkdtemp(prefix="orh-python-")))
+            return self._python
+
+
+def _relocate(folder: Path) -> HostPython:
+    """Copy the host interpreter into ``folder`` with its library path moved to :data:`IMAGE_LIBDIR`."""
+    atexit.register(shutil.rmtree, folder, True)
+    os.chmod(folder, 0o755)
+    base = Path(sys.base_prefix)
+    original = base / "bin" / f"python{VERSION}"
+    stdlib = base / "lib" / f"python{VERSION}"
+    libpython = next((p for p in (base / "lib" / f"libpython{VERSION}.so.1.0",) if p.is_file()), None)
+    data = original.read_bytes()
+    old = str(base / "lib").encode()
+    marker = b"\0" + old + b"\0"
+    if libpython is not None and data.count(marker) == 1 and len(old) >= len(IMAGE_LIBDIR):
+        # the ELF string table entry of its run path, overwritten in place and padded with NULs
+        data = data.replace(marker, b"\0" + IMAGE_LIBDIR.encode() + b"\0" * (len(old) - len(IMAGE_LIBDIR) + 1))
+    binary = folder / f"python{VERSION}"
+    binary.write_bytes(data)
+    binary.chmod(0o755)
+    return HostPython(binary, stdlib, libpython)
+
+
+_LAYOUT = _Layout()
+
+
+def host_python() -> HostPython:
+    """This machine's interpreter, ready to be mounted at :data:`PREFIX` (made once per process)."""
+    return _LAYOUT.python()
