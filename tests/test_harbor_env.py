@@ -252,7 +252,7 @@ def test_uploads_are_root_owned_with_modes_kept_and_downloads_keep_links_and_ski
 
 @pytest.mark.sandbox
 def test_no_network_is_a_fresh_network_namespace(exported, tmp_path):
-    """The offline verifier sees only a loopback interface; the public agent sandbox sees the host's."""
+    """The offline verifier sees only a loopback interface; the public agent sandbox its own slirp4netns tap0 too."""
     task = _task(exported, "separate")
 
     async def interfaces(env):

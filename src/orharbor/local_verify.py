@@ -170,7 +170,7 @@ def linked_venv(root: Path, packages: tuple[str, ...]) -> str:
 
 def _score_sandboxed(task: Path, config: contract.Level2Task | contract.RetailTask, program: Path, packages: tuple[str, ...]) -> tuple[float, dict]:
     """Root: the task's own verifier in a bubblewrap sandbox laid out like the verifier image."""
-    from orharbor.check.sandbox import SOLVER_PACKAGES, SandboxUnavailable, build_venv, require_bwrap, run_sandboxed
+    from orharbor.check.sandbox import SOLVER_PACKAGES, SandboxUnavailable, require_bwrap, run_sandboxed
 
     try:
         bwrap = require_bwrap()
@@ -181,8 +181,6 @@ def _score_sandboxed(task: Path, config: contract.Level2Task | contract.RetailTa
     name = os.path.basename(config.deliverable)
     with tempfile.TemporaryDirectory(prefix="orharbor-verify-") as scratch:
         scratch_path = Path(scratch)
-        solver = build_venv(scratch_path / "solver", SOLVER_PACKAGES if modelling else packages)
-        local = build_venv(scratch_path / "local", packages) if modelling else None
         app, logs = scratch_path / "app", scratch_path / "logs"
         app.mkdir()
         logs.mkdir()
@@ -194,8 +192,9 @@ def _score_sandboxed(task: Path, config: contract.Level2Task | contract.RetailTa
                    "--logs-dir", "/logs/verifier"]
         timeout = verifier_timeout(task, config)
         try:
-            proc = run_sandboxed(bwrap, solver, {"/logs/verifier": logs}, {"/tests": task / "tests", "/app": app},
-                                 command, timeout, local=local)
+            proc = run_sandboxed(bwrap, {"/logs/verifier": logs}, {"/tests": task / "tests", "/app": app},
+                                 command, timeout, SOLVER_PACKAGES if modelling else packages,
+                                 packages if modelling else ())
         except subprocess.TimeoutExpired:
             raise VerifyError(f"the task's verifier ran over its {timeout:g} s") from None
         try:

@@ -17,6 +17,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -156,28 +157,51 @@ def venv_args(venv: Venv, prefix: str) -> list[str]:
     return args
 
 
-def run_sandboxed(bwrap: str, solver: Venv, binds: dict[str, Path], ro_binds: dict[str, Path],
-                  command: list[str], timeout: float, local: Venv | None = None) -> subprocess.CompletedProcess:
-    """Run ``command`` as root in a fresh sandbox: host /usr and /etc read-only, our folders bound.
+def run_sandboxed(bwrap: str, binds: dict[str, Path], ro_binds: dict[str, Path], command: list[str],
+                  timeout: float, solver_packages: tuple[str, ...],
+                  local_packages: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """Run ``command`` as root of a fresh offline sandbox laid out like the task images, our folders bound.
 
-    ``/usr/local/bin/python3`` is the bare base interpreter, or with ``local``
-    the python of that venv mounted as ``/usr/local`` (a modelling image).
+    The same isolation as the Harbor environment's sandboxes
+    (:mod:`orharbor.harbor_env`): the image-like file system, a user namespace
+    of its own, Docker's capabilities and seccomp profile, no network. The
+    solver venv holds ``solver_packages``; ``/usr/local``'s site-packages hold
+    ``local_packages`` (a modelling image) or nothing.
     """
-    args = [bwrap, *system_binds(), *parents_args(str(solver.base_prefix)), *parents_args(SOLVER_VENV),
-            "--ro-bind", str(solver.base_prefix), str(solver.base_prefix)]
-    if local is None:
-        args += ["--tmpfs", "/usr/local", "--dir", "/usr/local/bin", "--symlink", solver.python,
-                 "/usr/local/bin/python3"]
-    else:
-        args += venv_args(local, "/usr/local")
-    args += venv_args(solver, SOLVER_VENV)
-    for target, source in binds.items():
-        args += [*parents_args(target), "--bind", str(source), target]
-    for target, source in ro_binds.items():
-        args += [*parents_args(target), "--ro-bind", str(source), target]
-    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp",
-             "--perms", "1777", "--dir", "/var/tmp", "--chdir", "/app",
-             "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--die-with-parent",
-             "--new-session", "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
-             "--setenv", "HOME", "/home/agent", "--setenv", "LANG", "C.UTF-8", *command]
-    return subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+    from orharbor.harbor_env import launch, rootfs, users
+    from orharbor.harbor_env._interim_seccomp import compile_bpf
+
+    accounts = users.accounts(["agent"])
+    etc = {"passwd": users.passwd(accounts), "group": users.group(accounts), "shadow": users.shadow(accounts),
+           "hostname": "orharbor\n", "hosts": "127.0.0.1\tlocalhost\n", "resolv.conf": ""}
+    files = {name: launch.readable(text.encode()) for name, text in etc.items()}
+    seccomp = launch.readable(compile_bpf())
+    with tempfile.TemporaryDirectory(prefix="orh-oneshot-") as scratch:
+        config = Path(scratch) / "pyvenv.cfg"
+        config.write_text(rootfs.pyvenv_cfg())
+        config.chmod(0o644)
+        args = [*rootfs.base_args(), *rootfs.etc_args(files), *rootfs.scratch_args(),
+                *rootfs.python_args(rootfs.host_python(), _site(local_packages)),
+                *rootfs.venv_args(SOLVER_VENV, _site(solver_packages), config)]
+        for target, source in binds.items():
+            args += [*rootfs.parents_args(target), "--bind", str(source), target]
+        for target, source in ro_binds.items():
+            args += [*rootfs.parents_args(target), "--ro-bind", str(source), target]
+        args += ["--chdir", "/app", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+                 "--die-with-parent", "--new-session", "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
+                 "--setenv", "HOME", "/home/agent", "--setenv", "LANG", "C.UTF-8", "--seccomp", str(seccomp),
+                 *users.bwrap_capability_args()]
+        process = launch.start_bwrap(bwrap, args, command, (seccomp, *files.values()), stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+            raise
+        return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+def _site(packages: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(host path, site-packages name) of ``packages`` and what they require."""
+    return [(str(path), path.name) for path in installed_paths(tuple(packages))] if packages else []

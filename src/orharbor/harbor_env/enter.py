@@ -16,7 +16,8 @@ Python runs (``python3 -I -S``, host paths only, standard library only):
    lead into another sandbox);
 2. fork, so the child is a member of the sandbox's PID namespace; the parent
    waits and passes on the child's exit status;
-3. in the child: change to the working directory, install the seccomp filter
+3. in the child: join a fresh session keyring (never the host's, as runc
+   does), change to the working directory, install the seccomp filter
    (:mod:`orharbor.harbor_env.seccomp`), shrink the capability bounding set to
    the target's (root: Docker's 14 defaults; other users: none), set groups,
    gid and uid, and only then ``execvpe`` the command, resolved in the
@@ -38,6 +39,8 @@ NAMESPACES = ("user", "mnt", "uts", "ipc", "net", "pid")
 CAPABILITY_NUMBERS = {"chown": 0, "dac_override": 1, "fowner": 3, "fsetid": 4, "kill": 5, "setgid": 6,
                       "setuid": 7, "setpcap": 8, "net_bind_service": 10, "net_raw": 13, "sys_chroot": 18,
                       "mknod": 27, "audit_write": 29, "setfcap": 31}
+#: keyctl(2)'s number: each command joins a fresh session keyring, never the host's (runc does the same).
+KEYCTL_SYSCALL = {"x86_64": 250, "aarch64": 219}
 #: Exit status when the sandbox could not be entered (the command never ran).
 ENTER_FAILED = 126
 
@@ -68,6 +71,8 @@ if child:
     code = os.waitstatus_to_exitcode(status)
     os._exit(code if code >= 0 else 128 - code)
 libc = ctypes.CDLL(None, use_errno=True)
+if libc.syscall(spec["keyctl"], 1, None) < 0:  # KEYCTL_JOIN_SESSION_KEYRING: a fresh anonymous one, as runc does
+    fail("cannot join a fresh session keyring", OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno())))
 try:
     os.chdir(spec["cwd"])
 except OSError as exc:
@@ -127,8 +132,9 @@ def enter_argv(python: str, namespace_fds: dict[str, int], seccomp_fd: int, targ
     The file descriptors must be passed to the process (``pass_fds``);
     ``seccomp_fd`` is read to its end (a fresh pipe or file per command).
     """
-    spec = {"namespaces": [(name, namespace_fds[name]) for name in NAMESPACES], "seccomp": seccomp_fd,
-            "uid": target.uid, "gid": target.gid, "cwd": target.cwd, "env": target.env,
+    spec = {"namespaces": [(name, namespace_fds[name]) for name in NAMESPACES if name in namespace_fds],
+            "seccomp": seccomp_fd,
+            "keyctl": KEYCTL_SYSCALL[os.uname().machine], "uid": target.uid, "gid": target.gid, "cwd": target.cwd, "env": target.env,
             "capabilities": target.capabilities}
     return [python, "-I", "-S", "-c", PROGRAM, json.dumps(spec), *argv]
 

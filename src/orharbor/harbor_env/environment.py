@@ -33,7 +33,6 @@ installed. CPU and memory limits are not enforced.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import select
 import shlex
@@ -47,7 +46,7 @@ from harbor.environments.base import BaseEnvironment, ExecResult
 from harbor.environments.capabilities import EnvironmentCapabilities
 
 from orharbor.check.sandbox import installed_paths, require_bwrap
-from orharbor.harbor_env import _interim_transfer as transfer, rootfs, users
+from orharbor.harbor_env import _interim_transfer as transfer, launch, rootfs, users
 from orharbor.harbor_env._interim_seccomp import compile_bpf
 from orharbor.harbor_env.enter import ENTER_FAILED, NAMESPACES, Target, enter_argv, host_python
 from orharbor.harbor_env.image import Copy, ImagePlan, read_dockerfile
@@ -66,6 +65,8 @@ class BubblewrapEnvironment(BaseEnvironment):
     _scratch: Path | None = None
     _pidfd: int | None = None
     _network: UserModeNetwork | None = None
+    #: A user namespace of the sandbox's own (:mod:`.users`); False only in tests that show what it stops.
+    user_namespace: bool = True
 
     @staticmethod
     def type() -> str:
@@ -105,41 +106,27 @@ class BubblewrapEnvironment(BaseEnvironment):
         await self.ensure_dirs(self._mount_targets(writable_only=True))
 
     def _start_sandbox(self, bwrap: str) -> None:
-        """bubblewrap in a fresh user namespace, mapped, its namespaces kept as descriptors, its network up."""
+        """bubblewrap in a fresh mapped user namespace, its namespaces kept as descriptors before it runs."""
         assert self._scratch is not None
-        generated = self._generated_etc()
-        files = {name: self._readable(f"etc-{name}", text) for name, text in generated.items()}
-        seccomp = self._readable("seccomp.bpf", self._seccomp)
+        files = {name: launch.readable(text.encode()) for name, text in self._generated_etc().items()}
+        seccomp = launch.readable(self._seccomp)
         config = self._scratch / "pyvenv.cfg"
         config.write_text(rootfs.pyvenv_cfg())
         config.chmod(0o644)
-        info_read, info_write = os.pipe()
-        block_read, block_write = os.pipe()
-        args = [bwrap, "--unshare-user", "--userns-block-fd", str(block_read), "--info-fd", str(info_write),
-                *self._namespace_args(), *self._mounts_args(files, config), "--seccomp", str(seccomp),
-                *users.bwrap_capability_args(), "sh", "-c", "sleep infinity"]
-        passed = (info_write, block_read, seccomp, *files.values())
-        try:
-            self._popen = subprocess.Popen(
-                args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, pass_fds=passed, start_new_session=True)
-        finally:
-            for fd in passed:
-                os.close(fd)
-        try:
-            info = _read_json(info_read, START_TIMEOUT_S)
-            if info is None:
-                self._popen.kill()
-                stderr = self._popen.communicate()[1].decode(errors="replace").strip()
-                raise RuntimeError(f"bubblewrap did not start the sandbox: {stderr or 'no reason given'}")
-            pid = int(info["child-pid"])
-            users.map_user_namespace(pid)
+        args = [*self._namespace_args(), *self._mounts_args(files, config), "--seccomp", str(seccomp),
+                *users.bwrap_capability_args()]
+
+        def keep(pid: int) -> None:
             self._pidfd = os.pidfd_open(pid)
             for name in NAMESPACES:
-                self._namespaces[name] = os.open(f"/proc/{pid}/ns/{name}", os.O_RDONLY | os.O_CLOEXEC)
-            os.write(block_write, b"1")
-        finally:
-            os.close(info_read)
-            os.close(block_write)
+                if name != "user" or self.user_namespace:
+                    self._namespaces[name] = os.open(f"/proc/{pid}/ns/{name}", os.O_RDONLY | os.O_CLOEXEC)
+
+        self._popen = launch.start_bwrap(bwrap, args, ["sh", "-c", "sleep infinity"],
+                                         (seccomp, *files.values()), before_release=keep,
+                                         user_namespace=self.user_namespace,
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.PIPE)
 
     def _generated_etc(self) -> dict[str, str]:
         hostname = self.session_id[:63] or "sandbox"
@@ -147,15 +134,6 @@ class BubblewrapEnvironment(BaseEnvironment):
                 "shadow": users.shadow(self._accounts), "hostname": hostname + "\n",
                 "hosts": f"127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\t{hostname}\n",
                 "resolv.conf": resolv_conf(public=not self._network_disabled)}
-
-    def _readable(self, name: str, content: str | bytes) -> int:
-        """A read descriptor on a fresh scratch file holding ``content``, for bubblewrap to read once."""
-        assert self._scratch is not None
-        path = self._scratch / name
-        path.write_bytes(content.encode() if isinstance(content, str) else content)
-        fd = os.open(path, os.O_RDONLY)
-        path.unlink()
-        return fd
 
     async def stop(self, delete: bool) -> None:
         """End the sandbox and everything in it, its network, and remove its scratch folder."""
@@ -329,26 +307,6 @@ def _rlimits(limits: dict):
             resource.setrlimit(getattr(resource, name), (value, value))
 
     return apply
-
-
-def _read_json(fd: int, timeout: float) -> dict | None:
-    """The first JSON object written to ``fd`` (bubblewrap's --info-fd), or None if it closes or times out."""
-    deadline = time.monotonic() + timeout
-    data = b""
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
-        if not ready:
-            return None
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            return None
-        data += chunk
-        try:
-            value = json.loads(data)
-        except ValueError:
-            continue
-        return value if isinstance(value, dict) else None
-    return None
 
 
 def _read_text(path: Path) -> str:

@@ -33,6 +33,8 @@ from orharbor.errors import UserError
 DNS_SERVER = "10.0.2.3"
 #: Large frames cost slirp4netns fewer copies (its documented maximum is 65521).
 MTU = 65520
+#: slirp4netns's own hardening: the host's loopback refused, its own mount namespace without capabilities, seccomp.
+SLIRP_OPTIONS = ("--disable-host-loopback", "--enable-sandbox", "--enable-seccomp")
 #: How long slirp4netns may take to bring the interface up.
 READY_TIMEOUT_S = 30.0
 
@@ -71,8 +73,8 @@ class UserModeNetwork:
         exit_read, exit_write = os.pipe()
         try:
             process = subprocess.Popen(
-                [binary, "--configure", f"--mtu={MTU}", "--disable-host-loopback", "--enable-sandbox",
-                 "--enable-seccomp", "--ready-fd", str(ready_write), "--exit-fd", str(exit_read),
+                [binary, "--configure", f"--mtu={MTU}", *SLIRP_OPTIONS, "--ready-fd", str(ready_write),
+                 "--exit-fd", str(exit_read),
                  "--netns-type=path", f"/proc/self/fd/{netns_fd}", "tap0"],
                 pass_fds=(ready_write, exit_read, netns_fd), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE, start_new_session=True)

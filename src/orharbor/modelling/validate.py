@@ -51,18 +51,15 @@ def validate_specs(specs: list[Spec], sandbox: bool = True, jobs: int = 1) -> li
     if not sandbox:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             return list(pool.map(lambda s: run_golden(s, None), specs))
-    from orharbor.check.sandbox import MODELLING_PACKAGES, SOLVER_PACKAGES, build_venv, require_bwrap
+    from orharbor.check.sandbox import MODELLING_PACKAGES, SOLVER_PACKAGES, require_bwrap
 
-    bwrap = require_bwrap()
-    with tempfile.TemporaryDirectory(prefix="orharbor-specs-") as scratch:
-        venvs = (bwrap, build_venv(Path(scratch) / "solver", SOLVER_PACKAGES),
-                 build_venv(Path(scratch) / "modelling", MODELLING_PACKAGES))
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            return list(pool.map(lambda s: run_golden(s, venvs), specs))
+    sandbox = (require_bwrap(), tuple(SOLVER_PACKAGES), tuple(MODELLING_PACKAGES))
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(lambda s: run_golden(s, sandbox), specs))
 
 
 def run_golden(spec: Spec, sandbox: tuple | None) -> SpecResult:
-    """Run one golden script in a fresh /app; ``sandbox`` is (bwrap, solver venv, modelling venv) or None."""
+    """Run one golden script in a fresh /app; ``sandbox`` is (bwrap, solver packages, modelling packages) or None."""
     with tempfile.TemporaryDirectory(prefix=f"orharbor-spec-{spec.id}-") as tmp:
         app = Path(tmp) / "app"
         if spec.template is not None:
@@ -115,5 +112,5 @@ def _run(spec: Spec, app: Path, tmp: Path, sandbox: tuple | None) -> subprocess.
         shutil.chown(path, AGENT_UID, AGENT_UID)
     command = ["setpriv", f"--reuid={AGENT_UID}", f"--regid={AGENT_UID}", "--clear-groups", "--inh-caps=-all",
                "python3", f"/solution/{spec.golden_script.name}"]
-    return run_sandboxed(bwrap, solver, {"/app": app, "/home/agent": home, "/logs": logs},
-                         {"/solution": solution}, command, spec.time_limit_s, local=modelling)
+    return run_sandboxed(bwrap, {"/app": app, "/home/agent": home, "/logs": logs},
+                         {"/solution": solution}, command, spec.time_limit_s, solver, modelling)

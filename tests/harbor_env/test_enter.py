@@ -1,0 +1,143 @@
+"""Entering a sandbox: privileges dropped before anything of the sandbox runs, never a recycled pid.
+
+The attacks: commands used to enter with ``nsenter --target PID ... -- env ... setpriv``,
+so the sandbox's own ``env`` (found through its ``PATH``, which root in the sandbox can
+fill) ran with the host root's full capabilities before ``setpriv`` dropped them; and a
+sandbox was found by its process id, which the kernel hands out again once it exits.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import time
+
+import pytest
+
+from sandboxes import environment, run, running
+
+#: Fakes root in the sandbox plants where a privileged entry would look for its helpers.
+PLANT = ("for tool in env setpriv nsenter bash sh; do printf '#!/bin/sh\\necho %s $(grep CapEff /proc/self/status) "
+         ">> /tmp/planted-ran\\nexec /usr/bin/%s \"$@\"\\n' $tool $tool > /usr/local/bin/$tool; "
+         "chmod 755 /usr/local/bin/$tool; done")
+
+
+@pytest.mark.sandbox
+def test_programs_planted_on_the_sandboxs_path_never_run_while_entering(tmp_path):
+    """root plants env/setpriv/bash in /usr/local/bin: the next command runs, and with Docker's capabilities only."""
+    async def body():
+        async with running(environment(tmp_path)) as (env,):
+            await env.exec(PLANT, user="root")
+            await env.exec("rm -f /tmp/planted-ran", user="root")
+            caps = await env.exec("grep CapEff /proc/self/status", user="root")
+            agent = await env.exec("id -u", user="agent")
+            ran = await env.exec("cat /tmp/planted-ran", user="root")
+            return caps, agent, ran
+
+    caps, agent, ran = run(body())
+    assert caps.stdout.strip().endswith("00000000a80425fb")
+    assert agent.stdout.strip() == "1000"
+    # only the planted bash ran, as the command itself (bash -c is looked up on the sandbox's PATH, as docker
+    # exec does), and only after the privileges were dropped: it saw Docker's capabilities, not the host's
+    assert set(ran.stdout.splitlines()) == {"bash CapEff: 00000000a80425fb"}, ran.stdout
+
+
+@pytest.mark.sandbox
+def test_the_old_entry_ran_the_planted_env_with_every_capability(tmp_path):
+    """Mutation: entering as before (nsenter, then the sandbox's env and setpriv) hands the plant full powers."""
+    async def body():
+        async with running(environment(tmp_path)) as (env,):
+            await env.exec(PLANT, user="root")
+            pid = _sandbox_pid(env)
+            old = subprocess.run(["nsenter", "--target", str(pid), "--user", "--mount", "--pid", "--root", "--",
+                                  "env", "-i", "true"], capture_output=True, text=True,
+                                 env={"PATH": "/usr/local/bin:/usr/bin:/bin"})
+            ran = await env.exec("cat /tmp/planted-ran", user="root")
+            return old, ran
+
+    old, ran = run(body())
+    assert old.returncode == 0, old.stderr
+    assert "env CapEff: 000001ffffffffff" in ran.stdout.splitlines()  # every capability (cap_last_cap 40)
+
+
+def _sandbox_pid(env) -> int:
+    """The host pid of the sandbox's PID 1 (only the old entry needs it)."""
+    return next(int(p) for p in os.listdir("/proc") if p.isdigit() and _same_pid_namespace(int(p), env))
+
+
+def _same_pid_namespace(pid: int, env) -> bool:
+    try:
+        return os.stat(f"/proc/{pid}/ns/pid").st_ino == os.fstat(env._namespaces["pid"]).st_ino and \
+            open(f"/proc/{pid}/status").read().split("NSpid:")[1].split()[-1] == "1"
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.mark.sandbox
+def test_an_exited_sandbox_is_never_entered_through_a_recycled_pid(tmp_path):
+    """Once PID 1 exits, exec says the sandbox is gone, even when its pid now belongs to a host process."""
+    async def body():
+        async with running(environment(tmp_path)) as (env,):
+            pid = _sandbox_pid(env)
+            await env.exec("pkill -KILL -x -P 1 sleep", user="root")
+            for _ in range(50):
+                if not env.is_alive:
+                    break
+                time.sleep(0.02)
+            squatter = _spawn_at(pid)
+            try:
+                result = await env.exec("cat /etc/hostname", user="root")
+                old = subprocess.run(["nsenter", "--target", str(pid), "--mount", "--root", "--", "cat",
+                                      "/etc/hostname"], capture_output=True, text=True) if squatter else None
+            finally:
+                if squatter:
+                    squatter.kill()
+                    squatter.wait()
+            return result, old
+
+    result, old = run(body())
+    assert result.return_code == 125 and "not running" in result.stderr
+    if old is not None:  # the pid was recycled: the old way entered the host
+        assert old.stdout == open("/etc/hostname").read()
+
+
+def _spawn_at(pid: int) -> subprocess.Popen | None:
+    """A host process with process id ``pid`` (the kernel's next pid is set just below it), or None."""
+    for _ in range(20):
+        with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+            f.write(str(pid - 1))
+        process = subprocess.Popen(["sleep", "30"])
+        if process.pid == pid:
+            return process
+        process.kill()
+        process.wait()
+    return None
+
+
+@pytest.mark.sandbox
+def test_each_command_gets_a_fresh_session_keyring_not_the_hosts(tmp_path, monkeypatch):
+    """Without any seccomp filter in the way, a command's session keyring is still not this process's."""
+    from orharbor.harbor_env import environment as environment_module
+
+    import pyseccomp
+    import tempfile
+
+    def allow_all() -> bytes:
+        with tempfile.TemporaryFile() as out:
+            pyseccomp.SyscallFilter(pyseccomp.ALLOW).export_bpf(out)
+            out.seek(0)
+            return out.read()
+
+    monkeypatch.setattr(environment_module, "compile_bpf", allow_all)
+    libc = ctypes.CDLL(None, use_errno=True)
+    ours = libc.syscall(250, 0, -3, 1)  # KEYCTL_GET_KEYRING_ID of the session keyring, created if needed
+    probe = ("python3 -c 'import ctypes; print(ctypes.CDLL(None).syscall(250, 0, -3, 1))'")
+
+    async def body():
+        async with running(environment(tmp_path)) as (env,):
+            return await env.exec(probe, user="root"), await env.exec(probe, user="root")
+
+    first, second = run(body())
+    assert ours > 0 and int(first.stdout) > 0
+    assert len({ours, int(first.stdout), int(second.stdout)}) == 3
