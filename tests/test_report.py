@@ -7,6 +7,7 @@ import io
 import json
 import math
 import os
+from pathlib import Path
 from itertools import product
 from statistics import fmean, pstdev
 
@@ -294,3 +295,23 @@ def test_metrics_is_the_modelling_part_of_report(mixed_job):
 def test_render_never_prints_nan():
     data = report.build(report.Reading())
     assert json.loads(render(data, "json"))["algorithm"] == []
+
+
+def test_rewards_beyond_what_the_verifier_can_give_are_skipped_and_never_crash_the_totals(tmp_path):
+    """A finite reward of 1e308 (or -5, or 2 in a 0/1 modelling task) is skipped with one line; sums never overflow."""
+    job = tmp_path / "jobs" / "job"
+    write_trial(job, "fine", "jobshop-4x4-l1-s0", reward=0.5, details=level1(objective=120, reward=0.5))
+    for name, value in (("huge", 1e308), ("huger", 1e308), ("below", -5.0)):
+        write_trial(job, name, f"jobshop-4x4-l1-s-{name}", reward=value, details=level1(objective=100, reward=value))
+    spec = {"kind": "modelling", "reward": 2.0, "executed": 1, "correct": 1,
+            "metadata": {"kind": "modelling", "source": "spec", "difficulty": "easy"}}
+    write_trial(job, "spec", "production_planning_lp", reward=2.0, details=spec)
+    result = CliRunner().invoke(main, ["report", str(job), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    reasons = {Path(s["path"]).name: s["reason"] for s in data["skipped"]}
+    assert set(reasons) == {"huge", "huger", "below", "spec"}
+    assert "1e+308 is outside what its verifier can give" in reasons["huge"]
+    assert "outside a modelling task's 0..1" in reasons["spec"]
+    [row] = data["algorithm"]
+    assert (row["trials"], row["mean_reward"]) == (1, 0.5)

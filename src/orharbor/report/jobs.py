@@ -233,6 +233,10 @@ def _read_trial(trial_dir: Path, data: dict, index: "TaskIndex", reading: Readin
                                                   "(its metadata names no problem class or modelling source)"))
         return None
     reward = _harbor_reward(result)
+    outside = _outside_range(kind, metadata, details, reward)
+    if outside is not None:
+        reading.skipped.append(Skipped(trial_dir, f"task {result.task_name}: {outside}"))
+        return None
     exception = result.exception_info.exception_type if result.exception_info else None
     model = result.agent_info.model_info.name if result.agent_info.model_info else None
     common = dict(job=trial_dir.parent.name, trial=result.trial_name, task=result.task_name.removeprefix("orharbor/"),
@@ -252,6 +256,41 @@ def _read_trial(trial_dir: Path, data: dict, index: "TaskIndex", reading: Readin
                        reference=_number(figures.get("reference", metadata.get("reference"))),
                        naive=_number(figures.get("naive", metadata.get("baseline"))),
                        bound=_number(metadata.get("bound")), instances=instances)
+
+
+#: An algorithm task's best reward when nothing bounds it: objectives are >= 0, so real rewards stay far below.
+UNBOUNDED_REWARD = 1e6
+
+
+def _outside_range(kind: str, metadata: dict, details: dict, reward: float | None) -> str | None:
+    """Why ``reward`` (or a per-instance reward) cannot come from this task's verifier, or None.
+
+    Modelling rewards are 0 or 1. An algorithm reward is clipped at -1 and,
+    since every objective is >= 0, is at most naive / (naive - reference),
+    or 1 when naive <= reference; a task whose figures are unknown allows up
+    to :data:`UNBOUNDED_REWARD`. A reward beyond its range (1e308, say) would
+    make every total meaningless, or overflow it.
+    """
+    if reward is None:
+        return None
+    if kind == "modelling":
+        return None if 0.0 <= reward <= 1.0 else f"reward {reward:g} is outside a modelling task's 0..1"
+    rows = details.get("instances") if isinstance(details.get("instances"), list) else []
+    pairs = [(r.get("naive"), r.get("reference")) for r in rows if isinstance(r, dict)] or \
+        [(metadata.get("baseline"), metadata.get("reference"))]
+    highs = [_best_reward(_number(naive), _number(reference)) for naive, reference in pairs]
+    high = max(highs) if highs else UNBOUNDED_REWARD
+    values = [reward, *(r["reward"] for r in rows if isinstance(r, dict) and _number(r.get("reward")) is not None)]
+    for value in values:
+        if not -1.0 - REWARD_MATCH <= value <= high + REWARD_MATCH:
+            return f"reward {value:g} is outside what its verifier can give (-1 to {high:g})"
+    return None
+
+
+def _best_reward(naive: float | None, reference: float | None) -> float:
+    if naive is None or reference is None:
+        return UNBOUNDED_REWARD
+    return naive / (naive - reference) if naive > reference else 1.0
 
 
 def _harbor_reward(result) -> float | None:
