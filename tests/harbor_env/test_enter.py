@@ -62,16 +62,10 @@ def test_the_old_entry_ran_the_planted_env_with_every_capability(tmp_path):
 
 
 def _sandbox_pid(env) -> int:
-    """The host pid of the sandbox's PID 1 (only the old entry needs it)."""
-    return next(int(p) for p in os.listdir("/proc") if p.isdigit() and _same_pid_namespace(int(p), env))
-
-
-def _same_pid_namespace(pid: int, env) -> bool:
-    try:
-        return os.stat(f"/proc/{pid}/ns/pid").st_ino == os.fstat(env._namespaces["pid"]).st_ino and \
-            open(f"/proc/{pid}/status").read().split("NSpid:")[1].split()[-1] == "1"
-    except (OSError, IndexError):
-        return False
+    """The host pid of the sandbox's PID 1 (only the old entry needs it), as the kernel names it for our pidfd."""
+    with open(f"/proc/self/fdinfo/{env._pidfd}") as info:
+        fields = dict(line.split(":", 1) for line in info.read().splitlines() if ":" in line)
+    return int(fields["Pid"])
 
 
 @pytest.mark.sandbox

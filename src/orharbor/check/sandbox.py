@@ -169,7 +169,7 @@ def run_sandboxed(bwrap: str, binds: dict[str, Path], ro_binds: dict[str, Path],
     ``local_packages`` (a modelling image) or nothing.
     """
     from orharbor.harbor_env import launch, rootfs, users
-    from orharbor.harbor_env._interim_seccomp import compile_bpf
+    from orharbor.harbor_env.seccomp import compile_bpf
 
     accounts = users.accounts(["agent"])
     etc = {"passwd": users.passwd(accounts), "group": users.group(accounts), "shadow": users.shadow(accounts),

@@ -45,7 +45,7 @@ KEYCTL_SYSCALL = {"x86_64": 250, "aarch64": 219}
 ENTER_FAILED = 126
 
 PROGRAM = r'''
-import ctypes, json, os, sys
+import ctypes, json, os, signal, sys  # every module before setns: the host's library is not there after
 spec = json.loads(sys.argv[1])
 argv = sys.argv[2:]
 def fail(what, exc):
@@ -96,6 +96,8 @@ try:
     os.setresuid(spec["uid"], spec["uid"], spec["uid"])
 except OSError as exc:
     fail(f"cannot become uid {spec['uid']}", exc)
+for number in (signal.SIGPIPE, signal.SIGXFSZ):  # Python ignores both, and exec would pass that on
+    signal.signal(number, signal.SIG_DFL)
 paths = [argv[0]] if "/" in argv[0] else [d.rstrip("/") + "/" + argv[0]
                                           for d in spec["env"].get("PATH", "/usr/bin:/bin").split(":") if d]
 error = FileNotFoundError(2, "command not found")

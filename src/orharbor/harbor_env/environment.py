@@ -47,7 +47,7 @@ from harbor.environments.capabilities import EnvironmentCapabilities
 
 from orharbor.check.sandbox import installed_paths, require_bwrap
 from orharbor.harbor_env import _interim_transfer as transfer, launch, rootfs, users
-from orharbor.harbor_env._interim_seccomp import compile_bpf
+from orharbor.harbor_env.seccomp import compile_bpf
 from orharbor.harbor_env.enter import ENTER_FAILED, NAMESPACES, Target, enter_argv, host_python
 from orharbor.harbor_env.image import Copy, ImagePlan, read_dockerfile
 from orharbor.harbor_env.network import UserModeNetwork, resolv_conf

@@ -1,4 +1,4 @@
-"""The sandbox's seccomp filter: Docker's default profile, as data, a compiler and an in-sandbox launcher.
+"""The sandbox's seccomp filter: Docker's default profile, as data and a compiler.
 
 Docker default it mirrors: moby's default seccomp profile, read at moby/moby
 b985e2313a8676e18072b442911fc8f64f17d440 (``vendor/github.com/moby/profiles/seccomp``,
@@ -18,22 +18,16 @@ named, with the reason, in a deny group of ``seccomp_default.json``.
 reason each); :func:`compile_bpf` turns it into the raw BPF program
 (``struct sock_filter[]``) with libseccomp, for the native architecture plus
 the compat ones Docker adds (x86_64: x86 and x32; aarch64: arm). It reaches a
-process two ways:
-
-- bubblewrap's PID 1 and one-shot sandboxes: ``bwrap --seccomp FD``
-  (:func:`bwrap_args`), bwrap installing it just before it runs the command;
-- commands entered later with ``nsenter``, which are no descendants of PID 1:
-  ``nsenter ... -- <launcher_argv(python, fd)> setpriv ... -- bash -c CMD``.
-  The launcher installs the filter with ``prctl(PR_SET_SECCOMP)`` while it still
-  has CAP_SYS_ADMIN (so, as with runc, no no_new_privs is needed), then
-  execs the rest of its argv; if the filter cannot be installed it exits
-  :data:`LAUNCH_FAILED` and runs nothing.
+process two ways: bubblewrap installs it on PID 1 and on one-shot sandboxes
+(``bwrap --seccomp FD``), and :mod:`orharbor.harbor_env.enter` installs it with
+``prctl(PR_SET_SECCOMP)`` on every command entered later, which is no
+descendant of PID 1, while it still holds CAP_SYS_ADMIN (so, as with runc, no
+no_new_privs is needed).
 """
 
 from __future__ import annotations
 
 import errno
-import fcntl
 import functools
 import json
 import os
@@ -46,12 +40,8 @@ from typing import Any, Literal
 
 import pyseccomp
 
-#: The launcher's exit status when it could not filter the command (the command did not run).
-LAUNCH_FAILED = 125
 #: The kernel refuses longer programs (BPF_MAXINSNS).
 MAX_INSTRUCTIONS = 4096
-#: Every sealing a memfd takes: once the program is written, nobody can change it.
-_SEALS = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
 
 #: Our architecture names (the kernel's ``uname -m``) to libseccomp's tokens; loongarch64,
 #: which Docker also lists, is unknown to this libseccomp.
@@ -190,89 +180,6 @@ def build_bpf(profile: dict[str, Any], arch: str, kernel: tuple[int, int]) -> by
     return program
 
 
-def program_fd(arch: str | None = None) -> int:
-    """A sealed memfd holding :func:`compile_bpf`, offset 0, close-on-exec (hand it on with ``pass_fds``).
-
-    bwrap reads from the offset, so give it an fd of its own; launchers read
-    with ``pread`` from offset 0, so any number of them may share one.
-    """
-    fd = os.memfd_create("orharbor-seccomp", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
-    try:
-        os.write(fd, compile_bpf(arch))
-        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS)
-        os.lseek(fd, 0, os.SEEK_SET)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def bwrap_args(fd: int) -> list[str]:
-    """bubblewrap's options to run its command under the program read from ``fd``."""
-    return ["--seccomp", str(fd)]
-
-
-#: Run by ``python -I -S -c`` inside the sandbox, standard library only: read the program from
-#: argv[1], install it, exec argv[3:]. Any failure exits LAUNCH_FAILED before the exec.
-LAUNCHER_CODE = f"""\
-import os, sys
-def fail(why):
-    try:
-        os.write(2, ("orharbor seccomp launcher: " + why + "; the command was not run\\n").encode())
-    finally:
-        os._exit({LAUNCH_FAILED})
-try:
-    import ctypes, signal
-    if len(sys.argv) < 4 or sys.argv[2] != "--":
-        fail("usage: python -c CODE FD -- COMMAND [ARG...]")
-    fd = int(sys.argv[1])
-    chunks, offset = [], 0
-    try:
-        while chunk := os.pread(fd, 65536, offset):  # offset 0 each time: launchers may share one memfd
-            chunks.append(chunk)
-            offset += len(chunk)
-    except OSError as error:
-        if error.errno != 29 or offset:  # ESPIPE: a pipe, read it instead
-            raise
-        while chunk := os.read(fd, 65536):
-            chunks.append(chunk)
-    os.close(fd)
-    program = b"".join(chunks)
-    if not program or len(program) % 8 or len(program) // 8 > {MAX_INSTRUCTIONS}:
-        fail("fd %d holds %d bytes, not a seccomp program of 1 to {MAX_INSTRUCTIONS} 8-byte instructions"
-             % (fd, len(program)))
-    class SockFprog(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-    code = ctypes.create_string_buffer(program, len(program))
-    fprog = SockFprog(len(program) // 8, ctypes.addressof(code))
-    libc = ctypes.CDLL(None, use_errno=True)
-    PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
-    if libc.prctl(ctypes.c_int(PR_SET_SECCOMP), ctypes.c_ulong(SECCOMP_MODE_FILTER), ctypes.byref(fprog),
-                  ctypes.c_ulong(0), ctypes.c_ulong(0)) != 0:
-        fail("prctl(PR_SET_SECCOMP) failed: " + os.strerror(ctypes.get_errno()))
-    # Python ignores SIGPIPE and SIGXFSZ, and ignored signals survive exec: give the command the defaults.
-    for number in (signal.SIGPIPE, signal.SIGXFSZ):
-        signal.signal(number, signal.SIG_DFL)
-except BaseException as error:
-    fail(type(error).__name__ + ": " + str(error))
-try:
-    os.execvp(sys.argv[3], sys.argv[3:])
-except OSError as error:
-    os.write(2, ("orharbor seccomp launcher: " + sys.argv[3] + ": " + error.strerror + "\\n").encode())
-    os._exit(127 if error.errno == 2 else 126)
-"""
-
-
-def launcher_argv(python: str, fd: int) -> list[str]:
-    """The argv prefix that filters what follows it: ``[*launcher_argv(python, fd), "setpriv", ...]``.
-
-    ``python`` is an interpreter inside the sandbox, ``fd`` an inherited file
-    descriptor holding the program (:func:`program_fd`); the launcher closes it
-    before the exec.
-    """
-    return [python, "-I", "-S", "-c", LAUNCHER_CODE, str(fd), "--"]
-
-
 def _check_arch(arch: str, profile: dict[str, Any] | None = None) -> str:
     architectures = (profile or load_profile())["architectures"]
     if arch not in architectures or arch not in _ARCHES:
@@ -307,6 +214,5 @@ def _number(syscall: str) -> int:
     return pyseccomp.resolve_syscall(pyseccomp.Arch.NATIVE, syscall)
 
 
-__all__ = ["LAUNCHER_CODE", "LAUNCH_FAILED", "MAX_INSTRUCTIONS", "Comparison", "Rule", "build_bpf", "bwrap_args",
-           "compile_bpf", "filter_arches", "kernel_version", "launcher_argv", "load_profile", "native_arch",
-           "program_fd", "rules", "skipped_syscalls"]
+__all__ = ["MAX_INSTRUCTIONS", "Comparison", "Rule", "build_bpf", "compile_bpf", "filter_arches", "kernel_version",
+           "load_profile", "native_arch", "rules", "skipped_syscalls"]
