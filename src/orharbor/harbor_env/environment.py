@@ -64,6 +64,7 @@ class BubblewrapEnvironment(BaseEnvironment):
     _bwrap: asyncio.subprocess.Process | None = None
     _scratch: Path | None = None
     _pidfd: int | None = None
+    _pid: int = 0
     _network: UserModeNetwork | None = None
     #: A user namespace of the sandbox's own (:mod:`.users`); False only in tests that show what it stops.
     user_namespace: bool = True
@@ -117,6 +118,7 @@ class BubblewrapEnvironment(BaseEnvironment):
                 *users.bwrap_capability_args()]
 
         def keep(pid: int) -> None:
+            self._pid = pid
             self._pidfd = os.pidfd_open(pid)
             for name in NAMESPACES:
                 if name != "user" or self.user_namespace:
@@ -165,8 +167,18 @@ class BubblewrapEnvironment(BaseEnvironment):
         return not readable
 
     async def _wait_until_ready(self) -> None:
+        """Wait until bubblewrap has built the root and exec'd PID 1, then until a command runs in it.
+
+        Until PID 1 has exec'd its command its mount namespace may still show
+        the host's root (before ``pivot_root``): a command entered then would
+        run as the sandbox's root on host files. So nothing enters before
+        PID 1 stops being ``bwrap`` (read while its pidfd says it is alive, so
+        a recycled pid is never read).
+        """
         deadline = time.monotonic() + START_TIMEOUT_S
         last = ""
+        while time.monotonic() < deadline and self.is_alive and not self._pid1_has_exec_d():
+            await asyncio.sleep(0.005)
         while time.monotonic() < deadline and self.is_alive:
             result = await self._run(["true"], cwd="/", env=None, timeout_sec=10, user="root")
             if result.return_code == 0:
@@ -174,6 +186,15 @@ class BubblewrapEnvironment(BaseEnvironment):
             last = result.stderr or ""
             await asyncio.sleep(0.01)
         raise RuntimeError(f"the bubblewrap sandbox did not become ready: {last.strip() or 'it exited'}")
+
+    def _pid1_has_exec_d(self) -> bool:
+        """Whether the sandbox's PID 1 runs its own command yet (its name is no longer ``bwrap``)."""
+        try:
+            with open(f"/proc/{self._pid}/comm") as f:
+                name = f.read().strip()
+        except OSError:
+            return False
+        return self.is_alive and name not in ("", "bwrap")
 
     async def _build(self) -> None:
         """COPY and RUN steps, as root, in order (what ``docker build`` would do offline)."""
