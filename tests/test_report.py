@@ -315,3 +315,15 @@ def test_rewards_beyond_what_the_verifier_can_give_are_skipped_and_never_crash_t
     assert "outside a modelling task's 0..1" in reasons["spec"]
     [row] = data["algorithm"]
     assert (row["trials"], row["mean_reward"]) == (1, 0.5)
+
+
+def test_without_the_range_check_a_huge_reward_breaks_the_totals(tmp_path, monkeypatch):
+    """Mutation: with every reward taken as possible, two rewards of 1e308 overflow the totals and report fails."""
+    from orharbor.report import jobs as report_jobs
+
+    monkeypatch.setattr(report_jobs, "_outside_range", lambda *args: None)
+    job = tmp_path / "jobs" / "job"
+    for name in ("huge", "huger"):
+        write_trial(job, name, f"jobshop-4x4-l1-s-{name}", reward=1e308, details=level1(objective=100, reward=1e308))
+    result = CliRunner().invoke(main, ["report", str(job), "--format", "json"])
+    assert result.exit_code != 0 and isinstance(result.exception, OverflowError), result.output
