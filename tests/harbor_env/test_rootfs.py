@@ -81,3 +81,24 @@ def test_root_cannot_write_the_hosts_files_or_remount_them(tmp_path):
     assert write.return_code != 0 and "Read-only" in write.stderr
     assert remount.return_code != 0
     assert not Path("/usr/bin/orharbor-planted").exists()
+
+
+#: What the agent reads of the kernel's key list: the host root's keyrings are listed there unmasked.
+KEYS = "cat /proc/keys | wc -c; ls -A /proc/acpi 2>/dev/null | wc -l; cat /proc/timer_list | wc -c"
+
+
+@pytest.mark.sandbox
+def test_proc_paths_docker_masks_read_empty(tmp_path):
+    """/proc/keys, /proc/timer_list and /proc/acpi read as empty, as in a Docker container; /proc itself works."""
+    [masked, proc] = _in_sandbox(tmp_path, KEYS, "cat /proc/self/status | head -1", user="root")
+    assert masked.stdout.split() == ["0", "0", "0"], masked
+    assert proc.stdout.startswith("Name:")
+
+
+@pytest.mark.sandbox
+def test_without_the_masks_the_sandbox_lists_the_kernels_keys(tmp_path, monkeypatch):
+    """Mutation: a plain /proc shows the sandbox's root the kernel's key list (descriptions of host root's keys)."""
+    monkeypatch.setattr(rootfs, "MASKED_PROC_FILES", ())
+    monkeypatch.setattr(rootfs, "MASKED_PROC_DIRS", ())
+    [masked] = _in_sandbox(tmp_path, KEYS, user="root")
+    assert int(masked.stdout.split()[0]) > 0, masked

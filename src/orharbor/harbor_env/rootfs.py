@@ -153,9 +153,31 @@ def parents_args(path: str) -> list[str]:
     return args
 
 
+#: Docker's masked paths under /proc (moby's ``oci/defaults.go``): files read as empty, folders as empty and
+#: read-only. Docker's /sys masks need nothing here: the sandbox has no /sys at all.
+MASKED_PROC_FILES = ("interrupts", "kcore", "keys", "latency_stats", "sched_debug", "timer_list", "timer_stats")
+MASKED_PROC_DIRS = ("acpi", "asound", "scsi")
+
+
+def proc_args(proc: Path = Path("/proc")) -> list[str]:
+    """A fresh /proc of the sandbox's PID namespace, with Docker's masked paths masked (those this kernel has).
+
+    Files get an empty read-only file bound over them (a /dev/null bound into
+    a ``nodev`` /proc could not be opened), folders an empty read-only tmpfs.
+    """
+    args = ["--proc", "/proc"]
+    for name in MASKED_PROC_FILES:
+        if (proc / name).exists():
+            args += ["--ro-bind", str(_LAYOUT.empty_file()), f"/proc/{name}"]
+    for name in MASKED_PROC_DIRS:
+        if (proc / name).is_dir():
+            args += ["--perms", "0555", "--tmpfs", f"/proc/{name}", "--remount-ro", f"/proc/{name}"]
+    return args
+
+
 def scratch_args() -> list[str]:
-    """The folders every image has, in the sandbox's memory: ``/tmp``, ``/var/tmp``, ``/dev/shm``, homes, ``/run``."""
-    return ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm",
+    """/proc (masked as Docker masks it), /dev, and the folders every image has, in the sandbox's memory."""
+    return [*proc_args(), "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm",
             "--perms", "1777", "--dir", "/tmp", "--perms", "0755", "--dir", "/var",
             "--perms", "1777", "--dir", "/var/tmp", "--perms", "0755", "--dir", "/home",
             "--perms", "0755", "--dir", "/run", "--perms", "0700", "--dir", "/root",
@@ -170,7 +192,20 @@ class _Layout:
 
     def __init__(self) -> None:
         self._python: HostPython | None = None
+        self._empty: Path | None = None
         self._lock = threading.Lock()
+
+    def empty_file(self) -> Path:
+        """An empty, read-only host file to bind over masked paths (made once per process)."""
+        with self._lock:
+            if self._empty is None:
+                folder = Path(tempfile.mkdtemp(prefix="orh-empty-"))
+                atexit.register(shutil.rmtree, folder, True)
+                os.chmod(folder, 0o755)
+                self._empty = folder / "empty"
+                self._empty.touch()
+                self._empty.chmod(0o444)
+            return self._empty
 
     def python(self) -> HostPython:
         with self._lock:
