@@ -135,3 +135,53 @@ def test_each_command_gets_a_fresh_session_keyring_not_the_hosts(tmp_path, monke
     first, second = run(body())
     assert ours > 0 and int(first.stdout) > 0
     assert len({ours, int(first.stdout), int(second.stdout)}) == 3
+
+
+def _enter_now(env, argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """``argv`` entered as the sandbox's root right away, without waiting for the sandbox to be ready."""
+    from orharbor.harbor_env.enter import Target, enter_argv, host_python
+    from orharbor.harbor_env.seccomp import compile_bpf
+
+    read, write = os.pipe()
+    os.write(write, compile_bpf())
+    os.close(write)
+    try:
+        command = enter_argv(host_python(), env._namespaces, read, Target(0, 0, "/", {"PATH": "/usr/bin:/bin"}), argv)
+        return subprocess.run(command, capture_output=True, text=True, timeout=60,
+                              pass_fds=(*env._namespaces.values(), read))
+    finally:
+        os.close(read)
+
+
+@pytest.mark.sandbox
+def test_a_command_entered_before_pid1_has_exec_d_runs_on_the_hosts_root(tmp_path, monkeypatch):
+    """Mutation for the start race: entered while bubblewrap still builds the root, a command sees host files.
+
+    That is where an image step's ``chown agent:agent`` failed with "invalid group"
+    under load (it read the host's /etc/group), and where it could have changed host
+    files as root. The environment waits until PID 1 has exec'd; entering earlier
+    (here: from bubblewrap's own start hook, while its child is held) lands on the host.
+    """
+    from orharbor.harbor_env import launch
+
+    marker = tmp_path / "host-only-marker"
+    marker.write_text("the host's file\n")
+    seen: dict[str, subprocess.CompletedProcess[str]] = {}
+    start = launch.start_bwrap
+
+    def start_and_enter_early(*args, before_release=None, **kwargs):
+        def early(pid: int) -> None:
+            before_release(pid)
+            seen["early"] = _enter_now(env, ["cat", str(marker)])
+        return start(*args, before_release=early, **kwargs)
+
+    env = environment(tmp_path)
+    monkeypatch.setattr(launch, "start_bwrap", start_and_enter_early)
+
+    async def body():
+        async with running(env):
+            return await env.exec(f"cat {marker}", user="root")
+
+    ready = run(body())
+    assert seen["early"].stdout == "the host's file\n", seen["early"]
+    assert ready.return_code != 0 and "the host's file" not in (ready.stdout or ""), ready
