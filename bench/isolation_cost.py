@@ -1,15 +1,19 @@
 """What the verifier's isolation costs: `orharbor check` before and after it, on the shipped rows.
 
-    .venv/bin/python bench/isolation_cost.py [-j 2] [--baseline 0eb86d9] [--problem jobshop]
+    .venv/bin/python bench/isolation_cost.py [-j 2] [--baseline fe4fe5c] [--problem jobshop]
 
 Each side exports the shipped rows with its own exporter (so each side's tasks
 carry its own verifier) and checks them with its own `orharbor check` through
 Harbor's trial code, in both verifier modes. The baseline is commit
-``--baseline`` (before the lockdown, the per-run uids, the disk watch and the
-iterative cleanup), unpacked from git; the candidate is this checkout. Prints
-per mode: tasks passed, wall seconds of the whole check, the mean verifier
-phase of level-2 trials (where the isolation runs) and of level-1 trials, and
-the ratios candidate / baseline. Needs root and bubblewrap, as check does.
+``--baseline``, unpacked from git: by default fe4fe5c, the check before the
+environment was held to a container engine's defaults (user and network
+namespaces per sandbox, Docker's seccomp profile, an image-like file system,
+race-free transfers, the verifier's manifests); 0eb86d9 is the check before
+the verifier's own isolation (lockdown, per-run uids, disk watch). The
+candidate is this checkout. Prints per mode: tasks passed, trials per minute
+and wall seconds of the whole check, the mean verifier phase of level-2
+trials (where the isolation runs) and of level-1 trials, and the ratios
+candidate / baseline. Needs root and bubblewrap, as check does.
 """
 
 from __future__ import annotations
@@ -21,8 +25,8 @@ from pathlib import Path
 
 from baseline_src import REPO, run_json, unpack
 
-#: The last commit before issue 12's isolation.
-BASELINE = "0eb86d9"
+#: The last commit before the environment was held to Docker's defaults (issue 21).
+BASELINE = "fe4fe5c"
 
 RUN = """
 import json, sys, time
@@ -50,6 +54,7 @@ for result in sorted(jobs_dir.glob("*/*/result.json")):
     took = (datetime.fromisoformat(timing["finished_at"]) - datetime.fromisoformat(timing["started_at"]))
     phases[level].append(took.total_seconds())
 print(json.dumps({"seconds": seconds, "tasks": len(results), "passed": sum(r.ok for r in results),
+                  "trials": len(list(jobs_dir.glob("*/*/result.json"))),
                   "verifier_l1": sum(phases[1]) / max(1, len(phases[1])),
                   "verifier_l2": sum(phases[2]) / max(1, len(phases[2]))}))
 """
@@ -68,7 +73,8 @@ def main() -> None:
     args = parser.parse_args()
     print(f"check of the shipped rows{' of ' + args.problem if args.problem else ''}, -j {args.workers}; "
           f"baseline {args.baseline}, candidate this checkout")
-    print(f"{'mode':<9} {'tasks':>5} {'passed':>7} {'before s':>9} {'after s':>8} {'ratio':>6} "
+    print(f"{'mode':<9} {'tasks':>5} {'passed':>7} {'trials/min before/after':>24} {'ratio':>6} "
+          f"{'before s':>9} {'after s':>8} "
           f"{'L2 verifier before/after s':>27} {'ratio':>6} {'L1 verifier before/after s':>27}")
     with tempfile.TemporaryDirectory(prefix="orharbor-bench-") as scratch:
         old_src = unpack(args.baseline, Path(scratch) / "baseline")
@@ -77,8 +83,10 @@ def main() -> None:
             new = timed_check(REPO / "src", Path(scratch) / f"new-{mode}", args.workers, mode, args.problem)
             l2 = f"{old['verifier_l2']:.2f}/{new['verifier_l2']:.2f}"
             l1 = f"{old['verifier_l1']:.2f}/{new['verifier_l1']:.2f}"
-            print(f"{mode:<9} {new['tasks']:>5} {old['passed']:>3}/{new['passed']:<3} {old['seconds']:>9.1f} "
-                  f"{new['seconds']:>8.1f} {new['seconds'] / old['seconds']:>6.2f} {l2:>27} "
+            rates = [60 * side["trials"] / side["seconds"] for side in (old, new)]
+            print(f"{mode:<9} {new['tasks']:>5} {old['passed']:>3}/{new['passed']:<3} "
+                  f"{rates[0]:>11.1f}/{rates[1]:<12.1f} {rates[1] / rates[0]:>6.2f} {old['seconds']:>9.1f} "
+                  f"{new['seconds']:>8.1f} {l2:>27} "
                   f"{new['verifier_l2'] / max(old['verifier_l2'], 1e-9):>6.2f} {l1:>27}")
 
 
