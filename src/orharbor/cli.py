@@ -218,10 +218,15 @@ def _base_image(ctx: click.Context, param: click.Parameter, value: str | None) -
 @click.option("--env", "provider", metavar="PROVIDER", default=None,
               help="Refuse, before writing anything, an export that this Harbor environment (harbor run --env, "
                    "e.g. docker, daytona, modal) would refuse; see `orharbor providers`.")
+@click.option("--verifier-network", type=click.Choice(["no-network", "public"]), default="no-network",
+              show_default=True,
+              help="Separate mode: the verifier container's network. 'public' is for TESTING ONLY, on an engine "
+                   "that cannot take a container offline (Docker or Podman without Harbor's egress sidecar, e.g. "
+                   "scripts/e2e-podman.sh); never publish such an export as a benchmark.")
 @click.option("--force", is_flag=True,
               help="Replace task folders of the same id already in --out (without it they are refused).")
 def export_cmd(datasets, specs_dir, out, verifier_mode, allow_ortools, agent_network, allowed_hosts, agent_timeout,
-               problems, hints, prompt, base_image, provider, force) -> None:
+               problems, hints, prompt, base_image, provider, verifier_network, force) -> None:
     """Export dataset rows and modelling specs as Harbor task directories.
 
     With neither --dataset nor --specs, exports everything shipped in the package:
@@ -238,7 +243,11 @@ def export_cmd(datasets, specs_dir, out, verifier_mode, allow_ortools, agent_net
     from orharbor.exporter.dataset_index import DATASET_NAME, package_version
 
     options = ExportOptions(verifier_mode=verifier_mode, allow_ortools=allow_ortools, agent_network=agent_network,
-                            allowed_hosts=tuple(allowed_hosts), agent_timeout_s=agent_timeout, base_image=base_image)
+                            allowed_hosts=tuple(allowed_hosts), agent_timeout_s=agent_timeout, base_image=base_image,
+                            verifier_network=verifier_network)
+    if verifier_network != "no-network" and verifier_mode == "separate":
+        click.echo("warning: --verifier-network public: the separate verifier runs with the network on; "
+                   "for testing on engines without no-network support only, not a benchmark export", err=True)
     if provider is not None:
         try:
             warnings = api.provider_warnings(provider, options)
@@ -258,6 +267,16 @@ def export_cmd(datasets, specs_dir, out, verifier_mode, allow_ortools, agent_net
                    err=True)
 
 
+def _check_env(ctx: click.Context, param: click.Parameter, value: str | None):
+    """``check --env``: a Harbor environment name or import path, checked before any trial runs."""
+    from orharbor.check.environment import UnknownEnvironment, resolve_environment
+
+    try:
+        return resolve_environment(value)
+    except UnknownEnvironment as exc:
+        raise click.BadParameter(str(exc), ctx, param) from None
+
+
 @main.command("check")
 @click.argument("tasks", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("-j", "--workers", type=click.IntRange(min=1), default=os.cpu_count() or 1, show_default="all cores",
@@ -265,7 +284,11 @@ def export_cmd(datasets, specs_dir, out, verifier_mode, allow_ortools, agent_net
 @click.option("--attacks", is_flag=True, help="Also run the attack suite: every attack must score the failure reward.")
 @click.option("--jobs-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Keep the Harbor job folder of this check under this folder (a new check-<time> folder).")
-def check_cmd(tasks: Path, workers: int, attacks: bool, jobs_dir: Path | None) -> None:
+@click.option("--env", "env", metavar="NAME|MODULE:CLASS", default=None, callback=_check_env,
+              help="Harbor environment to run the trials on: a type name (docker, podman, daytona, modal...) or "
+                   "an import path [default: docker when a Docker daemon answers, else "
+                   "orharbor.harbor_env:BubblewrapEnvironment].")
+def check_cmd(tasks: Path, workers: int, attacks: bool, jobs_dir: Path | None, env) -> None:
     """Prove every task under TASKS solvable through Harbor's trial code.
 
     Oracle 1.0, naive 0.0, nothing the failure reward (-1.0; 0.0 for modelling
@@ -275,9 +298,10 @@ def check_cmd(tasks: Path, workers: int, attacks: bool, jobs_dir: Path | None) -
 
     found = check.find_tasks(tasks)
     width = max([len(t.name) for t in found] + [4])
+    click.echo(env.describe())
     click.echo(check.format_header(width))
     start = time.monotonic()
-    results = check.check_tasks(tasks, jobs=workers, attacks=attacks, jobs_dir=jobs_dir,
+    results = check.check_tasks(tasks, jobs=workers, attacks=attacks, jobs_dir=jobs_dir, env=env,
                                 on_result=lambda r: click.echo(check.format_line(r, width)))
     if attacks:
         click.echo("")

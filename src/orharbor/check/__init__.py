@@ -1,8 +1,10 @@
 """check: prove every exported task solvable by its reference, through Harbor's own trial code.
 
-Each task runs as real Harbor trials (``Trial.create(...).run()``) on
-:class:`orharbor.harbor_env.BubblewrapEnvironment` (the sandbox of
-:mod:`orharbor.check.sandbox`), at the task's real paths, in whichever
+Each task runs as real Harbor trials (``Trial.create(...).run()``) on any
+Harbor environment (:mod:`orharbor.check.environment`: ``--env docker``,
+``podman``, a cloud provider or an import path), by default docker when a
+Docker daemon answers, else :class:`orharbor.harbor_env.BubblewrapEnvironment`
+(the sandbox of :mod:`orharbor.check.sandbox`), at the task's real paths, in whichever
 verifier mode its task.toml asks for; each policy must earn what the task
 contract says (``task.kind.policies``):
 
@@ -23,10 +25,11 @@ folder is given. :mod:`orharbor.check.trials` drives the trials and
 
 from __future__ import annotations
 
+from orharbor.check.environment import CheckEnvironment, UnknownEnvironment, resolve_environment
 from orharbor.check.output import format_attacks, format_header, format_line
 from orharbor.check.results import CheckResult, PolicyResult
 from orharbor.check.sandbox import SandboxUnavailable
 from orharbor.check.trials import check_tasks, find_tasks
 
-__all__ = ["CheckResult", "PolicyResult", "SandboxUnavailable", "check_tasks", "find_tasks", "format_attacks",
+__all__ = ["CheckEnvironment", "UnknownEnvironment", "resolve_environment", "CheckResult", "PolicyResult", "SandboxUnavailable", "check_tasks", "find_tasks", "format_attacks",
            "format_header", "format_line"]

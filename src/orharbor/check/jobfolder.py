@@ -27,7 +27,8 @@ def write_job_files(job_dir: Path, job_id: uuid.UUID, started: datetime, root: P
     """Write ``config.json`` and ``result.json`` of the job in ``job_dir``."""
     tasks = sorted({str(t.config.task.path) for t in trials})
     config = JobConfig(job_name=job_dir.name, jobs_dir=job_dir.parent,
-                       environment=EnvironmentConfig(import_path=ENVIRONMENT),
+                       environment=(trials[0].config.environment if trials  # the environment check ran on
+                                    else EnvironmentConfig(import_path=ENVIRONMENT)),
                        agents=[AgentConfig(name="oracle"), AgentConfig(import_path=NAIVE_AGENT),
                                AgentConfig(name="nop"),
                                *([AgentConfig(import_path=POLICY_AGENT)] if any(

@@ -1,7 +1,8 @@
 """The trial driver of ``orharbor check``: every policy of every task as a Harbor trial, some at a time.
 
-Each trial is Harbor's own ``Trial.create(...).run()`` on the bubblewrap
-environment; what a policy must earn comes from the task contract
+Each trial is Harbor's own ``Trial.create(...).run()`` on the chosen Harbor
+environment (:mod:`orharbor.check.environment`: ``--env``, else docker when a
+daemon answers, else the bubblewrap environment); what a policy must earn comes from the task contract
 (``task.kind.policies``, and each attack's own expectation).
 """
 
@@ -19,12 +20,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable
 
+from orharbor.check.environment import BUBBLEWRAP, CheckEnvironment, preflight, resolve_environment
 from orharbor.check.results import CheckResult, PolicyResult, judge
 from orharbor.check.sandbox import SandboxUnavailable, require_bwrap
 from orharbor.verifiers import contract
 from orharbor.verifiers.removal import remove_path
 
-ENVIRONMENT = "orharbor.harbor_env:BubblewrapEnvironment"
+ENVIRONMENT = BUBBLEWRAP  # the default when no Docker daemon answers
 NAIVE_AGENT = "orharbor.check.agents:NaiveAgent"
 POLICY_AGENT = "orharbor.check.agents:PolicyAgent"
 
@@ -48,15 +50,22 @@ def find_tasks(root: Path) -> list[Path]:
 
 
 def check_tasks(root: Path, jobs: int = 1, attacks: bool = False, only: tuple[str, ...] = (),
-                jobs_dir: Path | None = None, on_result: Callable[[CheckResult], None] | None = None
-                ) -> list[CheckResult]:
+                jobs_dir: Path | None = None, on_result: Callable[[CheckResult], None] | None = None,
+                *, env: str | CheckEnvironment | None = None) -> list[CheckResult]:
     """Check every task under ``root`` with ``jobs`` trials at a time.
 
     ``only`` limits the policies by name; ``jobs_dir`` keeps the Harbor job
     folder there (else it is removed); ``on_result`` is called with each task's
-    result as soon as its last trial ends.
+    result as soon as its last trial ends. ``env`` is the Harbor environment
+    (a type name such as ``docker``, an import path ``module:Class``, or a
+    :class:`CheckEnvironment`); ``None`` picks docker when a Docker daemon
+    answers, else the bubblewrap environment, which alone needs root and bubblewrap.
     """
-    require_bwrap()
+    environment = resolve_environment(env)
+    if environment.is_bubblewrap:
+        require_bwrap()
+    else:
+        preflight(environment)
     tasks = find_tasks(root)
     if not tasks:
         raise SandboxUnavailable(f"no task directories (with task.toml) under {root}")
@@ -66,7 +75,7 @@ def check_tasks(root: Path, jobs: int = 1, attacks: bool = False, only: tuple[st
     base = Path(jobs_dir) if keep else Path(tempfile.mkdtemp(prefix="orharbor-check-"))
     job_dir = _new_job_dir(base)
     try:
-        results = asyncio.run(_check_all(tasks, root, job_dir, jobs, attacks, only, on_result))
+        results = asyncio.run(_check_all(tasks, root, job_dir, jobs, attacks, only, on_result, environment))
         for result in results:
             result.job_dir = job_dir if keep else None
         return results
@@ -90,9 +99,11 @@ def _new_job_dir(base: Path) -> Path:
 
 
 async def _check_all(tasks: list[Path], root: Path, job_dir: Path, jobs: int, attacks: bool,
-                     only: tuple[str, ...], on_result: Callable[[CheckResult], None] | None) -> list[CheckResult]:
+                     only: tuple[str, ...], on_result: Callable[[CheckResult], None] | None,
+                     environment: CheckEnvironment | None = None) -> list[CheckResult]:
     from orharbor.check.jobfolder import write_job_files
 
+    environment = environment or CheckEnvironment(import_path=BUBBLEWRAP)
     started = datetime.now()
     job_id = uuid.uuid4()
     semaphore = asyncio.Semaphore(jobs)
@@ -102,7 +113,8 @@ async def _check_all(tasks: list[Path], root: Path, job_dir: Path, jobs: int, at
     start = time.monotonic()
 
     async def one_task(task: Path) -> None:
-        result = await _check_task(task, root, job_dir, job_id, semaphore, attacks, only, trial_results)
+        result = await _check_task(task, root, job_dir, job_id, semaphore, attacks, only, trial_results,
+                                   environment)
         result.seconds = time.monotonic() - start
         results[task] = result
         if on_result is not None:
@@ -114,7 +126,8 @@ async def _check_all(tasks: list[Path], root: Path, job_dir: Path, jobs: int, at
 
 
 async def _check_task(task_dir: Path, root: Path, job_dir: Path, job_id: uuid.UUID, semaphore: asyncio.Semaphore,
-                      attacks: bool, only: tuple[str, ...], sink: list) -> CheckResult:
+                      attacks: bool, only: tuple[str, ...], sink: list,
+                      environment: CheckEnvironment | None = None) -> CheckResult:
     try:
         config = tomllib.loads((task_dir / "task.toml").read_text())
         task = contract.load(str(task_dir / "tests"))
@@ -122,7 +135,8 @@ async def _check_task(task_dir: Path, root: Path, job_dir: Path, job_id: uuid.UU
         return CheckResult(task_dir.name, 0, "?", error=f"unreadable task: {exc}")
     mode = config.get("verifier", {}).get("environment_mode", "shared")
     result = CheckResult(task_dir.name, task.kind.level or 0, mode, task.kind.family)
-    if config.get("agent", {}).get("network_mode", "public") != "public":
+    environment = environment or CheckEnvironment(import_path=BUBBLEWRAP)
+    if environment.is_bubblewrap and config.get("agent", {}).get("network_mode", "public") != "public":
         result.error = ("exported with an agent network allowlist, which the bubblewrap environment cannot "
                         "enforce (it cannot switch networks after start, and Harbor refuses the trial); check an "
                         "export of the same rows with --agent-network public: scoring does not depend on it")
@@ -132,7 +146,9 @@ async def _check_task(task_dir: Path, root: Path, job_dir: Path, job_id: uuid.UU
     except (OSError, ValueError, KeyError) as exc:
         result.error = f"unreadable task: {exc}"
         return result
-    outcomes = await asyncio.gather(*(_run_trial(t, root, job_dir, job_id, semaphore, sink) for t in trials))
+    # Any other environment: Harbor decides from the environment class's capabilities, per trial.
+    outcomes = await asyncio.gather(*(_run_trial(t, root, job_dir, job_id, semaphore, sink, environment)
+                                      for t in trials))
     result.policies = list(outcomes)
     return result
 
@@ -154,14 +170,15 @@ def task_trials(task_dir: Path, task: contract.Task, attacks: bool) -> list[_Tri
 
 
 async def _run_trial(spec: _Trial, root: Path, job_dir: Path, job_id: uuid.UUID, semaphore: asyncio.Semaphore,
-                     sink: list) -> PolicyResult:
+                     sink: list, environment: CheckEnvironment | None = None) -> PolicyResult:
     from harbor.models.trial.config import AgentConfig, EnvironmentConfig, TaskConfig, TrialConfig
     from harbor.trial.trial import Trial
 
     name = _trial_name(spec.task.name, spec.policy)
+    environment = environment or CheckEnvironment(import_path=BUBBLEWRAP)
     config = TrialConfig(task=TaskConfig(path=spec.task.resolve(), source=root.resolve().name),
                          trial_name=name, trials_dir=job_dir, agent=AgentConfig(**spec.agent),
-                         environment=EnvironmentConfig(import_path=ENVIRONMENT), job_id=job_id)
+                         environment=EnvironmentConfig(**environment.config_kwargs()), job_id=job_id)
     async with semaphore:
         try:
             trial = await Trial.create(config)
