@@ -343,48 +343,64 @@ if os.fork() == 0:
     assert not marker.exists()
 
 
+def example_of(case: dict) -> dict:
+    """A case as the public example of score_level2 (instance, bytes, naive)."""
+    return {"instance": case["instance"], "instance_bytes": case["instance_bytes"], "naive": case["naive"]}
+
+
 def test_level2_exit_code_one_scores_fail(evaluate, solved, tmp_path):
-    """A solve.py that exits 1 without an answer scores -1.0 with its return code recorded."""
+    """A solve.py that exits 1 without an answer scores -1.0 with its return code recorded; its stderr is
+    kept for the public example's run only."""
     program = write_program(tmp_path, "import sys\nsys.stderr.write('giving up\\n')\nsys.exit(1)\n")
-    total, details, _ = run_level2(evaluate, tmp_path, program, make_cases(solved[:1]))
+    cases = make_cases(solved[:1])
+    total, details, _ = run_level2(evaluate, tmp_path, program, cases, example=example_of(cases[0]))
     row = details["instances"][0]
     assert total == FAIL and row["reward"] == FAIL and details["feasible"] == 0
     assert row["returncode"] == 1 and row["timed_out"] is False
-    assert "giving up" in row["stderr_tail"]
-    assert row["error"] == "solve.py exited with 1 and wrote no solution"
+    assert "stderr_tail" not in row and "giving up" not in json.dumps(row)
+    assert "giving up" in details["example"]["stderr_tail"]
+    assert details["example"]["returncode"] == 1
+    assert row["error"] == details["example"]["error"] == "solve.py exited with 1 and wrote no solution"
 
 
 @pytest.mark.parametrize(
-    "text, message",
+    "text, message, reason",
     [
-        ("open(__import__('sys').argv[2], 'w').write('{')", r"^solution\.json is not valid JSON"),
-        ("open(__import__('sys').argv[2], 'w').write('[NaN]')", r"^solution\.json: NaN is not allowed"),
+        ("open(__import__('sys').argv[2], 'w').write('{')", r"^solution\.json is not valid JSON", "not json"),
+        ("open(__import__('sys').argv[2], 'w').write('[NaN]')", r"^solution\.json: NaN is not allowed", "not json"),
         ("open(__import__('sys').argv[2], 'w').write('{\"starts\": []}')",
-         r"^infeasible: solution\.starts: expected 4 items, got 0"),
+         r"^infeasible: solution\.starts: expected 4 items, got 0", "wrong shape"),
+        ("__import__('json').dump({'starts': [[0] * 4] * 4}, open(__import__('sys').argv[2], 'w'))",
+         r"^infeasible: job 0 operation 1 starts at 0 before its predecessor ends", "infeasible"),
         ("__import__('os').symlink('/dev/zero', __import__('sys').argv[2])",
-         r"^solution\.json cannot be opened as a regular file"),
-        ("__import__('os').mkdir(__import__('sys').argv[2])", r"^solution\.json is not a regular file$"),
+         r"^solution\.json cannot be opened as a regular file", "unreadable"),
+        ("__import__('os').mkdir(__import__('sys').argv[2])", r"^solution\.json is not a regular file$", "unreadable"),
     ],
-    ids=["invalid-json", "nan", "infeasible", "symlink-to-dev-zero", "directory"],
+    ids=["invalid-json", "nan", "wrong-shape", "infeasible", "symlink-to-dev-zero", "directory"],
 )
-def test_level2_bad_output_scores_fail(evaluate, solved, tmp_path, text, message):
-    """solve.py output that is not a strict, feasible JSON file scores -1.0 with the reason."""
+def test_level2_bad_output_scores_fail(evaluate, solved, tmp_path, text, message, reason):
+    """solve.py output that is not a strict, feasible JSON file scores -1.0: a hidden run's row gives the
+    fixed reason, the public example's run the full message."""
     program = write_program(tmp_path, text + "\n")
-    total, details, elapsed = run_level2(evaluate, tmp_path, program, make_cases(solved[:1]))
+    cases = make_cases(solved[:1])
+    total, details, elapsed = run_level2(evaluate, tmp_path, program, cases, example=example_of(cases[0]))
     row = details["instances"][0]
     assert total == FAIL and row["reward"] == FAIL and row["feasible"] == 0
-    assert re.search(message, row["error"]), row["error"]
+    assert row["error"] == score.HIDDEN_REASONS[reason].format(max_bytes=score.safe_json.MAX_BYTES)
+    assert re.search(message, details["example"]["error"]), details["example"]["error"]
+    assert details["example"]["feasible"] == 0 and "reward" not in details["example"]
     assert elapsed < 5.0
 
 
 def test_level2_memory_limit(evaluate, solved, tmp_path):
     """Allocating 4 GB under memory_mb=512 fails at once with MemoryError and scores -1.0."""
     program = write_program(tmp_path, "buffer = bytearray(4 * 1024 ** 3)\n")
-    total, details, elapsed = run_level2(evaluate, tmp_path, program, make_cases(solved[:1]),
-                                         Limits(solve_time_limit_s=10, memory_mb=512))
+    cases = make_cases(solved[:1])
+    total, details, elapsed = run_level2(evaluate, tmp_path, program, cases,
+                                         Limits(solve_time_limit_s=10, memory_mb=512), example=example_of(cases[0]))
     row = details["instances"][0]
     assert total == FAIL and row["timed_out"] is False
-    assert "MemoryError" in row["stderr_tail"]
+    assert "MemoryError" in details["example"]["stderr_tail"]
     assert row["error"] == f"solve.py exited with {row['returncode']} and wrote no solution"
     assert elapsed < 5.0
 
@@ -393,12 +409,13 @@ def test_level2_stdout_flood_is_capped(evaluate, solved, tmp_path):
     """Printing 200 MB with max_file_mb=1 is stopped by the file-size limit and scores -1.0 quickly."""
     program = write_program(tmp_path, "import sys\nchunk = 'x' * (1 << 20)\nfor _ in range(200):\n"
                                       "    sys.stdout.write(chunk)\nsys.stdout.flush()\n")
-    total, details, elapsed = run_level2(evaluate, tmp_path, program, make_cases(solved[:1]),
-                                         Limits(solve_time_limit_s=10, max_file_mb=1))
+    cases = make_cases(solved[:1])
+    total, details, elapsed = run_level2(evaluate, tmp_path, program, cases,
+                                         Limits(solve_time_limit_s=10, max_file_mb=1), example=example_of(cases[0]))
     row = details["instances"][0]
     assert total == FAIL and row["timed_out"] is False and row["returncode"] != 0
-    assert "File too large" in row["stderr_tail"]
-    assert elapsed < 5.0
+    assert "File too large" in details["example"]["stderr_tail"]
+    assert elapsed < 10.0  # two runs: the example's and the hidden one
 
 
 def test_level2_symlinked_program_scores_fail(evaluate, solved, tmp_path):
@@ -422,11 +439,13 @@ def test_level2_one_bad_instance_lowers_the_mean(evaluate, solved, tmp_path):
     """An answer missing for one instance scores -1.0 there and the mean includes it."""
     answers = {solved[0]["instance"]["name"]: solved[0]["reference_solution"]}  # none for instance 1
     program = write_program(tmp_path, lookup(answers))
-    total, details, _ = run_level2(evaluate, tmp_path, program, make_cases(solved))
+    cases = make_cases(solved)
+    total, details, _ = run_level2(evaluate, tmp_path, program, cases, example=example_of(cases[1]))
     assert [row["reward"] for row in details["instances"]] == [1.0, FAIL]
-    assert total == pytest.approx((1.0 + FAIL) / 2)
+    assert total == pytest.approx((1.0 + FAIL) / 2)  # the example's run does not count
     assert details["feasible"] == 0
-    assert "KeyError" in details["instances"][1]["stderr_tail"]
+    assert details["instances"][1]["error"] == score.HIDDEN_REASONS["not json"]  # the lookup left it empty
+    assert "KeyError" in details["example"]["stderr_tail"]
 
 
 @pytest.mark.parametrize("uid", [0, os.geteuid()])

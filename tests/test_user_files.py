@@ -2,7 +2,8 @@
 
 - ``verify`` scores as the task would: a level-2 solve.py runs under the task's
   interpreter rules, spec tasks take a folder, usage and task errors are one
-  clear line, output is a summary or JSON, a failed run shows its stderr;
+  clear line, output is a summary or JSON, a failed run shows its stderr (at level 2: the
+  run on the public example);
 - no command loses a user's file: existing targets are refused without
   ``--force``, every file and task folder is written beside its target and
   renamed into place;
@@ -81,7 +82,8 @@ def test_verify_runs_solve_py_under_the_tasks_interpreter_not_this_one(l2_tasks,
     assert plain.exit_code == 0, plain.output
     details = json.loads(plain.stdout)
     assert details["reward"] == -1.0
-    assert all("No module named 'ortools'" in row["stderr_tail"] for row in details["instances"])
+    assert all(row["feasible"] == 0 and "stderr_tail" not in row for row in details["instances"])
+    assert "No module named 'ortools'" in details["example"]["stderr_tail"]  # hidden runs keep no output
     allowed = json.loads(run("verify", l2_tasks["ortools"], "--solution", solve, "--json").stdout)
     assert allowed["reward"] == 0.0 and all(row["feasible"] for row in allowed["instances"])
 
@@ -156,15 +158,18 @@ def test_verify_refuses_when_it_cannot_reproduce_the_tasks_interpreter(l2_tasks,
 
 
 @pytest.mark.sandbox
-def test_verify_shows_the_tail_of_each_failed_runs_stderr(l2_tasks, tmp_path):
-    """A buggy solve.py: its own traceback appears under every failed run in the summary."""
+def test_verify_shows_the_stderr_of_the_public_example_run(l2_tasks, tmp_path):
+    """A buggy solve.py: each hidden run gives a fixed reason, and its traceback appears once, under the
+    run on the public example (a hidden run's output is never kept: it could spell out its instance)."""
     solve = tmp_path / "solve.py"
     solve.write_text("def solve(n):\n    return n / 0\n\nsolve(1)\n")
     result = run("verify", l2_tasks["plain"], "--solution", solve)
     assert result.exit_code == 0, result.output
     runs = len(json.loads((l2_tasks["plain"] / "tests" / "task.json").read_text())["cases"])
-    assert result.stdout.count("ZeroDivisionError: division by zero") == runs
-    assert result.stdout.count("solve.py stderr (last") == runs
+    assert result.stdout.count("solve.py exited with 1 and wrote no solution") == runs + 1
+    assert result.stdout.count("ZeroDivisionError: division by zero") == 1
+    assert result.stdout.count("solve.py stderr (last") == 1
+    assert "  public example (not scored): solve.py exited with 1" in result.stdout
     assert 'line 2, in solve' in result.stdout
 
 

@@ -123,7 +123,8 @@ def verifier_timeout(task: Path, config: contract.Level2Task | contract.RetailTa
     try:
         return float(tomllib.loads((task / "task.toml").read_text(encoding="utf-8"))["verifier"]["timeout_sec"])
     except (OSError, ValueError, KeyError, TypeError):
-        runs = len(config.cases) if isinstance(config, contract.Level2Task) else 1
+        runs = (len(config.cases) + (config.example is not None) if isinstance(config, contract.Level2Task)
+                else 1)
         return runs * (config.run.limits.solve_time_limit_s + 15.0) + 120.0
 
 
@@ -212,7 +213,7 @@ def _score_sandboxed(task: Path, config: contract.Level2Task | contract.RetailTa
 
 # ------------------------------------------------------------------ the readable summary
 
-#: Lines of a failed run's stderr shown under it.
+#: Lines of a run's stderr shown under it.
 STDERR_LINES = 12
 
 
@@ -245,8 +246,8 @@ def summary(details: dict) -> str:
                          + (f"objective {row.get('objective')} (naive {row.get('naive')}, "
                             f"reference {row.get('reference')})" if row.get("feasible") else row.get("error") or "")
                          + f"  [{row.get('wall_s', 0):.1f} s]")
-            if not row.get("feasible"):
-                lines += _stderr_lines(row, "solve.py", "    ")
+        if isinstance(details.get("example"), dict):
+            lines += _example_lines(details["example"], any(not row.get("feasible") for row in runs))
         return "\n".join(lines)
     if details.get("feasible"):
         lines.append(f"{head}  objective {details.get('objective')} (naive {details.get('naive')}, "
@@ -254,6 +255,20 @@ def summary(details: dict) -> str:
     else:
         lines.append(f"{head}  {details.get('error') or 'infeasible'}")
     return "\n".join(lines)
+
+
+def _example_lines(row: dict, hidden_failed: bool) -> list[str]:
+    """The run on the public example (it does not count): its outcome, and its stderr when any run failed.
+
+    A hidden run's output is never kept (it could spell out its instance), so
+    the example's stderr is where a crash's traceback is seen.
+    """
+    naive = f" (naive {row['naive']})" if row.get("naive") is not None else ""
+    outcome = f"objective {row.get('objective')}{naive}" if row.get("feasible") else row.get("error") or "failed"
+    lines = [f"  public example (not scored): {outcome}  [{row.get('wall_s') or 0:.1f} s]"]
+    if hidden_failed or not row.get("feasible"):
+        lines += _stderr_lines(row, "solve.py", "    ")
+    return lines
 
 
 def _stderr_lines(row: dict, program: str, indent: str) -> list[str]:

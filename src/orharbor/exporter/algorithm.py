@@ -12,7 +12,7 @@
         test.sh             runs verify.py with python3 -I; never installs anything
         verify.py           entry of the standard-library verifier bundle (orharbor/...)
         task.json           problem, level, naive and reference values, limits
-        instance.json | eval/*.json
+        instance.json | eval/*.json and example.json (a copy of examples/example_0.json)
         Dockerfile          separate verifier mode: the verifier image, tests baked in
       solution/
         solve.sh            the oracle (solution.json or a lookup solve.py beside it)
@@ -44,6 +44,8 @@ from orharbor.verifiers.solver_run import Limits
 DELIVERABLE = {kind.level: kind.deliverable for kind in contract.KINDS.values() if kind.level is not None}
 #: Level 2: the naive baseline's answers as data, in solution/ (instance digest -> solution).
 NAIVE_ANSWERS = "naive_answers.json"
+#: Level 2: the public example solve.py runs on first, in tests/ (a copy of environment/examples/example_0.json).
+EXAMPLE_FILE = "example.json"
 
 
 def export_dataset(rows: Iterable[dict], out: Path, options: ExportOptions = ExportOptions(),
@@ -116,6 +118,13 @@ def _write_level2(module, row: dict, task: Path, options: ExportOptions, metadat
     The naive answers are also written as data (``solution/naive_answers.json``,
     instance digest -> solution), so ``check``'s attacks answer with them
     without reading generated code.
+
+    The first example is also copied into ``tests/`` (task.json's ``example``,
+    with the naive baseline's objective on it): the verifier runs solve.py on
+    it before the hidden instances, a run that does not count but whose output
+    details.json keeps, since that instance is public. Both lookup programs
+    answer it with the naive solution; ``naive_answers.json`` holds the hidden
+    instances' answers only.
     """
     (task / "tests" / "eval").mkdir()
     cases, answers, naive = [], {}, {}
@@ -128,22 +137,43 @@ def _write_level2(module, row: dict, task: Path, options: ExportOptions, metadat
                                    bound=_bound((row.get("eval_reference_metas") or [{}] * (i + 1))[i])))
         answers[digest(instance)] = row["eval_reference_solutions"][i]
         naive[digest(instance)] = row["eval_baseline_solutions"][i]
+    examples = task / "environment" / "examples"
+    examples.mkdir()
+    example, example_solution = None, None
+    for k, seed in enumerate(_example_seeds(row, options)):
+        instance = module.generate(seed, row["size"])
+        text = json.dumps(instance, indent=1) + "\n"
+        (examples / f"example_{k}.json").write_text(text)
+        if k == 0:
+            (task / "tests" / EXAMPLE_FILE).write_text(text)
+            example_solution = module.baseline(instance)
+            example = contract.Example(instance=EXAMPLE_FILE, instance_sha256=digest(instance),
+                                       naive=module.evaluate(instance, example_solution))
+    write_json(task / "solution" / NAIVE_ANSWERS, naive)
+    if example is not None:  # the naive solution answers the example in both programs (the run does not count)
+        answers.setdefault(example.instance_sha256, example_solution)
+        naive = {**naive, example.instance_sha256: example_solution}
     (task / "solution" / "solve.py").write_text(lookup_program(answers))
     (task / "solution" / "naive").mkdir()
     (task / "solution" / "naive" / "solve.py").write_text(lookup_program(naive))
-    write_json(task / "solution" / NAIVE_ANSWERS, naive)
     copy_template("solve_level2.sh", task / "solution" / "solve.sh", executable=True)
-    examples = task / "environment" / "examples"
-    examples.mkdir()
-    seeds = [row["instance_seed"] + k for k in range(options.examples)] if "instance_seed" in row else []
-    for k, seed in enumerate(seeds):
-        (examples / f"example_{k}.json").write_text(json.dumps(module.generate(seed, row["size"]), indent=1) + "\n")
     _write_dockerfile(row, task, options, ["COPY examples/ /app/examples/"])
     limits = Limits(solve_time_limit_s=float(row["solve_time_limit_s"]), memory_mb=options.solve_memory_mb)
     return contract.Level2Task(task_id=row["id"], deliverables=(DELIVERABLE[2],), metadata=metadata,
                                problem=row["problem"], cases=tuple(cases),
                                run=contract.ProgramRun(python=f"{SOLVER_VENV}/bin/python3", uid=SOLVER_UID,
-                                                       limits=limits))
+                                                       limits=limits),
+                               example=example)
+
+
+def _example_seeds(row: dict, options: ExportOptions) -> list[int]:
+    """The seeds of a level-2 task's example instances (none for a row without an instance seed)."""
+    return [row["instance_seed"] + k for k in range(options.examples)] if "instance_seed" in row else []
+
+
+def runs_per_verification(row: dict, options: ExportOptions) -> int:
+    """How often the verifier runs a level-2 solve.py: once per hidden instance, once on the public example."""
+    return len(row["eval_seeds"]) + (1 if _example_seeds(row, options) else 0)
 
 
 def lookup_program(answers: dict[str, object]) -> str:
@@ -177,7 +207,7 @@ def task_config(module, row: dict, options: ExportOptions) -> dict:
         verifier_timeout = 120.0
     else:
         metadata.update(eval_instances=len(row["eval_seeds"]), solve_time_limit_s=row["solve_time_limit_s"])
-        verifier_timeout = len(row["eval_seeds"]) * (float(row["solve_time_limit_s"]) + 15.0) + 120.0
+        verifier_timeout = runs_per_verification(row, options) * (float(row["solve_time_limit_s"]) + 15.0) + 120.0
     return task_toml(row["id"], f"{module.TITLE}, size {row['size']}, level {level}", metadata, options,
                      agent_timeout=options.agent_timeout(level), verifier_timeout=verifier_timeout,
                      artifacts=[DELIVERABLE[level]])
@@ -218,7 +248,10 @@ def instruction(module, row: dict, options: ExportOptions) -> str:
             f"{Limits.disk_mb} MB in {Limits.max_files:,} files in all; "
             f"nothing else you install is visible to it and no other file of yours is copied, so "
             f"`solve.py` must be a single self-contained file. Stop well inside the time limit: a run "
-            f"that overruns it scores -1.0 for that instance.")
+            f"that overruns it scores -1.0 for that instance."
+            + (" Before the hidden instances it is also run once, the same way, on "
+               "`/app/examples/example_0.json`; that run does not count toward your reward."
+               if _example_seeds(row, options) else ""))
         level_scoring = "Your reward is the mean of the per-instance rewards."
         fail_text = ("On an instance, a run that crashes, overruns its time limit, or writes an infeasible, "
                      "missing or malformed solution scores -1.0; without `/app/solve.py` every instance "

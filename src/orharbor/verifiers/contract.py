@@ -10,7 +10,7 @@ library only: this module is copied into every task's ``tests/``.
 Four kinds:
 
 - ``level1``: the agent writes a solution file for one instance;
-- ``level2``: the agent writes ``solve.py``, run on hidden instances;
+- ``level2``: the agent writes ``solve.py``, run on hidden instances (and first on a public example);
 - ``spec``: a modelling spec's answer files, compared with known values;
 - ``retail``: a RetailOpt ``model.py``, run on the scenario's data.
 """
@@ -81,6 +81,22 @@ class Case:
 
 
 @dataclass(frozen=True)
+class Example:
+    """A public example instance of a level-2 task (one the agent also has), in ``tests/``.
+
+    The verifier runs ``solve.py`` on it once before the hidden instances, under
+    the same limits; the run does not count toward the reward, but what it
+    printed and why it failed are kept in details.json (of a hidden run only
+    fixed facts are: see :mod:`orharbor.verifiers.score`). ``naive`` is the
+    naive baseline's objective on it, when known.
+    """
+
+    instance: str
+    instance_sha256: str
+    naive: float | None = None
+
+
+@dataclass(frozen=True)
 class ProgramRun:
     """How the verifier runs the agent's program: interpreter, uid (outside a task container), limits.
 
@@ -131,12 +147,17 @@ class Level1Task(Task):
 
 @dataclass(frozen=True, kw_only=True)
 class Level2Task(Task):
-    """Hidden instances in ``tests/``; the agent's ``solve.py`` runs once on each."""
+    """Hidden instances in ``tests/``; the agent's ``solve.py`` runs once on each.
+
+    ``example`` (optional; task.json files written before it have none) is a
+    public example instance it runs on first, for debugging only.
+    """
 
     KIND: ClassVar[str] = "level2"
     problem: str
     cases: tuple[Case, ...]
     run: ProgramRun
+    example: Example | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -201,6 +222,8 @@ def parse(data: object, where: str = TASK_FILE) -> Task:
             fields["cases"] = tuple(_build(Case, case, where, "cases") for case in fields["cases"])
         if "run" in fields:
             fields["run"] = _program_run(fields["run"], where)
+        if fields.get("example") is not None:
+            fields["example"] = _build(Example, fields["example"], where, "example")
     except TypeError as exc:
         raise ContractError(f"{where}: not a {cls.KIND} task.json ({exc})") from None
     return cls(**fields)

@@ -110,15 +110,30 @@ def score_level1_task(task: contract.Level1Task, how: Scoring) -> tuple[float, d
 
 
 def score_level2_task(task: contract.Level2Task, how: Scoring) -> tuple[float, dict]:
+    """solve.py on the public example first (if the task has one; it does not count), then on each hidden instance.
+
+    Every run, the example's included, gets a uid of its own when isolated.
+    """
     cases = []
     for case in task.cases:
-        with open(os.path.join(how.tests_dir, case.instance), "rb") as f:
-            raw = f.read()
+        raw = _read_bytes(how.tests_dir, case.instance)
         cases.append({"instance": json.loads(raw), "instance_bytes": raw,
                       "naive": case.naive, "reference": case.reference, "bound": case.bound})
-    with program_runs(len(cases), how.uid(task.run), how.workroot, how.isolate) as runs:
+    example = None
+    if task.example is not None:
+        raw = _read_bytes(how.tests_dir, task.example.instance)
+        example = {"instance": json.loads(raw), "instance_bytes": raw, "naive": task.example.naive}
+    with program_runs(len(cases) + (example is not None), how.uid(task.run), how.workroot, how.isolate) as runs:
+        uids = list(runs.pop("uids"))
+        example_uid = uids.pop(0) if example is not None else None
         return score_level2(evaluator(task.problem), how.deliverable or task.deliverable, cases,
-                            how.python or task.run.python, task.run.limits, **runs)
+                            how.python or task.run.python, task.run.limits, uids=uids, example=example,
+                            example_uid=example_uid, **runs)
+
+
+def _read_bytes(tests_dir: str, name: str) -> bytes:
+    with open(os.path.join(tests_dir, name), "rb") as f:
+        return f.read()
 
 
 def score_spec_task(task: contract.SpecTask, how: Scoring) -> tuple[float, dict]:

@@ -158,6 +158,9 @@ def score_model_run(program_path: str, data: bytes, expected: dict, python: str,
     run = run_program(python, {"model.py": program, "data.json": data}, argv, output, limits,
                       uid=uid, gid=uid, workroot=workroot, open_dirs=open_dirs,
                       read_solution=lambda p: read_regular_file(p, MAX_OUTPUT_BYTES, name=output))
+    # Unlike a level-2 task's hidden instances (orharbor.verifiers.score), the data this run gets is
+    # public: the agent has it in its instruction ([DATA]) or in /app/data.json (the schema prompt), so
+    # keeping the run's stderr and full messages in details.json leaks nothing.
     facts = {"wall_s": round(run.wall_s, 3), "returncode": run.returncode, "timed_out": run.timed_out,
              "stderr_tail": run.stderr_tail[-STDERR_TAIL_CHARS:], "time_limit_s": limits.solve_time_limit_s}
     if run.timed_out:

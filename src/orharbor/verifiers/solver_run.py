@@ -51,9 +51,21 @@ class Limits:
     max_files: int = 10_000
 
 
+#: Why a run has no result file to read, besides a time-out or an exit without one (:attr:`RunResult.stopped`).
+NOT_STARTED = "not started"
+OVER_DISK = "over the disk limit"
+UNREADABLE = "unreadable output"
+
+
 @dataclass
 class RunResult:
-    """What happened when the program ran once."""
+    """What happened when the program ran once.
+
+    ``error`` says in words why there is no result (it may quote what the
+    program left: a reader's message); ``stopped`` says the same as one of
+    :data:`NOT_STARTED`, :data:`OVER_DISK`, :data:`UNREADABLE` (None when the
+    program just ran), for reports that must not carry the program's words.
+    """
 
     returncode: int | None
     timed_out: bool
@@ -62,6 +74,7 @@ class RunResult:
     stderr_tail: str
     solution_bytes: bytes | None
     error: str | None = None
+    stopped: str | None = None
 
 
 def run_solver(python: str, solve_py: bytes, instance_json: bytes, limits: Limits, **options) -> RunResult:
@@ -135,7 +148,7 @@ def run_program(
                     preexec_fn=_limiter(limits, uid, gid),
                 )
             except OSError as exc:
-                return RunResult(None, False, 0.0, "", "", None, f"could not start {python}: {exc}")
+                return RunResult(None, False, 0.0, "", "", None, f"could not start {python}: {exc}", NOT_STARTED)
             watched = (workdir, logdir)
             try:
                 timed_out, over = _wait(proc, start, limits, uid, watched, open_dirs)
@@ -148,15 +161,15 @@ def run_program(
                     pass
         wall = time.monotonic() - start
         solution = None
-        error = over
+        error, stopped = over, (OVER_DISK if over else None)
         out_file = os.path.join(workdir, output)
         if not timed_out and over is None and read_solution is not None and os.path.lexists(out_file):
             try:
                 solution = read_solution(out_file)
             except Exception as exc:  # the reader raises BadOutput with a clear message
-                error = str(exc)
+                error, stopped = str(exc), UNREADABLE
         return RunResult(
-            proc.returncode, timed_out, wall, _tail(out_path), _tail(err_path), solution, error
+            proc.returncode, timed_out, wall, _tail(out_path), _tail(err_path), solution, error, stopped
         )
     finally:
         remove_path(workdir)
