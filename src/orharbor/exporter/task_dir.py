@@ -130,7 +130,11 @@ def fresh_task(task: Path) -> Path:
 
 
 def write_tests(tests: Path, task: contract.Task, problem: str | None = None) -> None:
-    """tests/: task.json (the typed contract), the verifier bundle (``problem``'s verify.py if any), verify.py, test.sh."""
+    """tests/: task.json (the typed contract), the verifier bundle (``problem``'s verify.py if any), verify.py, test.sh.
+
+    The exporter writes the task's other tests/ files after this; :func:`seal`, its last step, writes
+    ``manifest.json`` over all of them.
+    """
     write_json(tests / contract.TASK_FILE, contract.dump(task))
     write_bundle(problem, tests)
     copy_template("verify.py", tests / "verify.py")
@@ -200,21 +204,41 @@ def copy_template(name: str, target: Path, executable: bool = False) -> None:
         target.chmod(0o755)
 
 
+def write_manifest(tests: Path) -> dict:
+    """``tests/manifest.json``: relative path, size and sha256 of every file of tests/ (itself aside), every folder.
+
+    The task's verify.py checks /tests against it before it imports anything
+    from there (in a task container), so whatever else lands in /tests, or is
+    changed there, scores the failure reward. Written by :func:`seal`, last;
+    anything that edits a task's tests/ afterwards must call it again.
+    """
+    from orharbor.task_template.verify import MANIFEST, describe
+
+    manifest = describe(str(tests))
+    (tests / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
+    return manifest
+
+
 def seal(tests: Path) -> None:
-    """Make tests/ readable by its owner only.
+    """Write tests/manifest.json (:func:`write_manifest`), then make tests/ readable by its owner only.
 
     Uploads keep these modes and land owned by root, so in shared mode a process
     the agent left behind cannot read the expected values or hidden instances in
     the moment between the upload and test.sh's own ``chmod``.
     """
+    write_manifest(tests)
     for path in (tests, *tests.rglob("*")):
         path.chmod(0o700 if path.is_dir() or path.name == "test.sh" else 0o600)
 
 
 def write_test_sh(tests: Path, kind: contract.Kind) -> None:
-    """tests/test.sh; if Python itself fails it still leaves the failure reward, and says why in details.json."""
+    """tests/test.sh; if Python itself fails it still leaves the failure reward, and says why in details.json.
+
+    test.sh puts the reason (a tampered interpreter or tests folder, or a failed
+    Python) in place of ``@ERROR@``.
+    """
     reward = kind.fail_reward
-    details = {"kind": kind.family, "error": "verifier failed (test.sh fallback)", "reward": reward,
+    details = {"kind": kind.family, "error": "@ERROR@", "reward": reward,
                **({"executed": 0, "correct": 0} if kind.family == "modelling" else {"feasible": 0})}
     (tests / "test.sh").write_text(render("test.sh", {"fail_reward": f"{reward:.1f}",
                                                      "fail_json": json.dumps({"reward": reward}),

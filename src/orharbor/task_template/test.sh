@@ -2,21 +2,85 @@
 # orharbor verifier. Scores the deliverable with the standard library alone and
 # always leaves /logs/verifier/reward.json behind, even if Python itself fails;
 # then details.json says so, if it can still be written.
+#
+# It trusts nothing it did not bring. Before Python starts, the interpreter must
+# be the one the image was built with: Python reads a pyvenv.cfg beside it or one
+# folder up (its home= moves the whole standard library) and a ._pth file beside
+# it or libpython (it replaces sys.path) even with -I -S, and runs modules of the
+# standard library before any of ours. So test.sh refuses those files, and
+# compares what Python reads and imports from /usr/local (the interpreter, libpython,
+# the standard library with lib-dynload; not site-packages, which -S keeps off
+# sys.path, nor __pycache__, which pycache_prefix keeps unread) with the record
+# the image build made (/usr/local/share/orharbor). Then verify.py checks /tests
+# against tests/manifest.json before it imports anything from there.
 chmod -R go-rwx /tests 2>/dev/null
 # A symlink (dangling or not) or a file in place of the reward folder is replaced by a real folder.
 real_logs_dir() {
   if [ -L /logs/verifier ] || { [ -e /logs/verifier ] && [ ! -d /logs/verifier ]; }; then rm -rf /logs/verifier; fi
   mkdir -p /logs/verifier
 }
-real_logs_dir
-if ! /usr/local/bin/python3 -I /tests/verify.py --in-container; then
-  echo "verifier failed; scoring $fail_reward"
+# fail ERROR: the failure reward, and details.json naming ERROR (other characters than these become ?).
+fail() {
+  local error=$${1//[^A-Za-z0-9 ._\/:;,()+=-]/?}
+  local details='$fail_details'
+  echo "$$error; scoring $fail_reward"
   real_logs_dir
   rm -rf /logs/verifier/reward.json /logs/verifier/reward.json.tmp \
     /logs/verifier/details.json /logs/verifier/details.json.tmp
-  printf '%s\n' '$fail_details' > /logs/verifier/details.json.tmp \
+  printf '%s\n' "$${details/@ERROR@/$${error:0:600}}" > /logs/verifier/details.json.tmp \
     && mv -f /logs/verifier/details.json.tmp /logs/verifier/details.json
   printf '%s\n' '$fail_json' > /logs/verifier/reward.json.tmp
   mv -f /logs/verifier/reward.json.tmp /logs/verifier/reward.json
+}
+# What Python reads and imports from /usr/local (run there), one line each, sorted. The image
+# build recorded the same listing with the same find commands (the Dockerfile's last RUN).
+interpreter_entries() {
+  { find . bin lib -mindepth 1 -maxdepth 1 \( -name pyvenv.cfg -o -name '*._pth' -o -name 'python*' \
+      -o -name 'libpython*' -o -name pybuilddir.txt -o -path bin/lib -o -path bin/lib64 \) \
+      \( -type f -printf '%y %s %p\n' -o -printf '%y %p %l\n' \)
+    find lib/python3.* -mindepth 1 \( -path 'lib/python3.*/site-packages' -o -name __pycache__ \) -prune \
+      -o \( -type f -printf '%y %s %p\n' -o -printf '%y %p %l\n' \)
+  } | LC_ALL=C sort
+}
+# Why the interpreter cannot be trusted; nothing when it can.
+untrusted_interpreter() {
+  local record=/usr/local/share/orharbor f listed now
+  for f in /etc/ld.so.preload /usr/local/pyvenv.cfg /usr/local/bin/pyvenv.cfg /usr/local/bin/*._pth \
+      /usr/local/lib/*._pth; do
+    if [ -e "$$f" ] || [ -L "$$f" ]; then echo "$$f is there"; return; fi
+  done
+  for f in "$$record/interpreter.list" "$$record/interpreter.sha256"; do
+    if [ -L "$$f" ] || [ ! -f "$$f" ] || [ "$$(stat -c %u "$$f")" != 0 ] || [ -n "$$(find "$$f" -perm /022)" ]; then
+      echo "no root-owned $$f from the image build"; return
+    fi
+  done
+  listed=$$(cat "$$record/interpreter.list") && now=$$(cd /usr/local && interpreter_entries) \
+    || { echo "cannot list /usr/local"; return; }
+  if [ "$$now" != "$$listed" ]; then
+    echo "/usr/local differs from its image build record: $$(LC_ALL=C comm -3 <(printf '%s\n' "$$listed") \
+      <(printf '%s\n' "$$now") | head -n 1)"
+    return
+  fi
+  if ! now=$$(cd /usr/local && LC_ALL=C sha256sum --check --strict --quiet "$$record/interpreter.sha256" 2>/dev/null); then
+    echo "/usr/local differs from its image build record: $$(printf '%s\n' "$$now" | head -n 1)"
+  fi
+}
+real_logs_dir
+reason=$$(untrusted_interpreter)
+if [ -n "$$reason" ]; then
+  fail "verifier environment tampered: $$reason"
+  exit 0
+fi
+# -I: no environment, no script folder on sys.path; -S: no site, so .pth files and sitecustomize are
+# inert; -B and an empty pycache_prefix: no bytecode written into /tests, none read from __pycache__.
+nopyc=$$(mktemp -d /tmp/orharbor-nopyc.XXXXXXXX) || { fail "verifier failed: no temporary folder"; exit 0; }
+out=$$(/usr/local/bin/python3 -I -S -B -X pycache_prefix="$$nopyc" /tests/verify.py --in-container)
+status=$$?
+rmdir "$$nopyc" 2>/dev/null
+[ -z "$$out" ] || printf '%s\n' "$$out"
+if [ "$$status" = 3 ]; then
+  fail "$$(printf '%s\n' "$$out" | tail -n 1)"
+elif [ "$$status" != 0 ]; then
+  fail "verifier failed (test.sh fallback)"
 fi
 exit 0

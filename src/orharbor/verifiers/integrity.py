@@ -2,10 +2,14 @@
 
 In shared mode the verifier runs in the agent's container. Separate mode makes
 tampering impossible; here we detect what we can: a customisation module that
-Python loaded, an interpreter run without isolation, or code the verifier
-imported that is not owned by root or is writable by others. An agent with root
-in its container can defeat any such check, which is why separate mode is the
-default (see SECURITY.md).
+Python loaded, an interpreter run without isolation (``-I``) or with site
+(``-S`` missing: ``.pth`` files ran), a venv's prefix (a ``pyvenv.cfg`` was read),
+or code the verifier imported that is not owned by root or is writable by others.
+This runs after Python has started; test.sh compares the interpreter and its
+standard library with the image build's record before it starts, and verify.py
+checks /tests against its manifest before anything is imported from there. An
+agent with root in its container can defeat any such check, which is why separate
+mode is the default (see SECURITY.md).
 """
 
 from __future__ import annotations
@@ -20,6 +24,10 @@ def tampering() -> list[str]:
     reasons = []
     if not sys.flags.isolated:
         reasons.append("the verifier was not started with python3 -I")
+    if not sys.flags.no_site:
+        reasons.append("the verifier was not started with python3 -S (site and .pth files ran)")
+    if sys.prefix != sys.base_prefix or sys.exec_prefix != sys.base_exec_prefix:
+        reasons.append(f"Python runs as a venv ({sys.prefix}): a pyvenv.cfg was read")
     for name in ("sitecustomize", "usercustomize"):
         if name in sys.modules:
             reasons.append(f"Python loaded a {name} module from {getattr(sys.modules[name], '__file__', '?')}")
