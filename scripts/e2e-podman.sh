@@ -38,9 +38,15 @@
 # option, and runs BOTH environments on those same task folders, so the comparison is
 # like for like. Step 4b shows Harbor's refusal of the real export (one oracle trial).
 #
+# Run it on a quiet machine. Podman (netavark) keeps each container's network namespace as
+# a mount under /run/netns; on the machine this was written on those mounts vanished within
+# seconds while other bubblewrap sandboxes ran (slirp4netns --enable-sandbox, started as root,
+# was the likeliest cause), and a container start then fails with "netavark: setns: Invalid
+# argument". Step 5b retries such trials once.
+#
 # Settings (environment variables):
 #   E2E_WORK        work folder (default: a new folder under /tmp); tasks, job folders, logs
-#   E2E_BASE_IMAGE  local image name (default localhost/orharbor-e2e-base:bookworm)
+#   E2E_BASE_IMAGE  local image name (default localhost/orharbor-e2e-base:bookworm-3)
 #   E2E_REBUILD=1   rebuild the base image even if it exists
 #   E2E_MIRROR      Debian mirror for debootstrap (default: http://deb.debian.org/debian)
 #   E2E_WORKERS     trials at once (default 2)
@@ -54,7 +60,7 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PY="$REPO/.venv/bin/python"
 WORK=${E2E_WORK:-$(mktemp -d /tmp/orharbor-e2e-XXXXXX)}
-BASE_IMAGE=${E2E_BASE_IMAGE:-localhost/orharbor-e2e-base:bookworm}
+BASE_IMAGE=${E2E_BASE_IMAGE:-localhost/orharbor-e2e-base:bookworm-3}
 MIRROR=${E2E_MIRROR:-http://deb.debian.org/debian}
 WORKERS=${E2E_WORKERS:-2}
 MODES=${E2E_MODES:-shared separate}
@@ -127,13 +133,20 @@ EOF
         cp /usr/local/share/ca-certificates/*.crt "$ROOTFS/usr/local/share/ca-certificates/"
     fi
     chroot "$ROOTFS" update-ca-certificates > /dev/null
-    # python3 where the python images have it (test.sh runs /usr/local/bin/python3), and a
+    # python3 where the python images have it (test.sh runs /usr/local/bin/python3): the
+    # interpreter binary itself is copied there, so that a record of /usr/local made at build
+    # time holds a real file (it finds its standard library under /usr, its build prefix); and a
     # pip that installs into the image's own python, as in those images (no PEP 668 marker).
-    for name in python3 python pip3 pip; do
-        target=/usr/bin/$name; [ "$name" = python ] && target=/usr/bin/python3; [ "$name" = pip ] && target=/usr/bin/pip3
-        ln -sf "$target" "$ROOTFS/usr/local/bin/$name"
-    done
+    version=$(basename "$(readlink -f "$ROOTFS/usr/bin/python3")")
+    cp -p "$ROOTFS/usr/bin/$version" "$ROOTFS/usr/local/bin/$version"
+    ln -sf "$version" "$ROOTFS/usr/local/bin/python3"
+    ln -sf "$version" "$ROOTFS/usr/local/bin/python"
+    ln -sf /usr/bin/pip3 "$ROOTFS/usr/local/bin/pip3"
+    ln -sf /usr/bin/pip3 "$ROOTFS/usr/local/bin/pip"
     rm -f "$ROOTFS"/usr/lib/python3*/EXTERNALLY-MANAGED
+    # Debian's python3 loads /usr/lib/python3.X/sitecustomize.py (-> /etc/python3.X/); the python
+    # images have none, and the verifier scores any sitecustomize as tampering.
+    rm -f "$ROOTFS"/usr/lib/python3*/sitecustomize.py "$ROOTFS"/etc/python3*/sitecustomize.py
     rm -rf "$ROOTFS"/var/lib/apt/lists/* "$ROOTFS"/var/cache/apt/*.bin
     tar -C "$ROOTFS" --numeric-owner -c . | podman import \
         --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
@@ -143,7 +156,7 @@ EOF
         --change 'CMD ["/bin/bash"]' - "$BASE_IMAGE" > /dev/null
     rm -rf "$ROOTFS"
 fi
-podman run --rm "$BASE_IMAGE" /usr/local/bin/python3 -c 'import sys, venv, ensurepip; print("base image python", sys.version.split()[0])'
+podman run --rm "$BASE_IMAGE" /usr/local/bin/python3 -c 'import sys, venv, ensurepip; print("base image python", sys.version.split()[0], "prefix", sys.prefix)'
 
 # ------------------------------------------------------------------ 4. tasks
 step "4. export: job shop level 1 and 2, one spec, one RetailOpt row; modes: $MODES"
@@ -220,6 +233,39 @@ for env in $ENVS; do
     done
 done
 
+# ------------------------------------------------------------------ 5b. one retry
+# A trial that ended without any reward (the engine failed to start a container: netavark,
+# runc or compose errors) is run once more, alone, so that one flaky start does not leave an
+# attack uncompared. Its new result goes in jobs-<env>-<mode>-retry; step 6 prefers a reward.
+for env in $ENVS; do
+    for mode in $MODES; do
+        rm -rf "$WORK/jobs-$env-$mode-retry"
+        "$PY" - "$WORK" "$env" "$mode" "${ENV_ARG[$env]}" <<'EOF' || true
+import json
+import sys
+from pathlib import Path
+
+from orharbor.check import check_tasks
+
+work, env, mode, env_arg = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+tasks = sorted((p.name for p in (work / f"tasks-{mode}").iterdir() if (p / "task.toml").is_file()),
+               key=len, reverse=True)
+missing: dict[str, list[str]] = {}
+for result in (work / f"jobs-{env}-{mode}").glob("check-*/*/result.json"):
+    data = json.loads(result.read_text())
+    if ((data.get("verifier_result") or {}).get("rewards") or {}).get("reward") is None:
+        trial = result.parent.name
+        task = next((t for t in tasks if trial.startswith(t + "__")), None)
+        if task:
+            missing.setdefault(task, []).append(trial[len(task) + 2:])
+for task, policies in sorted(missing.items()):
+    print(f"retrying on {env} ({mode}): {task}: {', '.join(sorted(policies))}", flush=True)
+    check_tasks(work / f"tasks-{mode}" / task, jobs=1, attacks=True, only=tuple(policies),
+                jobs_dir=work / f"jobs-{env}-{mode}-retry", env=env_arg)
+EOF
+    done
+done
+
 # ------------------------------------------------------------------ 6. side by side
 step "6. rewards, podman vs bubblewrap"
 "$PY" - "$WORK" $MODES <<'EOF'
@@ -236,7 +282,9 @@ def rewards(env: str, mode: str) -> dict:
     tasks = sorted((p.name for p in (work / f"tasks-{mode}").iterdir() if (p / "task.toml").is_file()),
                    key=len, reverse=True)
     found = {}
-    for result in (work / f"jobs-{env}-{mode}").glob("check-*/*/result.json"):
+    results = [*(work / f"jobs-{env}-{mode}").glob("check-*/*/result.json"),
+               *(work / f"jobs-{env}-{mode}-retry").glob("check-*/*/result.json")]  # a retry last
+    for result in results:
         data = json.loads(result.read_text())
         trial = result.parent.name
         task = next((t for t in tasks if trial.startswith(t + "__")), None)
@@ -245,7 +293,9 @@ def rewards(env: str, mode: str) -> dict:
         verifier = data.get("verifier_result") or {}
         reward = (verifier.get("rewards") or {}).get("reward")
         error = (data.get("exception_info") or {}).get("exception_type")
-        found[(task, trial[len(task) + 2:])] = (reward, error)
+        key = (task, trial[len(task) + 2:])
+        if reward is not None or key not in found or found[key][0] is None:
+            found[key] = (reward, error)
     return found
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -220,34 +219,6 @@ def test_background_processes_outlive_their_exec_and_exec_does_not_wait_for_them
     first, second = _in(_agent_env(_task(exported, "separate"), tmp_path), body)
     assert first.return_code == 0 and first.stdout.strip() == "started"
     assert second.return_code == 0 and second.stdout.strip()
-
-
-@pytest.mark.sandbox
-def test_uploads_are_root_owned_with_modes_kept_and_downloads_keep_links_and_skip_devices(exported, tmp_path):
-    """docker cp semantics: root-owned uploads, modes kept; links stay links; device files are not copied."""
-    source = tmp_path / "up"
-    (source / "sub").mkdir(parents=True)
-    (source / "run.sh").write_text("echo hi\n")
-    (source / "run.sh").chmod(0o750)
-    (source / "sub" / "data.txt").write_text("x")
-    (source / "sub" / "data.txt").chmod(0o600)
-
-    async def body(env):
-        await env.upload_dir(source, "/srv/up")
-        listing = await env.exec("stat -c '%U %a %n' /srv/up/run.sh /srv/up/sub/data.txt", user="root")
-        await env.exec("cd /app && ln -s /etc/shadow link.json && mkfifo pipe && mknod dev c 1 3", user="root")
-        down = tmp_path / "down"
-        await env.download_dir("/app", down)
-        await env.download_file("/app/link.json", tmp_path / "one.json")
-        await env.download_file("/app/pipe", tmp_path / "pipe")
-        return listing, down
-
-    listing, down = _in(_agent_env(_task(exported, "separate"), tmp_path), body)
-    assert listing.stdout.splitlines() == ["root 750 /srv/up/run.sh", "root 600 /srv/up/sub/data.txt"]
-    assert os.readlink(down / "link.json") == "/etc/shadow"
-    assert (down / "instance.json").is_file() and not (down / "dev").exists()
-    assert os.readlink(tmp_path / "one.json") == "/etc/shadow"
-    assert (tmp_path / "pipe").is_fifo()
 
 
 @pytest.mark.sandbox

@@ -46,7 +46,7 @@ from harbor.environments.base import BaseEnvironment, ExecResult
 from harbor.environments.capabilities import EnvironmentCapabilities
 
 from orharbor.check.sandbox import installed_paths, require_bwrap
-from orharbor.harbor_env import _interim_transfer as transfer, launch, rootfs, users
+from orharbor.harbor_env import launch, rootfs, transfer, users
 from orharbor.harbor_env.seccomp import compile_bpf
 from orharbor.harbor_env.enter import ENTER_FAILED, NAMESPACES, Target, enter_argv, host_python
 from orharbor.harbor_env.image import Copy, ImagePlan, read_dockerfile
@@ -65,6 +65,7 @@ class BubblewrapEnvironment(BaseEnvironment):
     _scratch: Path | None = None
     _pidfd: int | None = None
     _pid: int = 0
+    _root: int | None = None  # the sandbox's root, for transfers (:mod:`.transfer`)
     _network: UserModeNetwork | None = None
     #: A user namespace of the sandbox's own (:mod:`.users`); False only in tests that show what it stops.
     user_namespace: bool = True
@@ -100,6 +101,8 @@ class BubblewrapEnvironment(BaseEnvironment):
             await self.stop(delete=True)
             raise
         await self._wait_until_ready()
+        assert self._pidfd is not None
+        self._root = transfer.open_root(self._pid, self._pidfd)
         if not self._network_disabled:  # after bubblewrap has set up the namespace's loopback
             self._network = await loop.run_in_executor(
                 None, UserModeNetwork.attach, self._namespaces["net"])
@@ -151,9 +154,9 @@ class BubblewrapEnvironment(BaseEnvironment):
         if self._network is not None:
             self._network.close()
             self._network = None
-        for fd in [*self._namespaces.values(), *([self._pidfd] if self._pidfd is not None else [])]:
+        for fd in [*self._namespaces.values(), *(fd for fd in (self._pidfd, self._root) if fd is not None)]:
             os.close(fd)
-        self._namespaces, self._pidfd = {}, None
+        self._namespaces, self._pidfd, self._root = {}, None, None
         if self._scratch is not None:
             remove_path(str(self._scratch))  # iterative: the sandbox may hold folder chains of any depth
             self._scratch = None
@@ -302,17 +305,27 @@ class BubblewrapEnvironment(BaseEnvironment):
 
     # ------------------------------------------------------------------ transfers
 
+    def _sandbox_root(self) -> int:
+        """The descriptor of the sandbox's root, while the sandbox runs."""
+        if self._root is None or not self.is_alive:
+            raise RuntimeError("the sandbox is not running (its PID 1 has exited): nothing to copy to or from")
+        return self._root
+
     async def upload_file(self, source_path: Path | str, target_path: str) -> None:
-        await transfer.upload_file(self, Path(source_path), target_path)
+        """``docker cp`` in: the host file lands at ``target_path``, root-owned, its mode kept."""
+        await transfer.upload_file(self._sandbox_root(), self.logger, Path(source_path), target_path)
 
     async def upload_dir(self, source_dir: Path | str, target_dir: str) -> None:
-        await transfer.upload_dir(self, Path(source_dir), target_dir)
+        """``docker cp source/. target``: the folder's contents, root-owned, modes kept."""
+        await transfer.upload_dir(self._sandbox_root(), self.logger, Path(source_dir), target_dir)
 
     async def download_file(self, source_path: str, target_path: Path | str) -> None:
-        await transfer.download_file(self, source_path, Path(target_path))
+        """``docker cp`` out, of a regular file only."""
+        await transfer.download_file(self._sandbox_root(), self.logger, source_path, Path(target_path))
 
     async def download_dir(self, source_dir: str, target_dir: Path | str) -> None:
-        await transfer.download_dir(self, source_dir, Path(target_dir))
+        """``docker cp source/. target``, within :mod:`.transfer`'s limits."""
+        await transfer.download_dir(self._sandbox_root(), self.logger, source_dir, Path(target_dir))
 
 
 def _packages(names: tuple[str, ...]) -> list[tuple[str, str]]:
