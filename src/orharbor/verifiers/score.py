@@ -94,8 +94,9 @@ def score_level2(
     never the program's output nor a message quoting its solution: either
     could spell out the instance. ``example`` (instance, instance_bytes,
     optional naive) is a public instance the agent has too: solve.py runs on it
-    first, as ``example_uid`` (default: ``uid``), under the same limits; that
-    run does not count, and its row (``details["example"]``) keeps its
+    first (before any hidden run, so nothing a hidden run could leave behind
+    reaches it), as ``example_uid`` (default: ``uid``), under the same limits;
+    that run does not count, and its row (``details["example"]``) keeps its
     stderr and stdout tails and full error message, for debugging.
     """
     uids = list(uids) if uids is not None else [uid] * len(cases)
@@ -183,7 +184,8 @@ def public_row(evaluate: Evaluate, example: dict, run: RunResult, limits: Limits
     else:
         row["error"] = None
         try:
-            row["objective"] = evaluate(example["instance"], safe_json.parse_strict(run.solution_bytes, "solution.json"))
+            solution = safe_json.parse_strict(run.solution_bytes, "solution.json")
+            row["objective"] = evaluate(example["instance"], solution)
             row["feasible"] = 1
         except safe_json.BadOutput as exc:
             row["error"] = str(exc)
