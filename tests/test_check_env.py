@@ -227,3 +227,26 @@ def test_check_runs_with_the_bubblewrap_import_path(task, tmp_path):
     for trial in job.glob("*/config.json"):
         assert json.loads(trial.read_text())["environment"]["import_path"] == BUBBLEWRAP
     shutil.rmtree(job)
+
+
+# ------------------------------------------------------------------ export --verifier-network (scripts/e2e-podman.sh)
+
+
+def test_verifier_network_public_is_a_labelled_testing_only_export_option(tmp_path, shipped_rows):
+    """Only for engines without Harbor's egress sidecar: the separate verifier keeps the network, with a warning."""
+    import json
+    import tomllib
+
+    row = next(r for r in shipped_rows if r["level"] == 1)
+    (tmp_path / "rows.jsonl").write_text(json.dumps(row) + "\n")
+    runner = CliRunner()
+    plain = runner.invoke(main, ["export", "--dataset", str(tmp_path / "rows.jsonl"), "--out", str(tmp_path / "a")])
+    assert plain.exit_code == 0, plain.output
+    config = tomllib.loads((tmp_path / "a" / row["id"] / "task.toml").read_text())
+    assert config["verifier"]["environment"]["network_mode"] == "no-network" and "warning" not in plain.output
+    public = runner.invoke(main, ["export", "--dataset", str(tmp_path / "rows.jsonl"), "--out", str(tmp_path / "b"),
+                                  "--verifier-network", "public"])
+    assert public.exit_code == 0, public.output
+    config = tomllib.loads((tmp_path / "b" / row["id"] / "task.toml").read_text())
+    assert config["verifier"]["environment"]["network_mode"] == "public"
+    assert "warning: --verifier-network public" in public.output and "not a benchmark export" in public.output
