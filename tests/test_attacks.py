@@ -99,6 +99,8 @@ KILL_BY_STATE = [(PROCESSES, 'startswith(("Z", "X")) and status.get("Threads", "
                  (PROCESSES, "    if uid == 0 or os.geteuid() != 0:\n        return\n", "    return\n")]
 NO_LOCKDOWN = (LOCKDOWN, "        for root in writable_mounts():\n", "        for root in ():\n")
 NO_DISK_LIMIT = (SOLVER, "if size > max_bytes or count > limits.max_files:", "if False:")
+#: The FIFO at test-stdout.txt blocks Harbor until the verifier timeout: a short one keeps the weakened run short.
+SHORT_VERIFIER_TIMEOUT = ("../task.toml", "[verifier]\ntimeout_sec = 120.0\n", "[verifier]\ntimeout_sec = 15.0\n")
 
 MUTATIONS = {
     # attack: (level, mode, edits that remove its defence)
@@ -121,12 +123,37 @@ MUTATIONS = {
     "disk-total": (2, "separate", [NO_DISK_LIMIT]),
     "many-files": (2, "separate", [NO_DISK_LIMIT]),
     "ortools-syspath": (2, "shared", [NO_LOCKDOWN]),
+    # Harbor's own redirect to /logs/verifier/test-stdout.txt, before test.sh: only the collect hook helps
+    "stdout-dir": (1, "shared", [NO_COLLECT_HOOK]),
+    "stdout-fifo": (1, "shared", [NO_COLLECT_HOOK, SHORT_VERIFIER_TIMEOUT]),
+    "stdout-symlink": (1, "shared", [NO_COLLECT_HOOK]),
+    # Harbor's host-side copy into the verifier (tarfile.add, recursive): the collect hook bounds what
+    # reaches it; the bubblewrap environment's own download limits are raised (see HOOK_ALONE)
+    "deep-artifacts": (1, "separate", [NO_COLLECT_HOOK]),
+    "artifact-chain": (1, "separate", [NO_COLLECT_HOOK]),
+    "artifact-chain-l2": (2, "separate", [NO_COLLECT_HOOK]),  # the same attack on level 2's /app/solve.py
 }
+#: Attacks the collect hook must hold on its own, as on Docker: the bubblewrap environment's download
+#: limits (harbor_env/transfer.py) are raised for both the defended and the weakened run.
+HOOK_ALONE = {"deep-artifacts", "artifact-chain", "artifact-chain-l2"}
+
+
+#: The limits of the bubblewrap environment's downloads (harbor_env/transfer.py); Docker has none.
+TRANSFER_LIMITS = ("MAX_DEPTH", "MAX_ENTRIES", "MAX_BYTES", "MAX_FILE_SIZE")
+
+
+def _without_transfer_limits(monkeypatch) -> None:
+    """Raise the bubblewrap environment's transfer limits, so a tree reaches Harbor's host-side copy as on Docker."""
+    from orharbor.harbor_env import environment
+
+    for name in TRANSFER_LIMITS:
+        if hasattr(environment.transfer, name):
+            monkeypatch.setattr(environment.transfer, name, 10 ** 12)
 
 
 @pytest.mark.parametrize("attack", sorted(MUTATIONS))
 @pytest.mark.sandbox
-def test_removing_the_defence_lets_the_attack_through(attack_tasks, tmp_path, attack):
+def test_removing_the_defence_lets_the_attack_through(attack_tasks, tmp_path, monkeypatch, attack):
     """With its defence removed from the verifier, the attack gets through: a higher reward, or a crash.
 
     Some attacks race the verifier or Harbor (a rewriter against Harbor's read of
@@ -137,6 +164,9 @@ def test_removing_the_defence_lets_the_attack_through(attack_tasks, tmp_path, at
     """
     level, mode, edits = MUTATIONS[attack]
     task = attack_tasks[("jobshop", level, mode)]
+    if attack in HOOK_ALONE:
+        _without_transfer_limits(monkeypatch)
+    attack = attack.removesuffix("-l2")
     defended = check.check_tasks(task, jobs=2, attacks=True, only=(attack,))[0]
     assert [p.policy for p in defended.policies] == [attack] and defended.ok, defended.problem_text()
     weakened = _mutate(task, tmp_path, edits)

@@ -1,6 +1,7 @@
 """Exporter: dataset rows, modelling specs and RetailOpt rows to self-contained Harbor task directories.
 
 - :mod:`~orharbor.exporter.task_dir`: what every task shares (options, pins, task.toml, tests/, atomic builds);
+- :mod:`~orharbor.exporter.collect_hook`: the collect hook Harbor runs as root before it takes anything out;
 - :mod:`~orharbor.exporter.algorithm`: dataset rows (levels 1 and 2);
 - :mod:`~orharbor.exporter.modelling`: modelling specs and RetailOpt rows;
 - :mod:`~orharbor.exporter.dataset_index`: registry.json, dataset.toml and .gitattributes beside the tasks.

@@ -20,6 +20,7 @@ import tomli_w
 
 from orharbor.errors import UserError
 from orharbor.exporter.bundle import write_bundle
+from orharbor.exporter.collect_hook import collect_hook
 from orharbor.files import replace_dir, staging_dir
 from orharbor.verifiers import contract
 
@@ -48,17 +49,6 @@ AGENT_USER = "agent"
 #: solve.py runs as this uid (Debian's ``nobody``) when scored outside a task container; inside
 #: one, every run gets a fresh uid of its own (verifiers/lockdown.py).
 SOLVER_UID = 65534
-#: Shared verifier mode: run by Harbor as root after the agent and before it clears the reward
-#: files ([[verifier.collect]]). It ends every process of a non-root user (by owner: a process
-#: whose main thread exited looks like a zombie) and clears whatever the agent planted at the
-#: reward paths, which Harbor's own ``rm -f`` cannot remove (a folder), so the trial would end
-#: with no reward at all instead of the one it earned.
-SHARED_CLEANUP = ("for round in 1 2 3; do for p in /proc/[0-9]*; do "
-                  "u=$(awk '/^Uid:/ {print $2 + $3 + $4 + $5}' \"$p/status\" 2>/dev/null); "
-                  "[ -n \"$u\" ] && [ \"$u\" != 0 ] && kill -9 \"${p#/proc/}\" 2>/dev/null; done; done; "
-                  "if [ -L /logs/verifier ] || [ -e /logs/verifier -a ! -d /logs/verifier ]; then rm -f /logs/verifier; fi; "
-                  "mkdir -p /logs/verifier && chown root:root /logs/verifier && chmod 755 /logs/verifier; "
-                  "rm -rf /logs/verifier/reward.json /logs/verifier/reward.txt; true")
 
 
 class ExportOptionError(UserError):
@@ -150,9 +140,12 @@ def task_toml(task_id: str, description: str, metadata: dict, options: ExportOpt
     """task.toml as data, in the shape of Harbor's TaskConfig: the one builder for every task kind.
 
     A separate verifier gets its own ``[verifier.environment]``, offline from the
-    start, so no provider has to switch its network after start. A shared
-    verifier gets a collect hook (:data:`SHARED_CLEANUP`) that Harbor runs as root
-    between the agent and the verifier. An allowlist
+    start, so no provider has to switch its network after start. In both modes a
+    collect hook (:mod:`orharbor.exporter.collect_hook`), run by Harbor as root
+    before it takes anything out of the agent's container, ends the agent's
+    processes, bounds /logs/artifacts and leaves each declared artifact a regular
+    file or nothing; in shared mode it also empties /logs/verifier and removes
+    /tests. An allowlist
     applies to the agent phase only (``[agent]``): ``[environment]`` stays public
     because agent setup installs claude-code or codex from the network.
     """
@@ -161,8 +154,7 @@ def task_toml(task_id: str, description: str, metadata: dict, options: ExportOpt
     verifier: dict = {"timeout_sec": verifier_timeout, "environment_mode": options.verifier_mode}
     if options.verifier_mode == "separate":
         verifier["environment"] = {**resources, "network_mode": "no-network"}
-    else:
-        verifier["collect"] = [{"command": SHARED_CLEANUP, "user": "root", "timeout_sec": 60.0}]
+    verifier["collect"] = [collect_hook(options.verifier_mode, artifacts)]
     agent: dict = {"timeout_sec": agent_timeout, "user": AGENT_USER}
     if options.agent_network == "allowlist":
         agent.update(network_mode="allowlist", allowed_hosts=list(options.allowed_hosts))

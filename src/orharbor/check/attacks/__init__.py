@@ -38,4 +38,4 @@ def attack_policies(task_dir: Path, task: Task) -> list[Policy]:
             own = retail_attacks(task)
         case _:
             raise ValueError(f"{task_dir.name}: no attacks for a {task.KIND} task")
-    return environment_attacks(task.kind.fail_reward) + own
+    return environment_attacks(task.kind.fail_reward, task.deliverables) + own

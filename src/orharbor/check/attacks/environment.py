@@ -2,13 +2,24 @@
 
 They matter most in shared mode, where the verifier runs in the agent's
 container: planted reward files, processes left behind, Python hooks, folder
-chains and dangling links where the verifier writes its reward.
+chains and dangling links where the verifier writes its reward, and something
+other than a file where Harbor sends the verifier's output. In both modes,
+what Harbor copies out of the container before any verifier runs: a folder
+chain deeper than Python's recursion limit in /logs/artifacts or in place of
+the deliverable (Harbor's host-side ``tarfile.add`` is recursive).
 """
 
 from __future__ import annotations
 
+import shlex
+
 from orharbor.check.attacks.base import PYTHON_DIRS, attack, for_each_dir, leave_behind, probe
 from orharbor.check.policies import Policy
+
+#: Where Harbor sends test.sh's output in the agent's container (shared mode): ``(/tests/test.sh) > ...``.
+TEST_STDOUT = "/logs/verifier/test-stdout.txt"
+#: Deeper than Python's recursion limit (1,000), short enough for the host's PATH_MAX once copied.
+CHAIN_DEPTH = 1100
 
 #: Writes a perfect reward wherever the verifier might read one.
 FAKE_REWARD = r"""printf '{"reward": 1.0, "feasible": 1}' > /logs/verifier/reward.json; printf '1.0' > /logs/verifier/reward.txt"""
@@ -23,8 +34,11 @@ true
 """
 
 
-def environment_attacks(fail: float) -> list[Policy]:
-    """Tampering with the container during the agent phase; each must earn at most ``fail``."""
+def environment_attacks(fail: float, deliverables: tuple[str, ...] = ()) -> list[Policy]:
+    """Tampering with the container during the agent phase; each must earn at most ``fail``.
+
+    ``deliverables`` are the task's declared artifacts (task.toml ``artifacts``), the first the main one.
+    """
     hook = probe("reward_hook")
     return [
         attack("reward-file", fail, "write reward.json and reward.txt directly, no deliverable",
@@ -60,7 +74,38 @@ def environment_attacks(fail: float) -> list[Policy]:
                agent_script="for f in $(python3 -I -c 'import json; print(json.__file__)') "
                             "/usr/local/lib/python3*/json/__init__.py; do\n"
                             f"cat >> \"$f\" 2>/dev/null <<'ORH'\n{hook}ORH\ndone\ntrue\n"),
+        # Harbor opens test-stdout.txt itself, before test.sh runs: nothing in the verifier can help.
+        attack("stdout-dir", fail, "a folder where Harbor writes test.sh's output (and one in /tests, if it can)",
+               agent_script=plant_at_stdout(f"mkdir -p {TEST_STDOUT}/d; mkdir -p /tests/test.sh 2>/dev/null")),
+        attack("stdout-fifo", fail, "a FIFO where Harbor writes test.sh's output: opening it blocks",
+               agent_script=plant_at_stdout(f"mkfifo {TEST_STDOUT}")),
+        attack("stdout-symlink", fail, "a dangling symlink where Harbor writes test.sh's output",
+               agent_script=plant_at_stdout(f"ln -sfn /nonexistent/orh-stdout {TEST_STDOUT}")),
+        attack("deep-artifacts", fail, f"a {CHAIN_DEPTH:,}-level folder chain in /logs/artifacts",
+               agent_script=deep_chains(("/logs/artifacts/deep",)) + "true\n"),
+        attack("artifact-chain", fail, f"a {CHAIN_DEPTH:,}-level folder chain in place of the deliverable "
+                                       "(a FIFO in place of any other)",
+               agent_script=artifact_chain(deliverables)),
     ]
+
+
+def plant_at_stdout(plant: str) -> str:
+    """Agent-phase shell that clears ``TEST_STDOUT`` and runs ``plant`` there (errors ignored)."""
+    return f"mkdir -p /logs/verifier; rm -rf {TEST_STDOUT}; {plant}; true\n"
+
+
+def deep_chains(tops: tuple[str, ...]) -> str:
+    """Agent-phase shell that builds a ``CHAIN_DEPTH``-level folder chain at each of ``tops``."""
+    return (f"python3 - <<'ORH'\n{probe('deep_folders')}build_chains({tops!r}, depth={CHAIN_DEPTH})\nORH\n")
+
+
+def artifact_chain(deliverables: tuple[str, ...]) -> str:
+    """Agent-phase shell: a folder chain at the main deliverable, a FIFO at each other one."""
+    if not deliverables:
+        return "true\n"
+    main, *others = deliverables
+    fifos = "".join(f"rm -rf {shlex.quote(path)}; mkfifo {shlex.quote(path)}\n" for path in others)
+    return f"rm -rf {shlex.quote(main)}\n" + deep_chains((main,)) + fifos + "true\n"
 
 
 def zombie_script(mode: str) -> str:

@@ -2,18 +2,21 @@
 
 As a level-2 probe it builds them in its run's working folder and in /tmp, then
 answers (an honest 0.0 must stay 0.0); the deep-reward-path attack calls
-``build_chains`` at the reward paths during the agent phase.
+``build_chains`` at the reward paths during the agent phase, and the
+deep-artifacts and artifact-chain attacks call it with ``depth=1100`` in
+/logs/artifacts and at the deliverable: deeper than Python's recursion limit,
+short enough (2,200 characters) for the whole chain to be copied to the host.
 """
 
 import os
 
 
-def build_chains(tops):
+def build_chains(tops, depth=3000):
     for top in tops:
         try:
             os.makedirs(top, exist_ok=True)
             fd = os.open(top, os.O_RDONLY)
-            for _ in range(3000):
+            for _ in range(depth):
                 os.mkdir("d", dir_fd=fd)
                 fd, old = os.open("d", os.O_RDONLY, dir_fd=fd), fd
                 os.close(old)
