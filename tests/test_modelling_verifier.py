@@ -211,7 +211,8 @@ def test_test_sh_fallback_runs_when_python_fails(tmp_path, modelling, reward, ou
     (logs / "details.json").symlink_to(tmp_path / "elsewhere.json")
     (logs / "reward.json").mkdir()
     script = ((tmp_path / "test.sh").read_text().replace("/logs/verifier", str(logs))
-              .replace("/usr/local/bin/python3", "false").replace("/tests", str(tmp_path / "no-tests")))
+              .replace("/usr/local/bin/python3", "false").replace("/tests", str(tmp_path / "no-tests"))
+              .replace("reason=$(untrusted_interpreter)\n", "reason=\n"))  # this machine has no image record
     result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30)
     assert result.returncode == 0 and "verifier failed" in result.stdout, result.stderr
     assert json.loads((logs / "reward.json").read_text()) == {"reward": reward}

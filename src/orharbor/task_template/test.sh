@@ -32,14 +32,20 @@ fail() {
   printf '%s\n' '$fail_json' > /logs/verifier/reward.json.tmp
   mv -f /logs/verifier/reward.json.tmp /logs/verifier/reward.json
 }
-# What Python reads and imports from /usr/local (run there), one line each, sorted. The image
-# build recorded the same listing with the same find commands (the Dockerfile's last RUN).
+# What python3 reads and imports from /usr/local (run there), one line each, sorted: the names
+# it looks for beside the interpreter and libpython (pyvenv.cfg, ._pth, pybuilddir.txt, a lib/
+# folder of its own, pythonXY.zip), the interpreter and its standard library; not site-packages
+# nor __pycache__. The image build recorded the same listing with the same find commands (the
+# Dockerfile's last RUN); what else lands in /usr/local (an agent's npm -g) is not listed.
 interpreter_entries() {
-  { find . bin lib -mindepth 1 -maxdepth 1 \( -name pyvenv.cfg -o -name '*._pth' -o -name 'python*' \
-      -o -name 'libpython*' -o -name pybuilddir.txt -o -path bin/lib -o -path bin/lib64 \) \
-      \( -type f -printf '%y %s %p\n' -o -printf '%y %p %l\n' \)
-    find lib/python3.* -mindepth 1 \( -path 'lib/python3.*/site-packages' -o -name __pycache__ \) -prune \
-      -o \( -type f -printf '%y %s %p\n' -o -printf '%y %p %l\n' \)
+  local v z
+  v=$$(readlink bin/python3) || v=python3-is-no-link
+  z=$$(echo "$$v" | tr -d .).zip
+  { find . bin lib -mindepth 1 -maxdepth 1 \( -name pyvenv.cfg -o -name '*._pth' -o -name pybuilddir.txt \
+      -o -name 'libpython*' -o -path bin/python3 -o -path "bin/$$v" -o -path bin/lib -o -path bin/lib64 \
+      -o -path "lib/$$v" -o -path "lib/$$z" \) \( -type f -printf '%y %s %p\n' -o -printf '%y %p %l\n' \)
+    find "lib/$$v" -mindepth 1 \( -path "lib/$$v/site-packages" -o -name __pycache__ \) -prune \
+      -o \( -type f -printf '%y %s %p\n' -o -printf '%y %p %l\n' \) 2>/dev/null
   } | LC_ALL=C sort
 }
 # Why the interpreter cannot be trusted; nothing when it can.

@@ -10,13 +10,15 @@ COPY . /tests
 RUN chown -R root:root /tests && chmod -R go-rwx /tests && mkdir -p /app /logs/verifier
 WORKDIR /tests
 # The interpreter the verifier runs with, as built: test.sh compares /usr/local with this record
-# before Python starts (what Python reads and imports: the interpreter, libpython, the standard
-# library; not site-packages nor __pycache__). Last, after everything that installs into /usr/local.
-RUN set -e; mkdir -p /usr/local/share/orharbor; cd /usr/local; \
-    { find . bin lib -mindepth 1 -maxdepth 1 \( -name pyvenv.cfg -o -name '*._pth' -o -name 'python*' \
-      -o -name 'libpython*' -o -name pybuilddir.txt -o -path bin/lib -o -path bin/lib64 \) \
-      \( -type f -printf '%y %s %p\n' -o -printf '%y %p %l\n' \); \
-    find lib/python3.* -mindepth 1 \( -path 'lib/python3.*/site-packages' -o -name __pycache__ \) -prune \
+# before Python starts (what python3 reads and imports there: the interpreter, libpython, the
+# standard library with lib-dynload, and the names Python looks for beside them: pyvenv.cfg,
+# ._pth, pythonXY.zip...; not site-packages nor __pycache__). Last, after all that installs there.
+RUN set -e; mkdir -p /usr/local/share/orharbor; cd /usr/local; v=$$(readlink bin/python3); \
+    z=$$(echo "$$v" | tr -d .).zip; \
+    { find . bin lib -mindepth 1 -maxdepth 1 \( -name pyvenv.cfg -o -name '*._pth' -o -name pybuilddir.txt \
+      -o -name 'libpython*' -o -path bin/python3 -o -path "bin/$$v" -o -path bin/lib -o -path bin/lib64 \
+      -o -path "lib/$$v" -o -path "lib/$$z" \) \( -type f -printf '%y %s %p\n' -o -printf '%y %p %l\n' \); \
+    find "lib/$$v" -mindepth 1 \( -path "lib/$$v/site-packages" -o -name __pycache__ \) -prune \
       -o \( -type f -printf '%y %s %p\n' -o -printf '%y %p %l\n' \); } | LC_ALL=C sort > share/orharbor/interpreter.list; \
     sed -n 's/^f [0-9]* //p' share/orharbor/interpreter.list | xargs -r -d '\n' sha256sum -- > share/orharbor/interpreter.sha256; \
     chmod 644 share/orharbor/interpreter.list share/orharbor/interpreter.sha256; test -s share/orharbor/interpreter.sha256
