@@ -250,3 +250,18 @@ def test_verifier_network_public_is_a_labelled_testing_only_export_option(tmp_pa
     config = tomllib.loads((tmp_path / "b" / row["id"] / "task.toml").read_text())
     assert config["verifier"]["environment"]["network_mode"] == "public"
     assert "warning: --verifier-network public" in public.output and "not a benchmark export" in public.output
+
+
+def test_docker_without_the_compose_plugin_is_refused_before_any_trial(monkeypatch):
+    """Harbor's docker preflight asks `docker info` only; check also asks for `docker compose` (v2)."""
+    import subprocess
+
+    from harbor.environments.docker.docker import DockerEnvironment
+
+    monkeypatch.setattr(DockerEnvironment, "preflight", classmethod(lambda cls, kwargs=None: None))
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(
+        a[0], 1, "", "docker: unknown command: docker compose"))
+    with pytest.raises(environment.EnvironmentUnavailable, match="Compose v2.*unknown command"):
+        environment.preflight(resolve_environment("docker"))
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a[0], 0, "v2.40.3", ""))
+    environment.preflight(resolve_environment("docker"))

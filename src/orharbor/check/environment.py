@@ -167,6 +167,22 @@ def preflight(env: CheckEnvironment) -> None:
         raise EnvironmentUnavailable(f"{env.name}: {exc}") from None
     except SystemExit as exc:
         raise EnvironmentUnavailable(f"{env.name}: {exc}") from None
+    if env.type == "docker":
+        _require_compose_v2()
+
+
+def _require_compose_v2() -> None:
+    """Harbor's docker environment runs ``docker compose`` (the v2 plugin); its preflight does not ask."""
+    import subprocess
+
+    try:
+        probe = subprocess.run(["docker", "compose", "version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise EnvironmentUnavailable(f"docker: `docker compose version` failed: {exc}") from None
+    if probe.returncode != 0:
+        raise EnvironmentUnavailable("docker: Harbor's docker environment runs `docker compose` (Compose v2, the "
+                                     "docker CLI plugin), which is not installed here: `docker compose version` "
+                                     f"says {(probe.stderr or probe.stdout).strip()[:200]!r}")
 
 
 class EnvironmentUnavailable(UserError):
