@@ -301,7 +301,7 @@ INTERPRETER_PLANTS = {
     "._pth of libpython": (lambda p: (p / "lib" / "libpython3.12.so.1.0._pth").write_text("/tmp\n"),
                            "lib/libpython3.12.so.1.0._pth is there"),
     "python312.zip": (lambda p: (p / "lib" / "python312.zip").write_bytes(b"PK"),
-                      "differs from its image build record: \tf 2 lib/python312.zip"),
+                      "lib/python312.zip is there"),
     "stdlib module": (lambda p: (p / "lib" / "python3.12" / "json.py").write_text("x = 1\n"),
                       "differs from its image build record: \tf 6 lib/python3.12/json.py"),
     "edited stdlib": (lambda p: (p / "lib" / "python3.12" / "os.py").write_text("# sO\n"),
@@ -310,7 +310,8 @@ INTERPRETER_PLANTS = {
                            "differs from its image build record: bin/python3.12: FAILED"),
     "relinked python3": (lambda p: ((p / "bin" / "python3").unlink(), (p / "bin" / "python3").symlink_to("/tmp/x")),
                          "differs from its image build record: d lib/python3.12"),  # it no longer leads there
-    "prefix landmark": (lambda p: (p / "bin" / "lib").mkdir(), "differs from its image build record: \td bin/lib"),
+    "prefix landmark": (lambda p: (p / "bin" / "lib").mkdir(), "bin/lib is there"),
+    "build-tree marker": (lambda p: (p / "bin" / "pybuilddir.txt").write_text("x"), "bin/pybuilddir.txt is there"),
     "FIFO in lib-dynload": (lambda p: os.mkfifo(p / "lib" / "python3.12" / "lib-dynload" / "_x.so"),
                             "differs from its image build record: \tp lib/python3.12/lib-dynload/_x.so"),
     "no record": (lambda p: (p / "share" / "orharbor" / "interpreter.sha256").unlink(),
@@ -344,6 +345,28 @@ def test_the_check_refuses_each_change_python_would_read(tmp_path, plant):
     change(prefix)
     reason = _untrusted(prefix)
     assert expected in reason, reason
+
+
+@pytest.mark.parametrize("plant", ["pyvenv.cfg beside", "pyvenv.cfg above", "._pth beside", "python312.zip",
+                                   "prefix landmark"])
+def test_what_python_reads_before_any_code_is_refused_even_with_the_record_rewritten(tmp_path, plant):
+    """These names are refused by name: an attacker who plants one and records the result still loses."""
+    prefix = _fake_prefix(tmp_path / "local")
+    change, expected = INTERPRETER_PLANTS[plant]
+    change(prefix)
+    _record(prefix)
+    assert expected in _untrusted(prefix)
+
+
+def test_limit_a_stdlib_edit_recorded_again_is_not_seen(tmp_path):
+    """The honest limit: the record lives in the agent's image. Root that edits the standard library and
+    rewrites the record is not seen by this check (SECURITY.md: shared mode does not stand up to root)."""
+    prefix = _fake_prefix(tmp_path / "local")
+    _record(prefix)
+    (prefix / "lib" / "python3.12" / "os.py").write_text("# edited\n")
+    assert "os.py" in _untrusted(prefix)
+    _record(prefix)
+    assert _untrusted(prefix) == ""
 
 
 def test_python_reads_a_pth_file_beside_it_even_with_I_S(tmp_path):

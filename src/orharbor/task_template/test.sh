@@ -51,8 +51,10 @@ interpreter_entries() {
 # Why the interpreter cannot be trusted; nothing when it can.
 untrusted_interpreter() {
   local record=/usr/local/share/orharbor f listed now
+  # Refused whatever the record says (an attacker who can plant them may rewrite the record too).
   for f in /etc/ld.so.preload /usr/local/pyvenv.cfg /usr/local/bin/pyvenv.cfg /usr/local/bin/*._pth \
-      /usr/local/lib/*._pth; do
+      /usr/local/lib/*._pth /usr/local/bin/pybuilddir.txt /usr/local/bin/lib /usr/local/bin/lib64 \
+      /usr/local/lib/python3*.zip; do
     if [ -e "$$f" ] || [ -L "$$f" ]; then echo "$$f is there"; return; fi
   done
   for f in "$$record/interpreter.list" "$$record/interpreter.sha256"; do
