@@ -177,6 +177,19 @@ def test_a_planted_tree_costs_only_the_first_few_reasons(shared_tasks, tmp_path)
     assert len(entry.problems(str(tests))) == entry.MAX_REASONS
 
 
+def test_a_folder_that_cannot_be_listed_is_a_reason_not_a_crash(shared_tasks, tmp_path, monkeypatch):
+    tests = _tests_copy(shared_tasks[1], tmp_path)
+    real = entry.os.scandir
+
+    def scandir(path):
+        if str(path).endswith("verifiers"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(entry.os, "scandir", scandir)
+    assert entry.problems(str(tests)) == [f"{tests}/orharbor/verifiers cannot be checked (Permission denied)"]
+
+
 def test_write_manifest_after_an_edit_makes_the_folder_match_again(shared_tasks, tmp_path):
     """What a mutation test (or anyone editing tests/) does after its edit."""
     tests = _tests_copy(shared_tasks[1], tmp_path)

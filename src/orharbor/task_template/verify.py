@@ -66,7 +66,13 @@ def problems(folder: str) -> list[str]:
         manifest = _load_manifest(os.path.join(folder, MANIFEST))
     except (OSError, ValueError) as exc:
         return [f"{shown}/{MANIFEST} is unusable ({exc})"]
-    files, dirs = manifest["files"], set(manifest["dirs"])
+    try:
+        return _differences(folder, manifest["files"], set(manifest["dirs"]))
+    except OSError as exc:  # an entry that vanished or cannot be listed while we walk
+        return [f"{_shown(exc.filename or folder)} cannot be checked ({exc.strerror})"]
+
+
+def _differences(folder: str, files: dict, dirs: set) -> list[str]:
     reasons, seen = [], set()
     for relative, path, info in _walk(folder, lambda relative: relative in dirs):
         seen.add(relative)
