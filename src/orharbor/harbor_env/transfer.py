@@ -40,6 +40,7 @@ import logging
 import os
 import select
 import stat
+import threading
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,17 +98,32 @@ async def download_dir(root: int, logger: logging.Logger, source: str, target: P
 
 
 async def _in_thread(function, root: int, *args) -> None:
-    """Run a blocking transfer off the event loop on its own copy of the root descriptor.
+    """Run a blocking transfer off the event loop, on a copy of the root descriptor that the thread closes.
 
-    Its own copy: if the trial is cancelled and the environment stopped while
-    the thread still runs, a closed and reused descriptor number must never
-    point the transfer somewhere else.
+    If the trial is cancelled and the environment stopped while the thread
+    still runs, a closed and reused descriptor number must never point the
+    transfer somewhere else; a thread that never started leaves its copy to
+    be closed here.
     """
-    own = os.dup(root)
+    own = [os.dup(root)]
+    lock = threading.Lock()
+
+    def work() -> None:
+        with lock:
+            fd = own.pop() if own else None
+        if fd is None:
+            return
+        try:
+            function(fd, *args)
+        finally:
+            os.close(fd)
+
     try:
-        await asyncio.to_thread(function, own, *args)
+        await asyncio.to_thread(work)
     finally:
-        os.close(own)
+        with lock:
+            if own:
+                os.close(own.pop())
 
 
 def _upload_file(root: int, logger: logging.Logger, source: Path, target: str) -> None:
