@@ -176,3 +176,14 @@ def test_an_allowlist_export_is_refused_with_what_to_check_instead(tmp_path, shi
     [result] = check.check_tasks(task)
     assert not result.ok and not result.policies
     assert "--agent-network public" in result.problem_text()
+
+
+def test_first_error_names_the_hidden_reason_and_the_public_examples_stderr():
+    """check's one-line reason: a hidden row's fixed reason, and the program's words only from the example run."""
+    from orharbor.check.results import first_error
+
+    details = {"instances": [{"index": 0, "error": "timed out after 2 s"}],
+               "example": {"error": "timed out after 2 s", "stderr_tail": "Traceback: boom"}}
+    assert first_error(details) == "instance 0: timed out after 2 s Traceback: boom"
+    details["example"] = {"error": None, "stderr_tail": "fine run's chatter"}
+    assert first_error(details) == "instance 0: timed out after 2 s"

@@ -87,12 +87,18 @@ def judge(policy: str, expected: float, attack: bool, outcome, trial_dir: Path) 
 
 
 def first_error(details: dict) -> str | None:
-    """The verifier's own error, or that of the first failed evaluation instance."""
+    """The verifier's own error, or that of the first failed evaluation instance.
+
+    A hidden instance's row holds only a fixed reason; the program's own words
+    (its stderr) come from its run on the public example, when that failed too.
+    """
     if details.get("error"):
         return str(details["error"])
+    example = details.get("example") if isinstance(details.get("example"), dict) else {}
     for row in details.get("instances", []) or []:
         if isinstance(row, dict) and row.get("error"):
-            return f"instance {row.get('index')}: {row['error']} {str(row.get('stderr_tail', ''))[-300:]}".strip()
+            said = str(example.get("stderr_tail") or "")[-300:] if example.get("error") else ""
+            return f"instance {row.get('index')}: {row['error']} {said}".strip()
     return None
 
 
