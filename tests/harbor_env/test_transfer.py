@@ -24,6 +24,7 @@ import os
 import re
 import shlex
 import stat
+import subprocess
 import tarfile
 import tempfile
 from pathlib import Path, PurePosixPath
@@ -514,3 +515,17 @@ def test_sandbox_paths_are_names_from_the_root_and_dotdot_is_refused():
     with pytest.raises(RuntimeError, match="'..' is refused"):
         transfer.sandbox_names("/logs/../etc")
 
+
+def test_the_root_is_not_opened_through_a_pid_that_may_have_been_recycled():
+    """When PID 1's pidfd says it has exited, its pid is not trusted, though a live process now holds it."""
+    gone = subprocess.Popen(["true"])
+    pidfd = os.pidfd_open(gone.pid)
+    gone.wait()
+    live = subprocess.Popen(["sleep", "30"])  # stands for the process that got the pid
+    try:
+        with pytest.raises(RuntimeError, match="PID 1 exited before its root could be opened"):
+            transfer.open_root(live.pid, pidfd)
+    finally:
+        live.kill()
+        live.wait()
+        os.close(pidfd)
