@@ -55,6 +55,7 @@
 #   E2E_MODES       verifier modes to run (default "shared separate")
 #   E2E_ENVS        environments to run (default "bubblewrap podman")
 #   E2E_SKIP_REFUSAL=1  skip step 4b
+#   E2E_CHECK=0     skip step 5: retry and compare the job folders an earlier run left in E2E_WORK
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -70,6 +71,8 @@ QUICK_RETAIL=retail_f1_base_v0   # solves in well under a second
 export PATH="$REPO/.venv/bin:$PATH"
 export HARBOR_TELEMETRY=0 LITELLM_LOCAL_MODEL_COST_MAP=True
 
+# Podman commands that start a container, retried: see "Run it on a quiet machine" above.
+retry() { local n; for n in 1 2 3; do "$@" && return 0; echo "(attempt $n failed: $*)" >&2; sleep 2; done; return 1; }
 step() { printf '\n== %s %s\n' "$(date -u +%H:%M:%S)" "$*"; }
 die() { echo "e2e-podman: $*" >&2; exit 3; }
 
@@ -156,7 +159,7 @@ EOF
         --change 'CMD ["/bin/bash"]' - "$BASE_IMAGE" > /dev/null
     rm -rf "$ROOTFS"
 fi
-podman run --rm "$BASE_IMAGE" /usr/local/bin/python3 -c 'import sys, venv, ensurepip; print("base image python", sys.version.split()[0], "prefix", sys.prefix)'
+retry podman run --rm "$BASE_IMAGE" /usr/local/bin/python3 -c 'import sys, venv, ensurepip; print("base image python", sys.version.split()[0], "prefix", sys.prefix)'
 
 # ------------------------------------------------------------------ 4. tasks
 step "4. export: job shop level 1 and 2, one spec, one RetailOpt row; modes: $MODES"
@@ -193,10 +196,10 @@ step "4a. build every task image once under a tag of its own (the layer cache fo
 for mode in $MODES; do
     for task in "$WORK/tasks-$mode"/*/; do
         name=$(basename "$task")
-        podman build -q -t "localhost/orharbor-e2e-cache/$name-$mode:env" "$task/environment" > /dev/null \
+        retry podman build -q -t "localhost/orharbor-e2e-cache/$name-$mode:env" "$task/environment" > /dev/null \
             || die "building $task/environment failed"
         if [ -f "$task/tests/Dockerfile" ]; then
-            podman build -q -t "localhost/orharbor-e2e-cache/$name-$mode:verifier" "$task/tests" > /dev/null \
+            retry podman build -q -t "localhost/orharbor-e2e-cache/$name-$mode:verifier" "$task/tests" > /dev/null \
                 || die "building $task/tests failed"
         fi
         echo "built $name ($mode)"
@@ -221,7 +224,9 @@ fi
 
 # ------------------------------------------------------------------ 5. check
 declare -A ENV_ARG=([bubblewrap]="orharbor.harbor_env:BubblewrapEnvironment" [podman]="podman")
+[ "${E2E_CHECK:-1}" = 0 ] && echo "E2E_CHECK=0: step 5 left out, the job folders already in $WORK are compared"
 for env in $ENVS; do
+    [ "${E2E_CHECK:-1}" = 0 ] && break
     for mode in $MODES; do
         step "5. orharbor check --attacks --env ${ENV_ARG[$env]} ($mode verifier)"
         rm -rf "$WORK/jobs-$env-$mode"   # one job folder per run, read back in step 6
@@ -235,19 +240,19 @@ done
 
 # ------------------------------------------------------------------ 5b. one retry
 # A trial that ended without any reward (the engine failed to start a container: netavark,
-# runc or compose errors) is run once more, alone, so that one flaky start does not leave an
+# runc or compose errors) is run once more, so that one flaky start does not leave an
 # attack uncompared. Its new result goes in jobs-<env>-<mode>-retry; step 6 prefers a reward.
 for env in $ENVS; do
     for mode in $MODES; do
         rm -rf "$WORK/jobs-$env-$mode-retry"
-        "$PY" - "$WORK" "$env" "$mode" "${ENV_ARG[$env]}" <<'EOF' || true
+        "$PY" - "$WORK" "$env" "$mode" "${ENV_ARG[$env]}" "$WORKERS" <<'EOF' || true
 import json
 import sys
 from pathlib import Path
 
 from orharbor.check import check_tasks
 
-work, env, mode, env_arg = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+work, env, mode, env_arg, workers = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
 tasks = sorted((p.name for p in (work / f"tasks-{mode}").iterdir() if (p / "task.toml").is_file()),
                key=len, reverse=True)
 missing: dict[str, list[str]] = {}
@@ -260,7 +265,7 @@ for result in (work / f"jobs-{env}-{mode}").glob("check-*/*/result.json"):
             missing.setdefault(task, []).append(trial[len(task) + 2:])
 for task, policies in sorted(missing.items()):
     print(f"retrying on {env} ({mode}): {task}: {', '.join(sorted(policies))}", flush=True)
-    check_tasks(work / f"tasks-{mode}" / task, jobs=1, attacks=True, only=tuple(policies),
+    check_tasks(work / f"tasks-{mode}" / task, jobs=workers, attacks=True, only=tuple(policies),
                 jobs_dir=work / f"jobs-{env}-{mode}-retry", env=env_arg)
 EOF
     done
