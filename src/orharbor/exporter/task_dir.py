@@ -71,8 +71,13 @@ class ExportOptions:
     examples: int = 2
     base_image: str = BASE_IMAGE
     reference_time_limit_s: float = 60.0
+    #: Network of a separate verifier. "public" is for testing on an engine that cannot take a
+    #: container offline (Docker or Podman without Harbor's egress sidecar), never for a benchmark.
+    verifier_network: str = "no-network"
 
     def __post_init__(self) -> None:
+        if self.verifier_network not in ("no-network", "public"):
+            raise ExportOptionError(f"verifier network must be 'no-network' or 'public', got {self.verifier_network!r}")
         if self.verifier_mode not in ("separate", "shared"):
             raise ExportOptionError(f"verifier mode must be 'separate' or 'shared', got {self.verifier_mode!r}")
         if self.agent_network not in ("public", "allowlist"):
@@ -153,7 +158,7 @@ def task_toml(task_id: str, description: str, metadata: dict, options: ExportOpt
                  "storage_mb": options.storage_mb}
     verifier: dict = {"timeout_sec": verifier_timeout, "environment_mode": options.verifier_mode}
     if options.verifier_mode == "separate":
-        verifier["environment"] = {**resources, "network_mode": "no-network"}
+        verifier["environment"] = {**resources, "network_mode": options.verifier_network}
     verifier["collect"] = [collect_hook(options.verifier_mode, artifacts)]
     agent: dict = {"timeout_sec": agent_timeout, "user": AGENT_USER}
     if options.agent_network == "allowlist":
