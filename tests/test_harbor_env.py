@@ -16,6 +16,7 @@ from harbor.models.task.config import NetworkMode, NetworkPolicy
 from harbor.models.task.task import Task
 from harbor.models.trial.paths import TrialPaths
 
+from orharbor.exporter.task_dir import write_manifest
 from orharbor.harbor_env import BubblewrapEnvironment
 from orharbor.harbor_env.image import Copy, DockerfileError, Run, read_dockerfile
 
@@ -174,6 +175,7 @@ def test_the_old_cleanup_rule_kills_the_keepalive_and_loses_the_reward(exported,
     assert rule in text
     processes.write_text(text.replace(rule, "{int(p): 0 for p in os.listdir('/proc') if p.isdigit() and p != '1'}"
                                             ".items()"))
+    write_manifest(task / "tests")  # the edited verifier is the task's own now, not a plant
     answer = tmp_path / "solution.json"
     answer.write_bytes(_oracle_answer(task))
 
