@@ -16,7 +16,9 @@ with the Docker default it mirrors and the number it enforces:
   command;
 - :mod:`.enter`: ``docker exec``: namespaces joined through descriptors kept
   from the start, privileges dropped before anything of the sandbox runs;
-- :mod:`.transfer`: uploads and downloads (``docker cp``);
+- :mod:`.transfer`: uploads and downloads (``docker cp``), done by the host
+  through a descriptor of the sandbox's root, no symlink followed, within
+  depth, count and size limits;
 - :mod:`.image`: the Dockerfile, carried out without building an image.
 
 What it copies from Harbor's Docker environment, because the verifier and the
