@@ -17,6 +17,7 @@ import pytest
 from orharbor import check, problem_modules
 from orharbor.check.attacks import level2
 from orharbor.exporter import ExportOptions, export_row
+from orharbor.exporter.task_dir import write_manifest
 
 
 #: Every registered class: level 1 in both verifier modes, level 2 in separate mode; job shop also level 2 shared.
@@ -65,7 +66,9 @@ def test_every_attack_scores_minus_one_without_crashing_the_verifier(attack_task
 def _mutate(task: Path, tmp_path: Path, edits: list[tuple[str, str, str]]) -> Path:
     """A copy of ``task`` with defences removed: (file under tests/, old text, new text).
 
-    ``../task.toml`` names the task's own task.toml.
+    ``../task.toml`` names the task's own task.toml. tests/manifest.json is written
+    again afterwards, so the verifier's check of /tests against it does not refuse
+    the edited copy: each mutation removes only the defences it names.
 
     The edit ``UNSEAL`` stands for undoing the export's own sealing of tests/ (owner-only
     modes), the defence that holds even before test.sh runs.
@@ -81,6 +84,8 @@ def _mutate(task: Path, tmp_path: Path, edits: list[tuple[str, str, str]]) -> Pa
         text = path.read_text()
         assert old in text, f"defence {old!r} not found in {name}: update this test"
         path.write_text(text.replace(old, new))
+    if (copy / "tests" / "manifest.json").exists():  # the edits are the mutation, not a tampered /tests
+        write_manifest(copy / "tests")
     return copy
 
 
