@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from orharbor import check
 from orharbor.check import environment, trials
-from orharbor.check.environment import BUBBLEWRAP, CheckEnvironment, UnknownEnvironment, resolve_environment
+from orharbor.check.environment import BUBBLEWRAP, UnknownEnvironment, resolve_environment
 from orharbor.cli import main
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from orharbor.check import sandbox
+from orharbor.harbor_env import rootfs
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -48,7 +49,7 @@ print(json.dumps({"before": before, "during": during, "after": after, "uids": ui
 def _in_sandbox(script: str) -> dict:
     bwrap = sandbox.require_bwrap()
     base = sys.base_prefix
-    args = [bwrap, *sandbox.system_binds(), *sandbox.parents_args(base), "--ro-bind", base, base,
+    args = [bwrap, *rootfs.base_args(), "--ro-bind", "/etc", "/etc", *rootfs.parents_args(base), "--ro-bind", base, base,
             "--ro-bind", str(SRC), "/opt/orharbor-src",  # not at its own path: a clone under /tmp would shape /tmp
             "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm",
             "--perms", "1777", "--dir", "/tmp", "--tmpfs", "/mnt/agentfs", "--dir", "/home", "--dir", "/srv", "--dir", "/logs",

@@ -42,7 +42,9 @@ def require_bwrap() -> str:
         raise SandboxUnavailable("orharbor check needs bubblewrap (bwrap) for its sandbox; "
                                  "install it with `apt-get install -y bubblewrap` (Debian/Ubuntu) "
                                  "or `dnf install bubblewrap` (Fedora)")
-    probe = subprocess.run([path, *system_binds(), "--proc", "/proc", "--dev", "/dev", "--unshare-pid",
+    from orharbor.harbor_env import rootfs
+
+    probe = subprocess.run([path, *rootfs.base_args(), "--proc", "/proc", "--dev", "/dev", "--unshare-pid",
                             "--die-with-parent", "true"], capture_output=True, text=True)
     if probe.returncode != 0:
         raise SandboxUnavailable(f"bubblewrap cannot create a sandbox here: {probe.stderr.strip()}")
@@ -127,34 +129,6 @@ def _closure(packages: tuple[str, ...]) -> list[metadata.Distribution]:
             if "extra ==" not in requirement:
                 todo.append(re.match(r"[A-Za-z0-9._-]+", requirement).group(0))
     return [found[key] for key in sorted(found)]
-
-
-def system_binds() -> list[str]:
-    """Host ``/usr`` and ``/etc`` read-only, and ``/bin``, ``/lib``... as on the host: the base image stand-in."""
-    args = ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
-    for name in ("bin", "sbin", "lib", "lib64", "lib32", "libx32"):
-        path = Path("/") / name
-        if path.is_symlink():
-            args += ["--symlink", os.readlink(path), f"/{name}"]
-        elif path.is_dir():
-            args += ["--ro-bind", str(path), f"/{name}"]
-    return args
-
-
-def parents_args(path: str) -> list[str]:
-    """Create ``path``'s ancestors world-traversable (bwrap would make them 0700)."""
-    args: list[str] = []
-    for parent in reversed(Path(path).parents[:-1]):
-        args += ["--perms", "0755", "--dir", str(parent)]
-    return args
-
-
-def venv_args(venv: Venv, prefix: str) -> list[str]:
-    """Mount ``venv`` read-only at ``prefix``, its packages bound into its site-packages."""
-    args = ["--ro-bind", str(venv.root), prefix]
-    for source, relative in venv.binds:
-        args += ["--ro-bind", source, f"{prefix}/{relative}"]
-    return args
 
 
 def run_sandboxed(bwrap: str, binds: dict[str, Path], ro_binds: dict[str, Path], command: list[str],
