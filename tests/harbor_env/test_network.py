@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import socket
 import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 from harbor.models.task.config import NetworkMode
@@ -98,3 +100,54 @@ def test_public_dns_goes_to_slirp_and_offline_has_only_loopback(tmp_path):
     assert public_dns.stdout.strip() == f"nameserver {network.DNS_SERVER}"
     assert public_links.stdout.split() == ["lo", "tap0"]
     assert offline_dns.stdout.strip() == "" and offline_links.stdout.split() == ["lo"]
+
+
+#: Run in a mount namespace of its own (private from the host's): a shared tmpfs with a mount inside it,
+#: then a public sandbox, then whether that inner mount is still there. Nothing here reaches the host's mounts.
+PROPAGATION_PROBE = r"""
+import asyncio, subprocess, sys, tempfile
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from harbor.models.task.config import NetworkMode
+from sandboxes import environment, running
+from orharbor.harbor_env import network
+if sys.argv[2] == "mutated":
+    network.PRIVATE_MOUNTS = ()
+top = Path(tempfile.mkdtemp(prefix="orh-shared-"))
+subprocess.run(["mount", "-t", "tmpfs", "orh", str(top)], check=True)
+subprocess.run(["mount", "--make-shared", str(top)], check=True)
+(top / "inner").mkdir()
+subprocess.run(["mount", "-t", "tmpfs", "orh-inner", str(top / "inner")], check=True)
+scratch = Path(tempfile.mkdtemp(prefix="orh-prop-"))
+async def body():
+    async with running(environment(scratch, "prop", network=NetworkMode.PUBLIC)) as (env,):
+        await env.exec("true", user="agent")
+asyncio.run(body())
+mounts = Path("/proc/self/mountinfo").read_text()
+print("kept" if f" {top / 'inner'} " in mounts else "gone")
+subprocess.run(["umount", "-R", str(top)], check=True)
+top.rmdir()
+subprocess.run(["rm", "-rf", str(scratch)], check=True)
+"""
+
+
+def _inner_mount_after_a_public_sandbox(mutated: bool) -> str:
+    here = str(Path(__file__).parent)
+    result = subprocess.run(["unshare", "--mount", "--propagation", "private", "--", sys.executable, "-c",
+                             PROPAGATION_PROBE, here, "mutated" if mutated else "defended"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout.split()[-1]
+
+
+@pytest.mark.sandbox
+def test_a_public_sandbox_leaves_the_hosts_shared_mounts_mounted():
+    """slirp4netns runs in a private mount namespace, so its sandbox's unmounts never reach the host's mounts."""
+    assert _inner_mount_after_a_public_sandbox(mutated=False) == "kept"
+
+
+@pytest.mark.sandbox
+def test_slirp4netns_started_in_the_hosts_mount_namespace_unmounts_shared_mounts():
+    """Mutation: started beside the host's mounts, slirp4netns --enable-sandbox's unmount of its old root
+    propagates through shared mounts (podman's /run/netns entries vanished); shown in a namespace of our own."""
+    assert _inner_mount_after_a_public_sandbox(mutated=True) == "gone"

@@ -35,6 +35,10 @@ DNS_SERVER = "10.0.2.3"
 MTU = 65520
 #: slirp4netns's own hardening: the host's loopback refused, its own mount namespace without capabilities, seccomp.
 SLIRP_OPTIONS = ("--disable-host-loopback", "--enable-sandbox", "--enable-seccomp")
+#: slirp4netns starts in a mount namespace of its own whose mounts propagate nowhere: its
+#: ``--enable-sandbox`` unmounts the old root, and from the host's namespace, where ``/run``
+#: is shared, that unmount reached the host (a ``/run/netns`` mount of podman's vanished).
+PRIVATE_MOUNTS = ("unshare", "--mount", "--propagation", "private", "--")
 #: How long slirp4netns may take to bring the interface up.
 READY_TIMEOUT_S = 30.0
 
@@ -73,7 +77,7 @@ class UserModeNetwork:
         exit_read, exit_write = os.pipe()
         try:
             process = subprocess.Popen(
-                [binary, "--configure", f"--mtu={MTU}", *SLIRP_OPTIONS, "--ready-fd", str(ready_write),
+                [*PRIVATE_MOUNTS, binary, "--configure", f"--mtu={MTU}", *SLIRP_OPTIONS, "--ready-fd", str(ready_write),
                  "--exit-fd", str(exit_read),
                  "--netns-type=path", f"/proc/self/fd/{netns_fd}", "tap0"],
                 pass_fds=(ready_write, exit_read, netns_fd), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
