@@ -2,9 +2,11 @@
 
 The suite runs on small tasks (smoke size, two hidden instances, 2 s per run) of every
 problem class: level 1 in both verifier modes, level 2 in separate mode (and in shared
-mode for job shop). Most level-2 probes do not depend on the class: they run in full on
-job shop, and on the other classes only those that do (reading the tests, other instances). Each mutation test removes one defence from a copy of the exported verifier and
-shows that its attack then gets through: the attack is live, the defence is load-bearing.
+mode for job shop). The attacks on the container and most level-2 probes do not depend on
+the class: they run in full on job shop, and on the other classes only those that do (the
+level-1 answers, reading the tests, other instances) and two container attacks. Each
+mutation test removes one defence from a copy of the exported verifier and shows that its
+attack then gets through: the attack is live, the defence is load-bearing.
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ import pytest
 
 from orharbor import check, problem_modules
 from orharbor.check.attacks import level2
+from orharbor.check.attacks.level1 import level1_attacks
 from orharbor.exporter import ExportOptions, export_row
 from orharbor.exporter.task_dir import write_manifest
+from orharbor.verifiers import contract
 
 
 #: Every registered class: level 1 in both verifier modes, level 2 in separate mode; job shop also level 2 shared.
@@ -44,6 +48,21 @@ def attack_tasks(tmp_path_factory, shipped_rows) -> dict[tuple[str, int, str], P
 
 #: Level-2 probes that depend on the problem class; the rest run on job shop only, to keep CI short.
 CLASS_PROBES = ("oracle", "naive", "nothing", "reward-file", "sitecustomize", "read-tests", "other-instance")
+#: Of the attacks on the container (the same shell for every class), the ones every class still gets.
+CONTAINER_PROBES = ("oracle", "naive", "nothing", "reward-file", "sitecustomize")
+
+
+def _policies_for(task: Path, problem: str, level: int) -> tuple[str, ...]:
+    """Every policy on job shop; elsewhere the class-dependent ones: level-1 answers in full, a few level-2 probes.
+
+    The container attacks (:func:`environment_attacks`) act on the container and
+    its log folders, never on the class's verifier, so they run in full on job shop only.
+    """
+    if problem == "jobshop":
+        return ()
+    if level == 2:
+        return CLASS_PROBES
+    return CONTAINER_PROBES + tuple(p.name for p in level1_attacks(task, contract.load(str(task / "tests"))))
 
 
 @pytest.mark.slow
@@ -51,8 +70,9 @@ CLASS_PROBES = ("oracle", "naive", "nothing", "reward-file", "sitecustomize", "r
 @pytest.mark.sandbox
 def test_every_attack_scores_minus_one_without_crashing_the_verifier(attack_tasks, problem, level, mode):
     """check --attacks: every attack earns exactly -1.0 and the verifier never crashes."""
-    only = CLASS_PROBES if level == 2 and problem != "jobshop" else ()
-    [result] = check.check_tasks(attack_tasks[(problem, level, mode)], jobs=2, attacks=True, only=only)
+    task = attack_tasks[(problem, level, mode)]
+    only = _policies_for(task, problem, level)
+    [result] = check.check_tasks(task, jobs=2, attacks=True, only=only)
     names = {p.policy for p in result.policies if p.attack}
     assert {"reward-file", "sitecustomize"} <= names
     if not only:
