@@ -20,7 +20,7 @@ import pytest
 
 from orharbor.check.attacks import attack_policies
 from orharbor.exporter.modelling import RETAIL_RUN_LIMIT_S, RETAIL_TIME_LIMIT_S, export_retail
-from orharbor.exporter.task_dir import MODELLING_PACKAGES
+from orharbor.exporter.task_dir import MODELLING_PACKAGES, write_manifest
 from orharbor.harbor_env.image import read_dockerfile
 from orharbor.report.jobs import read_jobs
 from orharbor.report.tables import modelling_rows
@@ -275,5 +275,6 @@ def test_grading_the_typed_answer_would_let_the_blind_guess_through(exported_ret
         assert old in text, f"defence {old!r} not found: update this test"
         text = text.replace(old, new)
     main.write_text(text)
+    write_manifest(task / "tests")  # the weakened verifier is the task's own now, not a plant
     [weakened] = check.check_tasks(task, jobs=2, attacks=True, only=("blind-guess",))
     assert [(p.policy, p.reward) for p in weakened.policies] == [("blind-guess", 1.0)] and not weakened.ok
