@@ -21,6 +21,8 @@ import pytest
 
 from orharbor import problem_modules
 from orharbor.datasets.rows import read_rows, shipped_datasets
+from orharbor.exporter import ExportOptions
+from orharbor.exporter.algorithm import instruction
 from orharbor.jsonio import digest
 from orharbor.problem_modules.checks import InvalidInstance
 from orharbor.problem_modules.contract import MEMBERS, ProblemClass
@@ -236,6 +238,18 @@ def test_reference_and_baseline_pass_the_verifier(solved):
     assert meta["bound"] <= ref_obj
     assert {"solver", "version", "status", "time_limit_s", "workers"} <= set(meta)
     json.dumps(meta)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_instruction_names_the_class_s_own_reference_method(name):
+    """REFERENCE is one line (a noun phrase the instruction ends a sentence with), and the instruction states it."""
+    module = problem_modules.get(name)
+    text = module.REFERENCE
+    assert isinstance(text, str) and text == " ".join(text.split()) and 20 <= len(text) <= 300, text
+    assert not text.endswith("."), "the instruction adds the full stop"
+    row = {"problem": name, "level": 1, "size": module.SIZES[0], "reference_meta": {"time_limit_s": 7.5}}
+    told = " ".join(instruction(module, row, ExportOptions()).split())
+    assert f"reached in 7.5 seconds by the reference method: {text}." in told
 
 
 @pytest.mark.parametrize("garbage", [None, [], "x", 3, {}, {"unexpected": 1}, [[0]], {"a": float("nan")}])

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from orharbor import problem_modules
 from orharbor.datasets.rows import RowError
 from orharbor.exporter import ExportOptions, export_row
 from orharbor.exporter.algorithm import demote_headings
@@ -81,6 +82,19 @@ def test_instruction_states_deliverable_budget_packages_and_reward(shipped_rows,
     assert "/app/solve.py" in two and "60 minutes" in two and "numpy and scipy and ortools" in two
     assert "OR-Tools is not available" not in two and "mean of the per-instance rewards" in two
     assert one.count("\n# ") == 0 and one.startswith("# ")  # statement headings nest under the title
+
+
+@pytest.mark.parametrize("problem", ["cvrp", "vrptw", "rostering", "jobshop"])
+def test_instruction_names_the_class_s_own_reference_method(shipped_rows, tmp_path, problem):
+    """The routing classes' references are OR-Tools routing, not CP-SAT; rostering's adds re-solving."""
+    module = problem_modules.get(problem)
+    for level in (1, 2):
+        row = next(r for r in shipped_rows if r["problem"] == problem and r["level"] == level)
+        text = " ".join((export_row(row, tmp_path / str(level)) / "instruction.md").read_text().split())
+        assert f"seconds by the reference method: {module.REFERENCE}." in text
+        assert ("CP-SAT" in text) == (problem not in ("cvrp", "vrptw"))
+    assert ("guided local search" in module.REFERENCE) == (problem in ("cvrp", "vrptw"))
+    assert ("re-solving" in module.REFERENCE) == (problem == "rostering")
 
 
 def test_allow_ortools_reaches_both_images(shipped_rows, tmp_path):

@@ -156,6 +156,8 @@ TOY = {
 
         from .verify import weighted_completion
 
+        REFERENCE = "Smith's rule (weighted shortest processing time first), which is optimal"
+
 
         def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 0) -> tuple[dict, dict]:
             """The optimal sequence and its meta record."""

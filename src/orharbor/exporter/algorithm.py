@@ -271,6 +271,7 @@ def instruction(module, row: dict, options: ExportOptions) -> str:
         "network_text": network_text(options),
         "objective": module.OBJECTIVE,
         "reference_time_limit": f"{_reference_time_limit(row):g}",
+        "reference": module.REFERENCE,
         "level_scoring": level_scoring,
         "fail_text": fail_text,
         "baseline": module.BASELINE.strip(),

@@ -26,6 +26,9 @@ class ProblemClass(Protocol):
     """Generator sizes, smallest first; ``SIZES[0]`` is the smoke size."""
     BASELINE: str
     """Plain-language description of the naive baseline, shown to agents."""
+    REFERENCE: str
+    """The reference method in one line, a noun phrase (``"OR-Tools CP-SAT ..."``): the instruction says the
+    reference objective is what it reached in the row's time limit."""
     GENERATOR_VERSION: int
     """Bumped whenever ``generate`` changes its output, so stale datasets are refused."""
     FORMATS: tuple[str, ...]
@@ -66,7 +69,7 @@ HOMES: dict[str, tuple[str, ...]] = {
     "generator": ("SIZES", "GENERATOR_VERSION", "generate"),
     "formats": ("FORMATS", "read", "write"),
     "baseline": ("BASELINE", "baseline"),
-    "reference": ("reference",),
+    "reference": ("REFERENCE", "reference"),
     "rules": ("validate_instance",),
     "verify": ("evaluate",),
 }

@@ -20,6 +20,10 @@ from ..routing import keep_better, routes_from
 from .baseline import baseline
 from .verify import distance_function, evaluate
 
+#: The reference method, as the instruction names it.
+REFERENCE = ("OR-Tools routing (a capacity dimension) with guided local search, started from the naive "
+             "solution's routes")
+
 
 def fleet_size(n_baseline_routes: int, n_customers: int) -> int:
     """Vehicles offered to the search: baseline routes + 20% + 2, at most one per customer."""

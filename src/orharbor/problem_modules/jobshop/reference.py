@@ -12,6 +12,10 @@ from __future__ import annotations
 from .baseline import dispatch, round_robin
 from .verify import evaluate
 
+#: The reference method, as the instruction names it.
+REFERENCE = ("OR-Tools CP-SAT (an interval per operation, no overlap on each machine, the makespan "
+             "minimised), started from a round-robin dispatch")
+
 
 def trivial_lower_bound(instance: dict) -> int:
     """max(longest job, most loaded machine)."""

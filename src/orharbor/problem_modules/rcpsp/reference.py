@@ -13,6 +13,10 @@ from .baseline import baseline
 from .generator import earliest_starts
 from .verify import evaluate
 
+#: The reference method, as the instruction names it.
+REFERENCE = ("OR-Tools CP-SAT (an interval per activity, a cumulative constraint per resource, the "
+             "makespan minimised), started from the naive schedule")
+
 
 def trivial_lower_bound(instance: dict) -> int:
     """max(critical path length, per-resource energy bound ceil(sum d * r / capacity))."""

@@ -48,6 +48,12 @@ CANDIDATE_ROOMS = 3
 #: Share of the time limit for the first, full search (exact models only).
 PROOF_SHARE = 0.1
 
+#: The reference method, as the instruction names it.
+REFERENCE = ("OR-Tools CP-SAT over periods and rooms, started from the naive timetable with rooms "
+             "reassigned greedily: a short full search when every course may use every room, then "
+             f"large-neighbourhood search (with more than {CANDIDATE_ROOMS} rooms, each course is offered "
+             f"its {CANDIDATE_ROOMS} best-fitting ones and those of the start)")
+
 
 def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 0) -> tuple[dict, dict]:
     """Best timetable CP-SAT finds within ``time_limit_s``, and its meta record."""

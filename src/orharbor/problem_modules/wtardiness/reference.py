@@ -31,6 +31,11 @@ PRECEDENCE_MAX_JOBS = 200
 #: seconds at 200 jobs and left CP-SAT with no solution at a 10 s limit.
 PROBING_MAX_JOBS = 100
 
+#: The reference method, as the instruction names it.
+REFERENCE = ("OR-Tools CP-SAT (an interval per job with no overlap, plus an order Boolean per pair of jobs "
+             f"up to {PRECEDENCE_MAX_JOBS} jobs), started from the best of the naive order, earliest due date "
+             "first and weighted shortest processing time first")
+
 
 def edd(instance: dict) -> list[int]:
     """Earliest due date first (ties by index)."""
