@@ -80,8 +80,17 @@ def check_solution_kind(config: contract.Task, solution: Path) -> None:
 
 
 def score(task: Path, solution: Path) -> tuple[float, dict]:
-    """(reward, details) of ``solution`` on ``task``, as the task's verifier would give them."""
+    """(reward, details) of ``solution`` on ``task``, as the task's verifier would give them.
+
+    A task whose agent-visible data differs from what its tests/ grades with
+    (:mod:`orharbor.exporter.agent_files`) is refused: its score would be of
+    an instance the agent never saw.
+    """
+    from orharbor.exporter.agent_files import differences
+
     config = load_task(task)
+    if mismatches := differences(task):
+        raise VerifyError("; ".join(mismatches))
     check_solution_kind(config, solution)
     if config.kind.runs_program:
         return score_program(task, config, solution)

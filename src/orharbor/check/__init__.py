@@ -5,7 +5,9 @@ Harbor environment (:mod:`orharbor.check.environment`: ``--env docker``,
 ``podman``, a cloud provider or an import path), by default docker when a
 Docker daemon answers, else :class:`orharbor.harbor_env.BubblewrapEnvironment`
 (the sandbox of :mod:`orharbor.check.sandbox`), at the task's real paths, in whichever
-verifier mode its task.toml asks for; each policy must earn what the task
+verifier mode its task.toml asks for. A task whose ``environment/`` differs
+from what its ``tests/`` grades with (:mod:`orharbor.exporter.agent_files`)
+fails at once, without trials. Each policy must earn what the task
 contract says (``task.kind.policies``):
 
 - Harbor's ``oracle`` agent (``solution/solve.sh``) must score 1.0;

@@ -23,6 +23,7 @@ from typing import Callable
 from orharbor.check.environment import BUBBLEWRAP, CheckEnvironment, preflight, resolve_environment
 from orharbor.check.results import CheckResult, PolicyResult, judge
 from orharbor.check.sandbox import SandboxUnavailable, require_bwrap
+from orharbor.exporter import agent_files
 from orharbor.verifiers import contract
 from orharbor.verifiers.removal import remove_path
 
@@ -135,6 +136,9 @@ async def _check_task(task_dir: Path, root: Path, job_dir: Path, job_id: uuid.UU
         return CheckResult(task_dir.name, 0, "?", error=f"unreadable task: {exc}")
     mode = config.get("verifier", {}).get("environment_mode", "shared")
     result = CheckResult(task_dir.name, task.kind.level or 0, mode, task.kind.family)
+    if mismatches := agent_files.differences(task_dir):  # no trial: its reward would score another instance
+        result.error = "; ".join(mismatches)
+        return result
     environment = environment or CheckEnvironment(import_path=BUBBLEWRAP)
     if environment.is_bubblewrap and config.get("agent", {}).get("network_mode", "public") != "public":
         result.error = ("exported with an agent network allowlist, which the bubblewrap environment cannot "

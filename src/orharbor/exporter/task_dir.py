@@ -19,6 +19,7 @@ from typing import Callable
 import tomli_w
 
 from orharbor.errors import UserError
+from orharbor.exporter.agent_files import write_record
 from orharbor.exporter.bundle import write_bundle
 from orharbor.exporter.collect_hook import collect_hook
 from orharbor.files import replace_dir, staging_dir
@@ -217,12 +218,14 @@ def write_manifest(tests: Path) -> dict:
 
 
 def seal(tests: Path) -> None:
-    """Write tests/manifest.json (:func:`write_manifest`), then make tests/ readable by its owner only.
+    """Record the agent's data files (:mod:`orharbor.exporter.agent_files`), write tests/manifest.json
+    (:func:`write_manifest`), then make tests/ readable by its owner only.
 
     Uploads keep these modes and land owned by root, so in shared mode a process
     the agent left behind cannot read the expected values or hidden instances in
     the moment between the upload and test.sh's own ``chmod``.
     """
+    write_record(tests.parent)
     write_manifest(tests)
     for path in (tests, *tests.rglob("*")):
         path.chmod(0o700 if path.is_dir() or path.name == "test.sh" else 0o600)
