@@ -327,3 +327,59 @@ def test_without_the_range_check_a_huge_reward_breaks_the_totals(tmp_path, monke
         write_trial(job, name, f"jobshop-4x4-l1-s-{name}", reward=1e308, details=level1(objective=100, reward=1e308))
     result = CliRunner().invoke(main, ["report", str(job), "--format", "json"])
     assert result.exit_code != 0 and isinstance(result.exception, OverflowError), result.output
+
+
+def relative_trial(run: Path, trial: str, task: str) -> Path:
+    """A trial of `harbor run -p tasks/` started in ``run``: task path and trials_dir relative, trial_uri absolute."""
+    job = run / "jobs" / "job-r"
+    folder = write_trial(job, trial, task, reward=1.0, task_dir=Path("tasks") / task)
+    for name in ("result.json", "config.json"):
+        data = json.loads((folder / name).read_text())
+        config = data.get("config", data)
+        config["trials_dir"] = "jobs/job-r"
+        (folder / name).write_text(json.dumps(data))
+    task_dir = run / "tasks" / task
+    task_dir.mkdir(parents=True)
+    (task_dir / "task.toml").write_text(f'[task]\nname = "orharbor/{task}"\n'
+                                        '[metadata]\nproblem = "wtardiness"\nsize = "n8"\nlevel = 1\n')
+    return folder
+
+
+def test_a_relative_task_path_resolves_where_the_job_ran_not_where_report_runs(tmp_path, monkeypatch):
+    """The job folder copied away from its tasks, report run from a third folder: the recorded run folder is used."""
+    run = tmp_path / "project"
+    relative_trial(run, "w1", "wt-n8-s0")
+    copy = tmp_path / "copied"
+    (run / "jobs").rename(copy)  # the job moved; Harbor's trial_uri still names where it ran
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    result = CliRunner().invoke(main, ["report", str(copy), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["skipped"] == [] and data["trials"] == 1
+    [row] = data["algorithm"]
+    assert (row["problem"], row["size"], row["level"]) == ("wtardiness", "n8", 1)
+
+
+def test_a_relative_task_path_that_is_gone_names_every_folder_tried(tmp_path, monkeypatch):
+    run = tmp_path / "project"
+    folder = relative_trial(run, "w1", "wt-n8-s0")
+    (run / "tasks" / "wt-n8-s0" / "task.toml").unlink()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    [skipped] = report.read_jobs([folder.parent]).skipped
+    assert skipped.reason == ("no metadata for task orharbor/wt-n8-s0: details.json has none and its task folder "
+                              f"tasks/wt-n8-s0 is gone (tried {run / 'tasks' / 'wt-n8-s0'}, "
+                              f"{elsewhere / 'tasks' / 'wt-n8-s0'}; pass --tasks with the task folders)")
+
+
+def test_a_trial_whose_result_json_has_the_wrong_shape_is_named_not_missing(mixed_job):
+    (mixed_job / "result.json").write_text(json.dumps({"id": "job-level", "n_total_trials": 15}))
+    odd = write_trial(mixed_job, "odd", "jobshop-4x4-l1-s13", reward=1.0)
+    (odd / "result.json").write_text('{"a": 1}')
+    reading = report.read_jobs([mixed_job])
+    assert [(s.path, s.trials) for s in reading.skipped] == [(odd / "result.json", 1)]
+    assert reading.skipped[0].reason.startswith("not a Harbor trial result (")
+    assert reading.skipped_trials == 1 and len(reading.trials) == 14

@@ -153,6 +153,9 @@ def _trial_folders(root: Path, reading: Reading, listed: dict[Path, int]):
             yield folder, data
             continue
         looks_like_trial = _is_trial_config(_read_json(folder / "config.json")) or (folder / "trial.log").is_file()
+        if isinstance(data, dict) and looks_like_trial:  # a result.json of the wrong shape: _read_trial names it
+            yield folder, data
+            continue
         if isinstance(data, Unreadable) or (data is not None and not isinstance(data, dict)):
             reason = data.reason if isinstance(data, Unreadable) else "result.json is not a JSON object"
             reading.skipped.append(Skipped(result, reason, trials=int(looks_like_trial)))
@@ -220,11 +223,12 @@ def _read_trial(trial_dir: Path, data: dict, index: "TaskIndex", reading: Readin
     details = _read_json(trial_dir / "verifier" / "details.json")
     details = details if isinstance(details, dict) else {}
     metadata = details.get("metadata") if isinstance(details.get("metadata"), dict) else None
+    tried: list[Path] = []
     if metadata is None:
-        metadata = _task_metadata(result, index)
+        metadata, tried = _task_metadata(result, trial_dir, index)
     if metadata is None:
         reading.skipped.append(Skipped(trial_dir, f"no metadata for task {result.task_name}: details.json has none "
-                                                  "and its task folder is gone (pass --tasks with the task folders)"))
+                                                  f"and {_gone(result, tried)}"))
         return None
     kind = "modelling" if metadata.get("kind") == "modelling" else "algorithm"
     problem = metadata.get("source") if kind == "modelling" else metadata.get("problem")
@@ -358,14 +362,66 @@ class TaskIndex:
         return self._by_name.get(name)
 
 
-def _task_metadata(result, index: TaskIndex) -> dict | None:
-    """[metadata] of the trial's task.toml: at the path the trial ran it, else from the index by name."""
+def _task_metadata(result, trial_dir: Path, index: TaskIndex) -> tuple[dict | None, list[Path]]:
+    """[metadata] of the trial's task.toml where the trial ran it, else from the index by name; and the folders tried.
+
+    A relative task path is looked for under each of :func:`_run_folders`.
+    """
     path = getattr(result.task_id, "path", None)
+    tried: list[Path] = []
     if path is not None and getattr(result.task_id, "git_url", None) is None:
-        config = _read_toml(Path(path) / "task.toml")
-        if config is not None and isinstance(config.get("metadata"), dict):
-            return config["metadata"]
-    return index.get(result.task_name)
+        path = Path(path)
+        for folder in [path] if path.is_absolute() else [base / path for base in _run_folders(result, trial_dir)]:
+            tried.append(folder)
+            config = _read_toml(folder / "task.toml")
+            if config is not None and isinstance(config.get("metadata"), dict):
+                return config["metadata"], tried
+    return index.get(result.task_name), tried
+
+
+def _run_folders(result, trial_dir: Path) -> list[Path]:
+    """Where the job may have run, for its relative task paths: recorded first, then guessed.
+
+    Harbor stores the trial folder both as given (``trials_dir`` +
+    ``trial_name``, relative when the job's ``jobs_dir`` is) and resolved
+    (``trial_uri``); stripping the one from the other leaves the folder the job
+    ran in. Then the folder at the same place above the trial folder now (the
+    job moved along with its tasks; when ``trials_dir`` is absolute, the job
+    folder's parent), then the current folder.
+    """
+    config = getattr(result, "config", None)
+    trials_dir = Path(getattr(config, "trials_dir", None) or ".")
+    tail = (*trials_dir.parts, str(getattr(config, "trial_name", None) or result.trial_name))
+    relative = not trials_dir.is_absolute() and ".." not in trials_dir.parts
+    found: list[Path] = []
+    ran = _uri_folder(result.trial_uri)
+    if relative and ran is not None and ran.parts[-len(tail):] == tail and len(ran.parts) > len(tail):
+        found.append(Path(*ran.parts[:-len(tail)]))
+    here = trial_dir.absolute()
+    depth = len(tail) if relative else 2
+    if len(here.parents) >= depth:
+        found.append(here.parents[depth - 1])
+    found.append(Path.cwd())
+    return list(dict.fromkeys(found))
+
+
+def _uri_folder(uri) -> Path | None:
+    """The local path of a ``file://`` URI, or None."""
+    from urllib.parse import unquote, urlparse
+
+    parsed = urlparse(uri) if isinstance(uri, str) else None
+    if parsed is None or parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
+        return None
+    return Path(unquote(parsed.path))
+
+
+def _gone(result, tried: list[Path]) -> str:
+    """Which task folder is gone: as the trial recorded it, and where it was looked for when that was relative."""
+    path = getattr(result.task_id, "path", None)
+    if path is None:
+        return "it records no task folder (pass --tasks with the task folders)"
+    looked = "" if Path(path).is_absolute() or not tried else f"tried {', '.join(str(folder) for folder in tried)}; "
+    return f"its task folder {path} is gone ({looked}pass --tasks with the task folders)"
 
 
 def _read_toml(path: Path) -> dict | None:
