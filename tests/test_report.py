@@ -240,7 +240,7 @@ def test_formats_hold_the_documented_keys(mixed_job):
     assert float(codex["mean_reward"]) == pytest.approx(0.32)
     assert codex["errors"] == "AgentTimeoutError:1;ApiRateLimitError:1;SandboxBuildFailedError:1"
     markdown = runner.invoke(main, ["report", str(mixed_job), "--format", "markdown"]).stdout
-    assert "### Algorithm tasks" in markdown and "| codex | jobshop | 4x4 | 1 | 7 | +0.320 |" in markdown
+    assert "### Algorithm tasks" in markdown and "| codex | gpt-x | jobshop | 4x4 | 1 | 7 | 5 | +0.320 |" in markdown
     text = runner.invoke(main, ["report", str(mixed_job), "--kind", "algorithm"]).stdout
     assert "Modelling" not in text and "rcpsp" in text
 

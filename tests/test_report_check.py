@@ -64,5 +64,5 @@ def test_report_of_a_check_run_shows_oracle_naive_and_nop_per_class(shipped_rows
 
     markdown = CliRunner().invoke(main, ["report", str(tmp_path / "jobs"), "--format", "markdown",
                                          "--html", str(tmp_path / "report.html")])
-    assert markdown.exit_code == 0 and "| oracle | jobshop |" in markdown.stdout
+    assert markdown.exit_code == 0 and "| oracle | - | jobshop |" in markdown.stdout
     assert (tmp_path / "report.html").read_text().count("data:image/png;base64,") == 3

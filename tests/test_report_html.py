@@ -253,3 +253,59 @@ def test_comparison_report_renders_its_table():
         assert title in parsed.cells
     for problem in ("all", "jobshop", "rcpsp", "spec", "retailopt"):
         assert problem in parsed.cells
+
+
+def _level_means(trials: list[TrialRecord], problem: str, agent: str, by_size: bool = False) -> dict:
+    """Mean scored reward per level (and size) of one agent on one class, by hand."""
+    groups: dict = {}
+    for t in trials:
+        if t.kind == "algorithm" and t.scored and t.problem == problem and t.agent_label == agent:
+            groups.setdefault((t.level, t.size) if by_size else t.level, []).append(t.reward)
+    return {key: sum(values) / len(values) for key, values in groups.items()}
+
+
+def test_the_class_bars_give_each_level_its_own_bar_series():
+    """One labelled bar series per agent and level, each level's own mean, a hatch per level named in the legend."""
+    from matplotlib.container import BarContainer
+
+    trials = sample_trials()
+    [ax] = plots.agents_by_class_figure(trials).axes
+    series = {c.get_label(): c for c in ax.containers if isinstance(c, BarContainer)}
+    agents = sorted({t.agent_label for t in trials})
+    assert set(series) == {f"{a} {part}" for a in agents for part in ("L1", "L2", "modelling")}
+    classes = [label.get_text() for label in ax.get_xticklabels()]
+    for agent in agents:
+        one, two = series[f"{agent} L1"], series[f"{agent} L2"]
+        assert one.patches[0].get_hatch() != two.patches[0].get_hatch()
+        for problem in ("jobshop", "rcpsp"):
+            means = _level_means(trials, problem, agent)
+            at = classes.index(problem)
+            for level, bars in ((1, one), (2, two)):
+                [bar] = [b for b in bars.patches if abs(b.get_x() + b.get_width() / 2 - at) < 0.5]
+                assert bar.get_height() == pytest.approx(means[level])
+    legend = [text.get_text() for legend in ax.figure.legends for text in legend.get_texts()]
+    assert {"L1", "L2"} <= set(legend)
+
+
+def test_the_size_lines_tell_the_levels_apart():
+    """Each panel: one labelled line per agent and level, the levels in their own line style and marker, not on top
+    of each other, each point its level's mean; the legend names the levels."""
+    trials = sample_trials()
+    fig = plots.reward_by_size_figure(trials)
+    agents = sorted({t.agent_label for t in trials})
+    panels = {ax.get_title(): ax for ax in fig.axes if ax.get_visible()}
+    assert set(panels) == {"jobshop", "rcpsp"}
+    for problem, ax in panels.items():
+        lines = {line.get_label(): line for line in ax.get_lines() if not line.get_label().startswith("_")}
+        assert set(lines) == {f"{a} L{level}" for a in agents for level in (1, 2)}
+        sizes = [label.get_text() for label in ax.get_xticklabels()]
+        for agent in agents:
+            one, two = lines[f"{agent} L1"], lines[f"{agent} L2"]
+            assert one.get_linestyle() != two.get_linestyle() and one.get_marker() != two.get_marker()
+            assert not set(one.get_xdata()) & set(two.get_xdata())
+            means = _level_means(trials, problem, agent, by_size=True)
+            for level, line in ((1, one), (2, two)):
+                expected = [means[(level, size)] for size in sizes if (level, size) in means]
+                assert list(line.get_ydata()) == pytest.approx(expected)
+    legend = [text.get_text() for legend in fig.legends for text in legend.get_texts()]
+    assert {"L1", "L2"} <= set(legend) and set(agents) <= set(legend)

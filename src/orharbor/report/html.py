@@ -19,16 +19,16 @@ __all__ = ["html_page"]
 
 #: (figure function, alt text, caption) of each figure of a report, in the page's order.
 FIGURES = (
-    (plots.agents_by_class, "Grouped bar chart: mean reward of each agent per problem class",
-     "Mean reward of each agent per problem class (algorithm tasks) and source (modelling tasks), with the 95% "
-     "bootstrap interval of the mean. Algorithm rewards: 1.0 = reference, 0.0 = naive, -1.0 = infeasible; "
-     "modelling rewards: 1.0 correct, 0.0 not."),
+    (plots.agents_by_class, "Grouped bar chart: mean reward of each agent per problem class and level",
+     "Mean reward of each agent per problem class (algorithm tasks: one bar per level, the level's hatch in the "
+     "legend) and source (modelling tasks), with the 95% bootstrap interval of the mean. Algorithm rewards: "
+     "1.0 = reference, 0.0 = naive, -1.0 = infeasible; modelling rewards: 1.0 correct, 0.0 not."),
     (plots.reward_distributions, "Box plots: reward of each trial per problem class, level and agent",
      "Reward of every scored algorithm trial, per problem class and level: one box (quartiles, whiskers to 1.5 "
      "IQR) and its points per agent. Dotted lines: infeasible (-1), naive (0), reference (1)."),
     (plots.reward_by_size, "Line charts: mean reward of each agent against instance size, per problem class",
-     "Mean reward against instance size, one panel per problem class, one line per agent (and line style per "
-     "level when there are several)."),
+     "Mean reward against instance size, one panel per problem class, one line per agent and level: the colour "
+     "is the agent, the line style and marker the level (drawn slightly apart so equal values stay visible)."),
 )
 
 #: Columns whose cells may wrap (every other cell stays on one line).

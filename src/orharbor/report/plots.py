@@ -7,8 +7,10 @@ bytes: values are sorted before use, the jitter of the points is seeded and
 the PNG carries no software version.
 
 Every figure colours an agent (``TrialRecord.agent_label``: agent and model)
-the same way, and counts only scored trials (those Harbor holds a valid
-reward for), as the tables do.
+the same way, marks a level the same way (a hatch on bars; a line style and a
+marker on lines), and counts only scored trials (those Harbor holds a valid
+reward for), as the tables do. The ``*_figure`` functions return the
+matplotlib figure itself, for tests and for anyone embedding it elsewhere.
 """
 
 from __future__ import annotations
@@ -33,9 +35,14 @@ WIDTH = 11.0  # inches: 1100 px at DPI
 #: Reward of an infeasible (or missing) answer, of the naive baseline and of the reference.
 GUIDES = ((-1.0, "infeasible"), (0.0, "naive"), (1.0, "reference"))
 LEVEL_STYLES = ("-", "--", ":", "-.")
+LEVEL_MARKERS = ("o", "s", "^", "D")
+LEVEL_HATCHES = ("", "///", "...", "xxx")
+#: How far apart (in size slots) the lines of the levels are drawn, so equal values do not hide each other.
+LEVEL_DODGE = 0.1
 JITTER_SEED = 0
 
-__all__ = ["agents_by_class", "reward_by_size", "reward_distributions"]
+__all__ = ["agents_by_class", "agents_by_class_figure", "reward_by_size", "reward_by_size_figure",
+           "reward_distributions"]
 
 
 def reward_distributions(trials: list[TrialRecord]) -> bytes | None:
@@ -82,50 +89,74 @@ def reward_distributions(trials: list[TrialRecord]) -> bytes | None:
 
 
 def agents_by_class(trials: list[TrialRecord]) -> bytes | None:
-    """Mean reward of each agent per algorithm problem class and modelling source, with its 95% interval."""
+    """Mean reward of each agent per algorithm problem class and level and modelling source: PNG bytes."""
+    return _png_of(agents_by_class_figure(trials))
+
+
+def agents_by_class_figure(trials: list[TrialRecord]) -> Figure | None:
+    """Mean reward per class with its 95% interval: one bar per agent and level (hatch: level), one per source.
+
+    Each bar series (an agent at one level, or an agent's modelling bars) is one
+    labelled ``BarContainer`` of the axes: ``"<agent> L1"``, ``"<agent> modelling"``.
+    """
     scored = [t for t in trials if t.scored]
     if not scored:
         return None
     colours = _colours(trials)
     agents = sorted({t.agent_label for t in scored})
+    levels = sorted({t.level for t in scored if t.kind == "algorithm"}, key=_level_key)
+    hatches = _level_marks(levels, LEVEL_HATCHES)
     algorithm = sorted({t.problem for t in scored if t.kind == "algorithm"})
     modelling = sorted({t.problem for t in scored if t.kind == "modelling"})
     classes = [("algorithm", p) for p in algorithm] + [("modelling", p) for p in modelling]
     rewards: dict[tuple, list[float]] = defaultdict(list)
     for t in scored:
-        rewards[(t.kind, t.problem, t.agent_label)].append(t.reward)
+        rewards[(t.problem, t.agent_label, t.kind, t.level if t.kind == "algorithm" else None)].append(t.reward)
 
     fig = _figure(height=4.7)
     ax = fig.add_subplot()
-    slot = 0.8 / len(agents)
-    for a, agent in enumerate(agents):
-        xs, means, low, high = [], [], [], []
-        for c, (kind, problem) in enumerate(classes):
-            values = sorted(rewards.get((kind, problem, agent), ()))
-            if not values:
-                continue
-            mean = fmean(values)
-            interval = bootstrap_ci(values)
-            xs.append(c - 0.4 + slot * (a + 0.5))
-            means.append(mean)
-            low.append(max(mean - interval[0], 0.0))
-            high.append(max(interval[1] - mean, 0.0))
-        ax.bar(xs, means, width=slot * 0.9, color=colours[agent], label=agent, zorder=2)
+    series: dict[tuple, list[tuple[float, float, float, float, float]]] = defaultdict(list)
+    for c, (kind, problem) in enumerate(classes):
+        bars = [(agent, kind, level) for agent in agents for level in (levels if kind == "algorithm" else [None])]
+        slot = 0.8 / len(bars)
+        for b, key in enumerate(bars):
+            values = sorted(rewards.get((problem, *key), ()))
+            if values:
+                mean, interval = fmean(values), bootstrap_ci(values)
+                series[key].append((c - 0.4 + slot * (b + 0.5), slot * 0.9, mean,
+                                               max(mean - interval[0], 0.0), max(interval[1] - mean, 0.0)))
+    for agent, kind, level in sorted(series, key=lambda k: (k[0], k[1], _level_key(k[2]))):
+        xs, widths, means, low, high = zip(*series[(agent, kind, level)])
+        label = f"{agent} {_level_name(level) if kind == 'algorithm' else 'modelling'}"
+        ax.bar(xs, means, width=widths, color=colours[agent], hatch=hatches.get(level, "") if kind == "algorithm"
+               else "", edgecolor="#333333", linewidth=0.6, label=label, zorder=2)
         ax.errorbar(xs, means, yerr=[low, high], fmt="none", ecolor="#333333", elinewidth=1, capsize=3, zorder=3)
     ax.axhline(0, color="#555555", linewidth=0.8, zorder=1)
     ax.axhline(1, color="#888888", linestyle=":", linewidth=1, zorder=1)
     _category_axis(ax, [p if k == "algorithm" else f"modelling: {p}" for k, p in classes])
-    ax.set_xlabel("problem class (algorithm tasks) or source (modelling tasks)")
+    ax.set_xlabel("problem class (algorithm tasks: one bar per level) or source (modelling tasks)")
     ax.set_ylabel("mean reward")
-    ax.set_title("Mean reward per class and agent (bars: 95% bootstrap interval)")
+    ax.set_title("Mean reward per class, level and agent (bars: 95% bootstrap interval)")
     ax.grid(axis="y", color="#eeeeee", zorder=0)
     ax.set_axisbelow(True)
-    _legend(fig, [Patch(facecolor=colours[a], label=a) for a in agents])
-    return _png(fig)
+    handles = [Patch(facecolor=colours[a], label=a) for a in agents]
+    handles += [Patch(facecolor="white", edgecolor="#333333", hatch=hatches[lv], label=_level_name(lv))
+                for lv in levels]
+    _legend(fig, handles)
+    return fig
 
 
 def reward_by_size(trials: list[TrialRecord]) -> bytes | None:
-    """Mean reward against instance size: one panel per problem class, one line per agent (and level)."""
+    """Mean reward against instance size, one panel per problem class: PNG bytes."""
+    return _png_of(reward_by_size_figure(trials))
+
+
+def reward_by_size_figure(trials: list[TrialRecord]) -> Figure | None:
+    """Mean reward against instance size: one panel per problem class, one labelled line per agent and level.
+
+    A level has its own line style and marker and is drawn a little aside
+    (:data:`LEVEL_DODGE`), so two levels with equal means stay apart.
+    """
     scored = [t for t in trials if t.kind == "algorithm" and t.scored and t.size is not None]
     if not scored:
         return None
@@ -133,7 +164,8 @@ def reward_by_size(trials: list[TrialRecord]) -> bytes | None:
     agents = sorted({t.agent_label for t in scored})
     problems = sorted({t.problem for t in scored})
     levels = sorted({t.level for t in scored}, key=_level_key)
-    styles = {level: LEVEL_STYLES[i % len(LEVEL_STYLES)] for i, level in enumerate(levels)}
+    styles, markers = _level_marks(levels, LEVEL_STYLES), _level_marks(levels, LEVEL_MARKERS)
+    dodge = {level: LEVEL_DODGE * (i - (len(levels) - 1) / 2) for i, level in enumerate(levels)}
     rewards: dict[tuple, list[float]] = defaultdict(list)
     for t in scored:
         rewards[(t.problem, t.size, t.agent_label, t.level)].append(t.reward)
@@ -147,11 +179,12 @@ def reward_by_size(trials: list[TrialRecord]) -> bytes | None:
         sizes = sorted({t.size for t in scored if t.problem == problem}, key=lambda s: size_order(problem, s))
         for agent in agents:
             for level in levels:
-                points = [(x, fmean(sorted(rewards[(problem, size, agent, level)]))) for x, size in enumerate(sizes)
-                          if rewards.get((problem, size, agent, level))]
+                points = [(x + dodge[level], fmean(sorted(rewards[(problem, size, agent, level)])))
+                          for x, size in enumerate(sizes) if rewards.get((problem, size, agent, level))]
                 if points:
-                    ax.plot([p[0] for p in points], [p[1] for p in points], linestyle=styles[level], marker="o",
-                            markersize=5, color=colours[agent], linewidth=1.6)
+                    ax.plot([p[0] for p in points], [p[1] for p in points], linestyle=styles[level],
+                            marker=markers[level], markersize=5, color=colours[agent], linewidth=1.6,
+                            label=f"{agent} {_level_name(level)}")
         for y, _ in GUIDES:
             ax.axhline(y, color="#777777", linestyle=":", linewidth=1.1, zorder=1)
         ax.set_xticks(range(len(sizes)), sizes)
@@ -168,18 +201,27 @@ def reward_by_size(trials: list[TrialRecord]) -> bytes | None:
     for j in range(len(problems), nrows * ncols):
         axes[j // ncols][j % ncols].set_visible(False)
     fig.suptitle("Mean reward against instance size (dotted: infeasible -1, naive 0, reference 1)")
-    handles = [Line2D([], [], color=colours[a], marker="o", linewidth=1.6, label=a) for a in agents]
-    if len(levels) > 1:
-        handles += [Line2D([], [], color="#444444", linestyle=styles[lv], linewidth=1.6,
-                           label=_level_name(lv)) for lv in levels]
+    handles = [Line2D([], [], color=colours[a], linewidth=1.6, label=a) for a in agents]
+    handles += [Line2D([], [], color="#444444", linestyle=styles[lv], marker=markers[lv], markersize=5,
+                       linewidth=1.6, label=_level_name(lv)) for lv in levels]
     _legend(fig, handles)
-    return _png(fig)
+    return fig
 
 
 def _figure(height: float) -> Figure:
     fig = Figure(figsize=(WIDTH, height), dpi=DPI, layout="constrained")
     FigureCanvasAgg(fig)
     return fig
+
+
+def _png_of(fig: Figure | None) -> bytes | None:
+    return None if fig is None else _png(fig)
+
+
+def _level_marks(levels: list, marks: tuple) -> dict:
+    """The mark (hatch, line style, marker) of each level: level n the n-th in every report; unknown the last."""
+    return {level: marks[(level - 1) % len(marks)] if isinstance(level, int) and level >= 1 else marks[-1]
+            for level in levels}
 
 
 def _png(fig: Figure) -> bytes:

@@ -13,16 +13,18 @@ FORMATS = ("table", "markdown", "csv", "json")
 
 #: (title, key, how a value is shown) of the columns a reader scans; CSV and JSON hold every key.
 ALGORITHM_COLUMNS = (
-    ("agent", "agent", None), ("problem", "problem", None), ("size", "size", None), ("level", "level", None),
-    ("trials", "trials", None), ("mean reward", "mean_reward", "reward"), ("95% CI", None, "ci"),
+    ("agent", "agent", None), ("model", "model", None), ("problem", "problem", None), ("size", "size", None),
+    ("level", "level", None), ("trials", "trials", None), ("scored", "scored", None),
+    ("mean reward", "mean_reward", "reward"), ("95% CI", None, "ci"),
     ("feasible", "feasible_rate", "pct"), ("> ref", "beat_reference_rate", "pct"),
     ("<= naive", "at_or_below_naive_rate", "pct"), ("gap ref", "gap_reference", "gap"),
     ("gap bound", "gap_bound", "gap"), ("inst. sd", "instance_std", "plain"), ("errors", "errors", "errors"),
 )
 MODELLING_COLUMNS = (
-    ("agent", "agent", None), ("source", "source", None), ("{by}", "{by}", None), ("trials", "trials", None),
-    ("execution", "execution_rate", "pct"), ("accuracy", "accuracy", "pct"),
-    ("silent failures", "silent_failure_rate", "pct"), ("95% CI", None, "ci"), ("pass@k", "pass_at_k", "passk"),
+    ("agent", "agent", None), ("model", "model", None), ("source", "source", None), ("{by}", "{by}", None),
+    ("trials", "trials", None), ("scored", "scored", None), ("execution", "execution_rate", "pct"),
+    ("accuracy", "accuracy", "pct"), ("silent failures", "silent_failure_rate", "pct"),
+    ("mean reward", "mean_reward", "reward"), ("95% CI", None, "ci"), ("pass@k", "pass_at_k", "passk"),
     ("errors", "errors", "errors"),
 )
 COMPARE_COLUMNS = (
