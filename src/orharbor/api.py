@@ -162,19 +162,17 @@ def build_dataset(problem: str, sizes: Iterable[str], level: int, num_rows: int,
 
 def _check_out(out: Path, journal: Path, resume: bool, force: bool) -> None:
     """Refuse what would replace a user's file, or a place no file can be written, before anything is solved."""
-    from orharbor.files import refuse_existing
+    from orharbor.files import refuse_existing, require_parent
 
     if out.is_dir():
         raise OutputPathError(f"--out {out} is a folder; give a file name")
-    parent = out.parent
-    if not parent.is_dir():
-        raise OutputPathError(f"--out {out}: the folder {parent} does not exist")
-    probe = parent / f".orharbor-probe-{os.getpid()}"
+    require_parent(out, "--out")
+    probe = out.parent / f".orharbor-probe-{os.getpid()}"
     try:
         probe.open("x").close()
         probe.unlink()
-    except OSError as exc:
-        raise OutputPathError(f"--out {out}: the folder {parent} is not writable ({exc.strerror})") from None
+    except OSError as exc:  # e.g. /proc/x.jsonl: the folder exists, but no file can be made there
+        raise OutputPathError(f"cannot create {out}: {exc.strerror}") from None
     if resume and not journal.exists():
         if out.exists():
             raise OutputPathError(f"nothing to resume: {out} is built and {journal} is gone; --force builds it again")
@@ -230,11 +228,12 @@ def plan_export(out: str | Path, datasets: Iterable[str | Path] = (), specs_dir:
     """
     from orharbor.datasets.rows import read_rows, shipped_datasets
     from orharbor.exporter.dataset_index import check_dataset_index
-    from orharbor.files import refuse_existing
+    from orharbor.files import refuse_existing, require_parent
     from orharbor.modelling.retailopt import is_retail_file, read_retail_rows
     from orharbor.modelling.spec import load_specs, shipped_specs_dir
 
     out, datasets, problems = Path(out), [Path(d) for d in datasets], list(problems)
+    require_parent(out, "--out")
     check_dataset_index(out)
     shipped = not datasets and specs_dir is None
     rows, retail = [], []
@@ -319,11 +318,12 @@ def import_retailopt(source: str | Path, out: str | Path, force: bool = False) -
     ``out`` must not be ``source`` (:class:`SameFile`); an existing ``out`` is
     refused unless ``force``. The rows are written beside ``out``, then renamed.
     """
-    from orharbor.files import refuse_existing
+    from orharbor.files import refuse_existing, require_parent
     from orharbor.jsonl import write_jsonl
     from orharbor.modelling.retailopt import import_file
 
     source, out = Path(source), Path(out)
+    require_parent(out, "--out")
     if out.resolve() == source.resolve() or (out.exists() and os.path.samefile(out, source)):
         raise SameFile(f"{out} is the input file {source}; write the rows to another file")
     refuse_existing([out], force)
@@ -365,9 +365,11 @@ def report(jobs: Iterable[str | Path], tasks_dirs: Iterable[str | Path] = (), ki
     when the report is not ``empty``.
     """
     from orharbor import report as reports
-    from orharbor.files import refuse_existing, write_atomically
+    from orharbor.files import refuse_existing, require_parent, write_atomically
 
     jobs, tasks_dirs = [Path(j) for j in jobs], [Path(t) for t in tasks_dirs]
+    if html_file:
+        require_parent(Path(html_file), "--html")
     refuse_existing([html_file] if html_file else [], force)
     readings = [reports.read_jobs([j], tasks_dirs) for j in jobs] if compare else [reports.read_jobs(jobs, tasks_dirs)]
     for reading in readings:

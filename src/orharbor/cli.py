@@ -242,6 +242,9 @@ def export_cmd(datasets, specs_dir, out, verifier_mode, allow_ortools, agent_net
     from orharbor.exporter import ExportOptions
     from orharbor.exporter.dataset_index import DATASET_NAME, package_version
 
+    if allowed_hosts and agent_network != "allowlist":  # explicit beats implied: no allowlist from hosts alone
+        raise click.UsageError("--allowed-hosts needs --agent-network allowlist (without it the agent's network "
+                               "is public and no allowlist is written)")
     options = ExportOptions(verifier_mode=verifier_mode, allow_ortools=allow_ortools, agent_network=agent_network,
                             allowed_hosts=tuple(allowed_hosts), agent_timeout_s=agent_timeout, base_image=base_image,
                             verifier_network=verifier_network)
@@ -295,7 +298,10 @@ def check_cmd(tasks: Path, workers: int, attacks: bool, jobs_dir: Path | None, e
     tasks); with --attacks, no attack above what its answer is worth.
     """
     from orharbor import check
+    from orharbor.files import require_parent
 
+    if jobs_dir is not None:  # before the environment line: nothing is printed or run for a mistyped path
+        require_parent(jobs_dir, "--jobs-dir")
     found = check.find_tasks(tasks)
     width = max([len(t.name) for t in found] + [4])
     click.echo(env.describe())

@@ -10,7 +10,9 @@ Every command that writes a file or a task folder goes through here:
 - :func:`replace_dir` moves a folder built beside the target into place,
   replacing an existing one only when asked to;
 - :func:`refuse_existing` is the check a command makes before it writes
-  anything: an existing target without ``--force`` is an error.
+  anything: an existing target without ``--force`` is an error;
+- :func:`require_parent` is the other one: an output (file or folder) may be
+  created, but never the folders above it.
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ from orharbor.errors import UserError
 
 class WouldReplace(UserError):
     """A target that exists and may only be replaced with ``--force``."""
+
+
+class MissingFolder(UserError):
+    """An output whose parent folder does not exist (or is not a folder)."""
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -94,3 +100,19 @@ def refuse_existing(targets: Iterable[Path], force: bool) -> None:
     one = len(existing) == 1
     raise WouldReplace(f"{shown} already exist{'s' if one else ''}; pass --force to replace "
                        f"{'it' if one else 'them'} (nothing was written)")
+
+
+def require_parent(path: Path, option: str) -> None:
+    """MissingFolder unless the folder that would hold ``path`` exists; ``option`` names it in the message.
+
+    The one rule of every command's output (``build-dataset --out``, ``export
+    --out``, ``import retailopt --out``, ``check --jobs-dir``, ``report --html``):
+    the output itself may be created, the folders above it never are, so a
+    mistyped path fails at once, before any work, instead of growing a tree.
+    """
+    parent = Path(path).parent
+    if parent.is_dir():
+        return
+    if os.path.lexists(parent):
+        raise MissingFolder(f"{option} {path}: {parent} is not a folder")
+    raise MissingFolder(f"{option} {path}: the folder {parent} does not exist; create it first")

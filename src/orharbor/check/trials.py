@@ -24,6 +24,7 @@ from orharbor.check.environment import BUBBLEWRAP, CheckEnvironment, preflight, 
 from orharbor.check.results import CheckResult, PolicyResult, judge
 from orharbor.check.sandbox import SandboxUnavailable, require_bwrap
 from orharbor.exporter import agent_files
+from orharbor.files import require_parent
 from orharbor.verifiers import contract
 from orharbor.verifiers.removal import remove_path
 
@@ -56,12 +57,15 @@ def check_tasks(root: Path, jobs: int = 1, attacks: bool = False, only: tuple[st
     """Check every task under ``root`` with ``jobs`` trials at a time.
 
     ``only`` limits the policies by name; ``jobs_dir`` keeps the Harbor job
-    folder there (else it is removed); ``on_result`` is called with each task's
-    result as soon as its last trial ends. ``env`` is the Harbor environment
+    folder there (else it is removed; it may be created, the folder above it
+    must exist); ``on_result`` is called with each task's result as soon as
+    its last trial ends. ``env`` is the Harbor environment
     (a type name such as ``docker``, an import path ``module:Class``, or a
     :class:`CheckEnvironment`); ``None`` picks docker when a Docker daemon
     answers, else the bubblewrap environment, which alone needs root and bubblewrap.
     """
+    if jobs_dir is not None:
+        require_parent(Path(jobs_dir), "--jobs-dir")
     environment = resolve_environment(env)
     if environment.is_bubblewrap:
         require_bwrap()

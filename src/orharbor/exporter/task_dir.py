@@ -86,6 +86,9 @@ class ExportOptions:
         if self.agent_network == "allowlist" and not self.allowed_hosts:
             raise ExportOptionError("--agent-network allowlist needs at least one --allowed-hosts entry "
                                     "(the model API)")
+        if self.allowed_hosts and self.agent_network != "allowlist":
+            raise ExportOptionError("--allowed-hosts needs --agent-network allowlist (without it the agent's "
+                                    "network is public and no allowlist is written)")
         check_base_image(self.base_image)
 
     def agent_timeout(self, level: int) -> float:
