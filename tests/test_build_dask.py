@@ -253,3 +253,73 @@ def test_build_dataset_on_the_cluster_gives_the_rows_of_a_local_build(cluster, t
         return rows
 
     assert comparable(outs["dask"]) == comparable(outs["local"])
+
+
+# ------------------------------------------------------------------ workers without `cores`
+
+
+@pytest.fixture(scope="module")
+def plain_cluster():
+    """A LocalCluster as a 2-core machine makes it by default: 2 one-thread workers, no resources declared."""
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None, memory_limit=0) as cluster:
+        yield cluster.scheduler_address
+
+
+def _build(args: list[str], out: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([Path(sys.executable).with_name("orharbor"), "build-dataset", *args, "--out", str(out)],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_a_cluster_without_cores_runs_one_solve_per_worker_thread_and_builds_the_local_rows(plain_cluster, tmp_path):
+    args = ["--problem", "jobshop", "--sizes", "4x4", "--level", "1", "--num-rows", "4",
+            "--reference-time-limit", "5"]  # 4x4 references are OPTIMAL: the rows do not depend on timing
+    local, dask = _build([*args, "--workers", "2"], tmp_path / "local.jsonl"), \
+        _build([*args, "--dask-scheduler", plain_cluster], tmp_path / "dask.jsonl")
+    assert local.returncode == 0, local.stderr
+    assert dask.returncode == 0, dask.stderr
+    said = [line for line in dask.stderr.splitlines() if "`cores`" in line]
+    assert said == [f"warning: no worker of the Dask cluster at {plain_cluster} declares the resource `cores`: "
+                    "each solve takes one worker thread (2 worker(s), 2 thread(s) in all)"]
+
+    def comparable(path: Path) -> list[dict]:
+        rows = [json.loads(line) for line in path.read_text().splitlines()]
+        for row in rows:
+            row["reference_meta"].pop("wall_time_s"), row["reference_meta"].pop("cpu")
+        return rows
+
+    rows = comparable(tmp_path / "dask.jsonl")
+    assert len(rows) == 4 and rows == comparable(tmp_path / "local.jsonl")
+
+
+def test_without_cores_a_solve_of_more_threads_than_any_worker_has_is_refused(plain_cluster, tmp_path):
+    out = tmp_path / "two.jsonl"
+    done = _build(["--problem", "jobshop", "--sizes", "4x4", "--level", "1", "--num-rows", "2",
+                   "--reference-time-limit", "5", "--solver-workers", "2", "--dask-scheduler", plain_cluster], out)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    [error] = [line for line in done.stderr.splitlines() if line.startswith("Error:")]
+    assert "declares the resource `cores` and none has the 2 threads" in error
+    assert "the largest has 1); pass --solver-workers 1 or less" in error and not out.exists()
+    assert list(tmp_path.iterdir()) == [] and "--resume" not in error  # refused before a journal was started
+
+
+def test_without_cores_multi_thread_solves_are_said_to_oversubscribe_once():
+    """A 2-thread worker takes 2-thread solves, one per thread, and the note says so once; 3 threads are refused."""
+    from distributed import LocalCluster
+
+    notes: list[str] = []
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
+        pool = DaskPool(cluster.scheduler_address, note=notes.append)
+        try:
+            pool.check_resources(2)
+            pool.check_resources(2)
+            with pytest.raises(DaskUnavailable, match="none has the 3 threads.*the largest has 2"):
+                pool.check_resources(3)
+        finally:
+            pool.close()
+    [note] = notes
+    assert note.endswith("(1 worker(s), 2 thread(s) in all); a solve runs its 2 CP-SAT threads in that one thread, "
+                         "so a busy worker runs 2 times as many solver threads as it has (start workers with "
+                         '--resources "cores=N" to pack them)')

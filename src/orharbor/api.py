@@ -153,8 +153,8 @@ def build_dataset(problem: str, sizes: Iterable[str], level: int, num_rows: int,
     plan = BuildPlan(problem, sizes, level, num_rows, reference_time_limit, solver_workers, start_seed,
                      eval_instances, solve_time_limit, min_gap)
     try:
-        return run_build(plan, out, _solve_pool(dask_scheduler, workers), resume=resume, progress=progress,
-                         warn=warn)
+        pool = _solve_pool(dask_scheduler, workers, warn, solver_workers)
+        return run_build(plan, out, pool, resume=resume, progress=progress, warn=warn)
     except (UserError, OSError, RuntimeError) as exc:  # RuntimeError: a solve failed, or its worker died
         kept = f" (finished solves are kept in {journal}; --resume continues)" if journal.exists() else ""
         raise BuildFailed(f"{exc}{kept}") from None
@@ -183,12 +183,23 @@ def _check_out(out: Path, journal: Path, resume: bool, force: bool) -> None:
         refuse_existing([out], force)
 
 
-def _solve_pool(dask_scheduler: str | None, workers: int | None):
-    """A Dask cluster's pool, or local worker processes."""
+def _solve_pool(dask_scheduler: str | None, workers: int | None, warn: Callable[[str], None], solver_workers: int):
+    """A Dask cluster's pool, or local worker processes.
+
+    The cluster's workers are checked for solves of ``solver_workers`` threads
+    here, before a journal exists, so a refused build leaves nothing behind;
+    its fallback to worker threads is said through ``warn``.
+    """
     if dask_scheduler:
         from orharbor.datasets.dask_pool import DaskPool
 
-        return DaskPool(dask_scheduler)
+        pool = DaskPool(dask_scheduler, note=warn)
+        try:
+            pool.check_resources(solver_workers)
+        except BaseException:
+            pool.kill()
+            raise
+        return pool
     from orharbor.datasets.pools import LocalPool
 
     return LocalPool(workers or os.cpu_count() or 1)

@@ -146,13 +146,15 @@ MAX_ROWS = 100_000
 @click.option("--workers", type=click.IntRange(1, 4096), default=None,
               help="Parallel solves on this machine [default: all cores].")
 @click.option("--solver-workers", type=click.IntRange(1, 256), default=1, show_default=True,
-              help="CP-SAT threads per solve (on a Dask cluster: the worker resource 'cores' each solve asks for).")
+              help="CP-SAT threads per solve (on a Dask cluster: the worker resource 'cores' each solve asks for, "
+                   "when the workers declare it).")
 @click.option("--min-gap", type=click.FloatRange(0, 1), default=0.0, show_default=True, callback=_finite,
               help="Drop instances whose naive baseline is within this relative gap of the reference, and take "
                    "the next seed instead (kept in the row as skipped_seeds).")
 @click.option("--dask-scheduler", metavar="ADDRESS", default=None,
-              help="Run the solves on this Dask cluster (tcp://host:port) instead of local processes; its workers "
-                   "need the resource cores (dask worker ... --resources cores=N).")
+              help="Run the solves on this Dask cluster (tcp://host:port) instead of local processes; workers "
+                   "that declare the resource cores (dask worker ... --resources cores=N) pack multi-thread solves, "
+                   "else each solve takes one worker thread.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
 @click.option("--resume", is_flag=True, help="Continue an interrupted build from its journal (<out>.journal).")
 @click.option("--force", is_flag=True, help="Replace an existing --out file, or start over past a journal.")

@@ -9,18 +9,20 @@ a scheduler address will do: a plain ``dask scheduler`` plus ``dask worker``
 processes started by hand, SLURM/PBS/SGE jobs from dask-jobqueue, a Kubernetes
 deployment, a cloud cluster manager, ...
 
-The one thing the workers must provide is the abstract resource ``cores``.
-Every solve is submitted with ``resources={"cores": N}`` where N is the number
-of CP-SAT threads it runs (``--solver-workers``), so Dask never runs more
-solver threads on a machine than the cores it was told about.  Start each
-worker with as many ``cores`` as it should use and enough threads to fill
-them, e.g. on a 16-core machine with ``--solver-workers 2``::
+Workers that declare the abstract resource ``cores`` get every solve
+submitted with ``resources={"cores": N}``, N being the CP-SAT threads it runs
+(``--solver-workers``), so Dask never runs more solver threads on a machine
+than the cores it was told about.  On a 16-core machine with
+``--solver-workers 2``::
 
     dask worker tcp://scheduler:8786 --nthreads 8 --resources "cores=16"
 
-runs 8 two-thread solves at a time.  A task asking for more ``cores`` than
-any worker has would wait forever, so the pool checks the workers before the
-first submit and fails with a clear message instead.
+runs 8 two-thread solves at a time.  When no worker declares ``cores`` (a
+plain ``dask worker``, a ``LocalCluster``, dask-jobqueue's defaults), each
+solve takes one of a worker's threads instead, and the pool says so once
+through ``note``.  A solve needing more ``cores`` (or, without them, more
+threads) than any worker has would wait forever or overload it, so the pool
+checks the workers before the first submit and fails with a clear message.
 
 The submitted functions are module-level functions of orharbor, pickled by
 reference, so the workers need the same orharbor (and OR-Tools) installed.
@@ -54,7 +56,7 @@ _RESOURCE = "cores"
 
 
 class DaskUnavailable(UserError):
-    """A Dask cluster this build cannot use: unreachable, no workers, or none with enough ``cores``."""
+    """A Dask cluster this build cannot use: unreachable, no workers, or none with enough ``cores`` or threads."""
 
 
 def _one_line(exc: BaseException) -> str:
@@ -132,6 +134,31 @@ def _worker_hint(address: str, cores: int) -> str:
             f"and needs --nthreads 8)")
 
 
+def _threads(workers: dict) -> list[int]:
+    return [int(w.get("nthreads") or 0) for w in workers.values()]
+
+
+def _threads_note(address: str, workers: dict, cores: int) -> str:
+    """The one line saying that solves hold worker threads, not ``cores``."""
+    text = (f"no worker of the Dask cluster at {address} declares the resource `{_RESOURCE}`: each solve "
+            f"takes one worker thread ({len(workers)} worker(s), {sum(_threads(workers))} thread(s) in all)")
+    if cores > 1:
+        text += (f"; a solve runs its {cores} CP-SAT threads in that one thread, so a busy worker runs "
+                 f"{cores} times as many solver threads as it has (start workers with "
+                 f'--resources "{_RESOURCE}=N" to pack them)')
+    return text
+
+
+def _check_threads(address: str, workers: dict, cores: int) -> None:
+    """Refuse solves of more threads than any worker has, as ``cores`` would be refused."""
+    most = max(_threads(workers), default=0)
+    if most < cores:
+        raise DaskUnavailable(f"no worker of the Dask cluster at {address} declares the resource `{_RESOURCE}` "
+                              f"and none has the {cores} threads a solve runs with --solver-workers {cores} "
+                              f"({len(workers)} worker(s), the largest has {most}); pass --solver-workers "
+                              f"{max(most, 1)} or less, or {_worker_hint(address, cores)}")
+
+
 class DaskPool:
     """The build engine's solve pool on a running Dask cluster.
 
@@ -142,9 +169,11 @@ class DaskPool:
     workers are checked on the first :meth:`submit` (or by an explicit
     :meth:`check_resources`).  ``restart_on_kill`` lets :meth:`kill` restart
     the workers still running this pool's calls (see the module docstring).
+    ``note`` gets one line when the pool falls back to worker threads.
     """
 
-    def __init__(self, address: str, connect_timeout: float = 10.0, *, restart_on_kill: bool = True):
+    def __init__(self, address: str, connect_timeout: float = 10.0, *, restart_on_kill: bool = True,
+                 note: Callable[[str], None] = lambda message: None):
         from distributed import Client
         if not isinstance(address, str) or not address.strip():
             raise DaskUnavailable(f"invalid Dask scheduler address {address!r}")
@@ -163,13 +192,18 @@ class DaskPool:
         self._done: queue.SimpleQueue = queue.SimpleQueue()  # dask keys whose future finished
         self._lock = threading.Lock()
         self._checked_cores = 0  # largest `cores` request already known to fit a worker
+        self._by_resource: bool | None = None  # solves hold `cores` (True) or one worker thread (False)
+        self._note = note
         self._closed = False
 
     # -- checks -----------------------------------------------------------
 
     def check_resources(self, cores: int) -> None:
-        """Raise DaskUnavailable unless some worker advertises ``cores`` >= ``cores``.
+        """Raise DaskUnavailable unless some worker can run a solve of ``cores`` threads.
 
+        Decided on the first call: if any worker declares the resource
+        ``cores``, solves hold that many of them; if none does, each solve takes
+        one worker thread and needs a worker of at least ``cores`` threads.
         Waits up to ``connect_timeout`` seconds for the first worker to join.
         """
         cores = int(cores)
@@ -187,12 +221,16 @@ class DaskPool:
         except Exception as exc:
             raise DaskUnavailable(f"cannot query the Dask scheduler at {self.address}: {_one_line(exc)}") from None
         best = max((float((w.get("resources") or {}).get(_RESOURCE, 0)) for w in workers.values()), default=0.0)
-        if best < cores:
-            have = (f"the largest has {_RESOURCE}={best:g}" if best
-                    else f"none advertises the resource `{_RESOURCE}`")
+        if self._by_resource is None:
+            self._by_resource = best > 0
+            if not self._by_resource:
+                self._note(_threads_note(self.address, workers, cores))
+        if not self._by_resource:
+            _check_threads(self.address, workers, cores)
+        elif best < cores:
             raise DaskUnavailable(f"no worker of the Dask cluster at {self.address} can run a solve that needs "
-                                  f"{cores} {_RESOURCE} ({len(workers)} worker(s), {have}); "
-                                  f"{_worker_hint(self.address, cores)}")
+                                  f"{cores} {_RESOURCE} ({len(workers)} worker(s), the largest has "
+                                  f"{_RESOURCE}={best:g}); {_worker_hint(self.address, cores)}")
         self._checked_cores = cores
 
     # -- the pool interface -------------------------------------------------
@@ -205,7 +243,7 @@ class DaskPool:
         name = getattr(fn, "__name__", "call").strip("_") or "call"
         dask_key = f"{self._key_prefix}{name}-{next(self._counter)}"
         future = self._client.submit(fn, *args, key=dask_key, pure=False,
-                                     resources={_RESOURCE: int(cores)})
+                                     resources={_RESOURCE: int(cores)} if self._by_resource else None)
         with self._lock:
             self._futures[dask_key] = (key, future)
         future.add_done_callback(self._on_done)
