@@ -1,5 +1,5 @@
 """``python -m orharbor``: the orharbor command line."""
 
-from orharbor.cli import main
+from orharbor.entry import main
 
 main()

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
@@ -131,7 +132,8 @@ def build_dataset(problem: str, sizes: Iterable[str], level: int, num_rows: int,
                   reference_time_limit: float = 60.0, eval_instances: int = 4, solve_time_limit: float = 10.0,
                   start_seed: int = 0, workers: int | None = None, solver_workers: int = 1, min_gap: float = 0.0,
                   dask_scheduler: str | None = None, resume: bool = False, force: bool = False,
-                  progress=None, warn: Callable[[str], None] = lambda message: None) -> int:
+                  progress=None, warn: Callable[[str], None] = lambda message: None,
+                  say: Callable[[str], None] = lambda message: None) -> int:
     """Build the JSONL dataset ``out`` (references and baselines precomputed in parallel); return its row count.
 
     An unknown class or size, an ``out`` that exists (unless ``force`` or
@@ -142,22 +144,39 @@ def build_dataset(problem: str, sizes: Iterable[str], level: int, num_rows: int,
     at ``dask_scheduler``, else in ``workers`` local processes (default: every
     core), ``solver_workers`` CP-SAT threads each. ``progress`` is an
     :class:`~orharbor.datasets.engine.Progress`; ``warn`` gets the build's warnings.
+
+    ``resume`` is idempotent: without a journal it starts the build, and an
+    ``out`` that already holds this build's rows is success (``say`` gets one
+    line for each); rows of another build are refused.
     """
     from orharbor.datasets.build import plan_rows
-    from orharbor.datasets.engine import BuildPlan, journal_path, run_build
+    from orharbor.datasets.engine import BuildPlan, finished_rows, journal_path, run_build
 
     out, sizes = Path(out), tuple(sizes)
     journal = journal_path(out)
     plan_rows(problem, list(sizes), level, 1)  # an unknown class or size fails here, before anything runs
-    _check_out(out, journal, resume, force)
     plan = BuildPlan(problem, sizes, level, num_rows, reference_time_limit, solver_workers, start_seed,
                      eval_instances, solve_time_limit, min_gap)
+    _check_out(out, journal, resume, force)
+    if resume and not journal.exists():  # --resume is idempotent: a requeued or repeated command is fine
+        if out.exists():
+            built = finished_rows(plan, out)
+            say(f"{out} is already built ({built} rows) and has no journal: nothing to resume")
+            return built
+        say(f"no journal at {journal}: nothing to resume, so the build starts from the beginning")
+    start, pool = time.monotonic(), None
     try:
         pool = _solve_pool(dask_scheduler, workers, warn, solver_workers)
-        return run_build(plan, out, pool, resume=resume, progress=progress, warn=warn)
+        written = run_build(plan, out, pool, resume=resume, progress=progress, warn=warn)
+    except KeyboardInterrupt:  # before run_build took over the signals (which kills the pool itself)
+        if pool is not None:
+            pool.kill()
+        raise
     except (UserError, OSError, RuntimeError) as exc:  # RuntimeError: a solve failed, or its worker died
         kept = f" (finished solves are kept in {journal}; --resume continues)" if journal.exists() else ""
         raise BuildFailed(f"{exc}{kept}") from None
+    say(f"wrote {written} rows to {out} in {time.monotonic() - start:.1f} s")
+    return written
 
 
 def _check_out(out: Path, journal: Path, resume: bool, force: bool) -> None:
@@ -173,10 +192,7 @@ def _check_out(out: Path, journal: Path, resume: bool, force: bool) -> None:
         probe.unlink()
     except OSError as exc:  # e.g. /proc/x.jsonl: the folder exists, but no file can be made there
         raise OutputPathError(f"cannot create {out}: {exc.strerror}") from None
-    if resume and not journal.exists():
-        if out.exists():
-            raise OutputPathError(f"nothing to resume: {out} is built and {journal} is gone; --force builds it again")
-    elif not resume and journal.exists() and not force:
+    if not resume and journal.exists() and not force:
         raise OutputPathError(f"{journal} holds the solves of an interrupted build: --resume continues it, "
                               "--force starts over")
     if not resume:
@@ -201,8 +217,10 @@ def _solve_pool(dask_scheduler: str | None, workers: int | None, warn: Callable[
             raise
         return pool
     from orharbor.datasets.pools import LocalPool
+    from orharbor.interrupts import deferred
 
-    return LocalPool(workers or os.cpu_count() or 1)
+    with deferred():  # a worker cut off mid-spawn would print a traceback; an interrupt waits the moment out
+        return LocalPool(workers or os.cpu_count() or 1)
 
 
 # ------------------------------------------------------------------ export

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from orharbor import api, problem_modules
+from orharbor import api, interrupts, problem_modules
 from orharbor.errors import UserError
 
 #: Options that take several values after one flag (``--sizes 10x10 15x15``).
@@ -25,7 +25,9 @@ MULTI_VALUE_OPTIONS = ("--sizes", "--dataset", "--allowed-hosts")
 class Command(click.Command):
     """A click command that shows a UserError as one 'Error:' line (exit 1).
 
-    Any other exception is a bug, and keeps its traceback.
+    Ctrl-C or SIGTERM ends it with one line and exit 130 or 143 (click's
+    own answer is "Aborted!" and 1). Any other exception is a bug, and keeps
+    its traceback.
     """
 
     def invoke(self, ctx: click.Context):
@@ -33,6 +35,12 @@ class Command(click.Command):
             return super().invoke(ctx)
         except UserError as exc:
             raise click.ClickException(str(exc)) from None
+        except interrupts.Interrupted as exc:  # long work that says what it kept
+            click.echo(str(exc), err=True)
+            raise click.exceptions.Exit(interrupts.exit_code(exc.signum)) from None
+        except KeyboardInterrupt:
+            click.echo(f"interrupted ({interrupts.name()})", err=True)
+            raise click.exceptions.Exit(interrupts.exit_code()) from None
 
 
 class Group(click.Group):
@@ -156,7 +164,9 @@ MAX_ROWS = 100_000
                    "that declare the resource cores (dask worker ... --resources cores=N) pack multi-thread solves, "
                    "else each solve takes one worker thread.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
-@click.option("--resume", is_flag=True, help="Continue an interrupted build from its journal (<out>.journal).")
+@click.option("--resume", is_flag=True,
+              help="Continue an interrupted build from its journal (<out>.journal). Safe to repeat: with no "
+                   "journal it starts the build, and an --out this build finished is success.")
 @click.option("--force", is_flag=True, help="Replace an existing --out file, or start over past a journal.")
 def build_dataset_cmd(problem, sizes, level, num_rows, reference_time_limit, eval_instances, solve_time_limit,
                       start_seed, workers, solver_workers, min_gap, dask_scheduler, out, resume, force) -> None:
@@ -167,22 +177,21 @@ def build_dataset_cmd(problem, sizes, level, num_rows, reference_time_limit, eva
     written at the end (a temporary file, then renamed); an existing one is
     refused before anything is solved, unless --force or --resume.
     """
-    from orharbor.datasets.engine import Interrupted, Progress
-
     if resume and force:
         raise click.UsageError("--resume continues a build and --force starts over: pass one of them")
-    start = time.monotonic()
     try:
-        written = api.build_dataset(problem, sizes, level, num_rows, out, reference_time_limit=reference_time_limit,
-                                    eval_instances=eval_instances, solve_time_limit=solve_time_limit,
-                                    start_seed=start_seed, workers=workers, solver_workers=solver_workers,
-                                    min_gap=min_gap, dask_scheduler=dask_scheduler, resume=resume, force=force,
-                                    progress=Progress(num_rows),
-                                    warn=lambda message: click.echo(f"warning: {message}", err=True))
-    except Interrupted as exc:
-        click.echo(str(exc), err=True)
-        sys.exit(128 + exc.signum)
-    click.echo(f"wrote {written} rows to {out} in {time.monotonic() - start:.1f} s", err=True)
+        from orharbor.datasets.engine import Progress
+
+        api.build_dataset(problem, sizes, level, num_rows, out, reference_time_limit=reference_time_limit,
+                          eval_instances=eval_instances, solve_time_limit=solve_time_limit, start_seed=start_seed,
+                          workers=workers, solver_workers=solver_workers, min_gap=min_gap,
+                          dask_scheduler=dask_scheduler, resume=resume, force=force, progress=Progress(num_rows),
+                          say=lambda message: click.echo(message, err=True),
+                          warn=lambda message: click.echo(f"warning: {message}", err=True))
+    except KeyboardInterrupt:  # before the solves began (planning, checks, starting the pool)
+        click.echo(f"interrupted ({interrupts.name()}) before any solve began; run the same command "
+                   "with --resume to build it", err=True)
+        sys.exit(interrupts.exit_code())
 
 
 def _base_image(ctx: click.Context, param: click.Parameter, value: str | None) -> str:

@@ -31,6 +31,7 @@ from orharbor.datasets.build import EVAL_SEED_BASE, _solve_generated, attach_eva
 from orharbor.datasets.pools import SolvePool
 from orharbor.datasets.rows import validate_row, write_rows
 from orharbor.errors import UserError
+from orharbor import interrupts
 
 JOURNAL_VERSION = 1
 #: Seeds tried per instance slot before ``min_gap`` gives up and keeps the last one (flagged).
@@ -41,13 +42,13 @@ class JournalError(UserError):
     """A journal beside --out that this build cannot resume from."""
 
 
-class Interrupted(Exception):
+class Interrupted(interrupts.Interrupted):
     """The build was stopped by a signal; the journal holds every finished solve."""
 
     def __init__(self, journal: Path, kept: int, total: int, signum: int):
-        super().__init__(f"interrupted ({signal.Signals(signum).name}): {kept} of {total} solves are kept in "
-                         f"{journal}; run the same command with --resume to build the rest")
-        self.signum = signum
+        where = f"are kept in {journal}" if journal.exists() else "are kept (no journal was started)"
+        super().__init__(f"interrupted ({signal.Signals(signum).name}): {kept} of {total} solves {where}; "
+                         "run the same command with --resume to build the rest", signum)
 
 
 @dataclass(frozen=True)
@@ -79,8 +80,48 @@ class BuildPlan:
         return EVAL_SEED_BASE + base * self.eval_instances + slot + attempt * self.num_rows * self.eval_instances
 
 
+class NotThisBuild(UserError):
+    """--resume found an --out (and no journal) that another build wrote."""
+
+
+#: What a finished row must share with the plan's row for --resume to call the build done.
+PLANNED_FIELDS = ("id", "problem", "size", "level", "reference_time_limit_s", "solve_time_limit_s")
+
+
 def journal_path(out: Path) -> Path:
     return out.with_name(out.name + ".journal")
+
+
+def finished_rows(plan: BuildPlan, out: Path) -> int:
+    """The row count of ``out`` if it is the finished build of ``plan``, else :class:`NotThisBuild` saying why.
+
+    Rows are read one at a time and validated; each must carry its planned id,
+    size, level and limits (with ``min_gap`` the instance seed may be a later one).
+    """
+    from orharbor.datasets.rows import iter_rows
+
+    planned = plan_rows(plan.problem, list(plan.sizes), plan.level, plan.num_rows, start_seed=plan.start_seed,
+                        eval_instances=plan.eval_instances, solve_time_limit_s=plan.solve_time_limit_s,
+                        reference_time_limit_s=plan.reference_time_limit_s)
+    count = 0
+    try:
+        for count, row in enumerate(iter_rows(out), 1):
+            want = planned[count - 1] if count <= len(planned) else None
+            differing = want and [f for f in PLANNED_FIELDS if row.get(f) != want.get(f)]
+            if want is None or differing or len(row.get("eval_seeds", ())) != len(want.get("eval_seeds", ())):
+                what = f"its row {count} differs in {', '.join(differing)}" if differing else \
+                    f"its row {count} is not this build's"
+                raise NotThisBuild(f"nothing to resume, and {out} is not this build's output ({what}); "
+                                   "--force builds it again")
+    except UserError as exc:
+        if isinstance(exc, NotThisBuild):
+            raise
+        raise NotThisBuild(f"nothing to resume, and {out} is not a finished build ({exc}); --force builds it "
+                           "again") from None
+    if count != len(planned):
+        raise NotThisBuild(f"nothing to resume, and {out} holds {count} rows where this build makes {len(planned)}; "
+                           "--force builds it again")
+    return count
 
 
 def relative_gap(result: dict) -> float:
@@ -103,9 +144,13 @@ class Journal:
         if resume and path.exists():
             self._read(plan)
             self._file = path.open("ab")
-        else:
-            self._file = path.open("wb")
-            self._write({"journal": JOURNAL_VERSION, "plan": plan.key()})
+        else:  # the header goes in before the journal appears, so an interrupt never leaves a headless one
+            fresh = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+            with interrupts.deferred(), fresh.open("wb") as f:
+                f.write(_line({"journal": JOURNAL_VERSION, "plan": plan.key()}))
+                f.flush()
+                os.replace(fresh, path)
+            self._file = path.open("ab")
 
     def _read(self, plan: BuildPlan) -> None:
         with self.path.open("rb") as f:
@@ -133,7 +178,7 @@ class Journal:
 
     def _write(self, entry: dict) -> int:
         offset = self._file.tell()
-        self._file.write(json.dumps(entry, separators=(",", ":"), allow_nan=False).encode() + b"\n")
+        self._file.write(_line(entry))
         self._file.flush()
         return offset
 
@@ -151,6 +196,10 @@ class Journal:
 
     def close(self) -> None:
         self._file.close()
+
+
+def _line(entry: dict) -> bytes:
+    return json.dumps(entry, separators=(",", ":"), allow_nan=False).encode() + b"\n"
 
 
 def _figures(result: dict) -> tuple[float, bool]:
@@ -211,7 +260,6 @@ def run_build(plan: BuildPlan, out: Path, pool: SolvePool, *, resume: bool = Fal
                      eval_instances=plan.eval_instances, solve_time_limit_s=plan.solve_time_limit_s,
                      reference_time_limit_s=plan.reference_time_limit_s)
     per_row = 1 if plan.level == 1 else plan.eval_instances
-    journal = Journal(journal_path(out), plan, resume)
     chosen: dict[tuple[int, int], int] = {}  # (row, slot) -> the attempt kept
     settled = [0] * plan.num_rows  # slots settled per row
     finished = [0]  # rows with every slot settled
@@ -242,8 +290,10 @@ def run_build(plan: BuildPlan, out: Path, pool: SolvePool, *, resume: bool = Fal
             raise KeyboardInterrupt
         for signum in (signal.SIGINT, signal.SIGTERM):
             previous[signum] = signal.signal(signum, stop)
+    journal = None
     try:
         try:
+            journal = Journal(journal_path(out), plan, resume)
             for row in range(plan.num_rows):
                 for slot in range(per_row):
                     key = settle((row, slot, 0))
@@ -272,12 +322,13 @@ def run_build(plan: BuildPlan, out: Path, pool: SolvePool, *, resume: bool = Fal
             progress.finish()
         write_rows(assemble(plan, rows, chosen, journal, warn), out)
     except KeyboardInterrupt:
-        raise Interrupted(journal.path, len(journal.done), plan.slots(),
+        raise Interrupted(journal_path(out), len(journal.done) if journal is not None else 0, plan.slots(),
                           stopped[0] if stopped else signal.SIGINT) from None
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-        journal.close()
+        if journal is not None:
+            journal.close()
     journal.path.unlink(missing_ok=True)
     return len(rows)
 

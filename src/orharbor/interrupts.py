@@ -1,0 +1,125 @@
+"""Ctrl-C and SIGTERM, obeyed the same way from a command's first moment to its last.
+
+Python turns SIGINT into ``KeyboardInterrupt`` from the start, but SIGTERM
+kills at once: no cleanup, no message, exit -15. :func:`install` (the first
+thing the ``orharbor`` script does, before any heavy import) routes SIGTERM
+through whatever handles SIGINT at that moment, so every part of a command
+(the import, argument checks, a build's solves, check's asyncio trials) treats
+the two alike and the command line can exit ``128 + signal`` with one line.
+
+:func:`deferred` holds both signals back across a few steps that must not be
+cut in half (swapping a task folder into place); :func:`run_async` runs a
+coroutine whose work is cancelled, cleanup included, by either signal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from typing import Any, Coroutine, Iterator
+
+class Interrupted(Exception):
+    """Long work stopped by a signal: the message says what was kept; the command exits ``128 + signum``."""
+
+    def __init__(self, message: str, signum: int):
+        super().__init__(message)
+        self.signum = signum
+
+
+#: The signals a command stops on.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_received: list[int] = []
+
+
+def install() -> None:
+    """Route SIGTERM through the SIGINT handler of the moment (main thread only; idempotent)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_term)
+
+
+def _on_term(signum: int, frame) -> None:
+    _received.append(signum)
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler) and handler is not _on_term:
+        handler(signal.SIGINT, frame)  # Python's default raises KeyboardInterrupt; a build's stops its solves
+    else:
+        raise KeyboardInterrupt
+
+
+def note(signum: int) -> None:
+    """Record a signal that a handler of its own took (so :func:`last` names it)."""
+    _received.append(signum)
+
+
+def last() -> int:
+    """The most recent stop signal received (SIGINT when none was recorded: a plain KeyboardInterrupt)."""
+    return _received[-1] if _received else int(signal.SIGINT)
+
+
+def name(signum: int | None = None) -> str:
+    return signal.Signals(last() if signum is None else signum).name
+
+
+def exit_code(signum: int | None = None) -> int:
+    """The shell's convention: 128 + the signal's number (130 for SIGINT, 143 for SIGTERM)."""
+    return 128 + (last() if signum is None else signum)
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM back inside the block; one that arrived is acted on when it ends.
+
+    For short steps that must finish once begun. Outside the main thread it
+    does nothing (signals are only ever handled there).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def run_async(main: Coroutine[Any, Any, Any]) -> Any:
+    """``asyncio.run(main)``, where SIGINT or SIGTERM cancels ``main`` and, once its cleanup ran, raises KeyboardInterrupt.
+
+    asyncio does this for SIGINT alone, and only while SIGINT has Python's
+    default handler; here both signals cancel, whatever the handlers were, and
+    the handlers are restored afterwards.
+    """
+    import asyncio  # here: the script imports this module first, and asyncio takes a while
+
+    if threading.current_thread() is not threading.main_thread():
+        return asyncio.run(main)
+    previous = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+
+    async def guarded() -> Any:
+        loop, task = asyncio.get_running_loop(), asyncio.current_task()
+        stopped: list[int] = []
+
+        def stop(signum: int) -> None:
+            stopped.append(signum)
+            note(signum)
+            task.cancel()
+
+        for signum in STOP_SIGNALS:
+            loop.add_signal_handler(signum, stop, signum)
+        try:
+            return await main
+        except asyncio.CancelledError:
+            if stopped:
+                raise KeyboardInterrupt from None
+            raise
+        finally:
+            for signum in STOP_SIGNALS:
+                loop.remove_signal_handler(signum)
+                signal.signal(signum, previous[signum])
+
+    try:
+        return asyncio.run(guarded())
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
