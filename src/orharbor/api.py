@@ -88,12 +88,20 @@ def generate(problem: str, size: str, seed: int = 0, fmt: str = "json") -> str:
 
 
 def read_instance(module, path: Path) -> object:
-    """The instance in ``path``: JSON (a file starting with ``{``) or any of the class's standard formats."""
+    """The instance in ``path``: JSON (a file starting with ``{``) or any of the class's standard formats.
+
+    Errors name ``path`` once: the format readers' ``name:line:`` (the file's
+    base name) becomes ``path:line:``.
+    """
     try:
         text = path.read_text(encoding="utf-8")
+        if not text.strip():
+            raise InstanceFileError(f"{path}: the file is empty")
         return json.loads(text) if text.lstrip().startswith("{") else module.read(path)
-    except (OSError, ValueError) as exc:  # the format readers report a broken file as "file:line: ..."
-        raise InstanceFileError(f"{path}: {exc}") from None
+    except (OSError, ValueError) as exc:
+        message = str(exc)
+        raise InstanceFileError(f"{path}{message.removeprefix(path.name)}" if message.startswith(f"{path.name}:")
+                                else f"{path}: {message}") from None
 
 
 def solve(problem: str, instance_file: str | Path, *, reference_time_limit: float = 10.0,

@@ -34,6 +34,7 @@ from pathlib import Path
 
 from orharbor.errors import UserError
 from orharbor.exporter.task_dir import SOLVER_VENV
+from orharbor.task_toml import read_task_toml, table
 from orharbor.verifiers import contract
 
 #: The modelling image's interpreter: python slim's, with the modelling stack pip-installed.
@@ -84,11 +85,12 @@ def score(task: Path, solution: Path) -> tuple[float, dict]:
 
     A task whose agent-visible data differs from what its tests/ grades with
     (:mod:`orharbor.exporter.agent_files`) is refused: its score would be of
-    an instance the agent never saw.
+    an instance the agent never saw. So is one whose task.toml Harbor cannot load.
     """
     from orharbor.exporter.agent_files import differences
 
     config = load_task(task)
+    read_task_toml(task / "task.toml")
     if mismatches := differences(task):
         raise VerifyError("; ".join(mismatches))
     check_solution_kind(config, solution)
@@ -120,10 +122,7 @@ def solver_packages(task: Path, config: contract.Level2Task | contract.RetailTas
     if python != f"{SOLVER_VENV}/bin/python3":
         raise VerifyError(f"{task}: solve.py runs under {python!r}, not orharbor's solver venv; "
                           "verify cannot reproduce that interpreter")
-    try:
-        metadata = tomllib.loads((task / "task.toml").read_text(encoding="utf-8")).get("metadata", {})
-    except (OSError, ValueError) as exc:
-        raise VerifyError(f"{task / 'task.toml'}: cannot tell whether solve.py may use OR-Tools ({exc})") from None
+    metadata = table(read_task_toml(task / "task.toml"), "metadata", task / "task.toml")
     return (*SOLVER_PACKAGES, "ortools") if metadata.get("allow_ortools") is True else tuple(SOLVER_PACKAGES)
 
 

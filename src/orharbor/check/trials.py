@@ -13,7 +13,6 @@ import os
 import re
 import tempfile
 import time
-import tomllib
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,6 +24,8 @@ from orharbor.check.results import CheckResult, PolicyResult, judge
 from orharbor.check.sandbox import SandboxUnavailable, require_bwrap
 from orharbor.exporter import agent_files
 from orharbor.files import require_parent
+from orharbor.interrupts import run_async
+from orharbor.task_toml import TaskTomlError, read_task_toml
 from orharbor.verifiers import contract
 from orharbor.verifiers.removal import remove_path
 
@@ -80,7 +81,8 @@ def check_tasks(root: Path, jobs: int = 1, attacks: bool = False, only: tuple[st
     base = Path(jobs_dir) if keep else Path(tempfile.mkdtemp(prefix="orharbor-check-"))
     job_dir = _new_job_dir(base)
     try:
-        results = asyncio.run(_check_all(tasks, root, job_dir, jobs, attacks, only, on_result, environment))
+        # Ctrl-C or SIGTERM cancels the trials, and Harbor stops their environments, before the exit
+        results = run_async(_check_all(tasks, root, job_dir, jobs, attacks, only, on_result, environment))
         for result in results:
             result.job_dir = job_dir if keep else None
         return results
@@ -134,8 +136,10 @@ async def _check_task(task_dir: Path, root: Path, job_dir: Path, job_id: uuid.UU
                       attacks: bool, only: tuple[str, ...], sink: list,
                       environment: CheckEnvironment | None = None) -> CheckResult:
     try:
-        config = tomllib.loads((task_dir / "task.toml").read_text())
+        config = read_task_toml(task_dir / "task.toml")  # an error names the file; Harbor's would not
         task = contract.load(str(task_dir / "tests"))
+    except TaskTomlError as exc:
+        return CheckResult(task_dir.name, 0, "?", error=str(exc))
     except (OSError, ValueError) as exc:  # ContractError is a ValueError
         return CheckResult(task_dir.name, 0, "?", error=f"unreadable task: {exc}")
     mode = config.get("verifier", {}).get("environment_mode", "shared")

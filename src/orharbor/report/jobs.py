@@ -20,17 +20,17 @@ from __future__ import annotations
 import json
 import math
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from orharbor.task_toml import TaskTomlError, read_task_toml, table
 from orharbor.verifiers.safe_json import BadOutput, read_regular_file
 
 #: How deep below a given folder trial folders are looked for (jobs/<job>/<trial>/ is depth 2).
 MAX_DEPTH = 4
-#: Largest result.json, details.json or task.toml read (a Harbor trial's result.json is a few kB).
+#: Largest result.json or details.json read (a Harbor trial's result.json is a few kB).
 MAX_FILE_BYTES = 16 * 1024 * 1024
 #: Agreement needed between details.json's reward and Harbor's before details' figures are used.
 REWARD_MATCH = 1e-9
@@ -107,7 +107,7 @@ class Reading:
 def read_jobs(folders: list[Path], tasks_dirs: list[Path] = ()) -> Reading:
     """Every trial under ``folders`` (jobs folders, job folders or trial folders)."""
     index = TaskIndex(tasks_dirs)
-    reading = Reading()
+    reading = Reading(skipped=list(index.skipped))
     seen: set[Path] = set()
     listed: dict[Path, int] = {}  # job folder -> trials its own result.json counts
     for folder in folders:
@@ -224,11 +224,13 @@ def _read_trial(trial_dir: Path, data: dict, index: "TaskIndex", reading: Readin
     details = details if isinstance(details, dict) else {}
     metadata = details.get("metadata") if isinstance(details.get("metadata"), dict) else None
     tried: list[Path] = []
+    broken: list[str] = []
     if metadata is None:
-        metadata, tried = _task_metadata(result, trial_dir, index)
+        metadata, tried, broken = _task_metadata(result, trial_dir, index)
     if metadata is None:
+        why = f"its task.toml cannot be used: {'; '.join(broken)}" if broken else _gone(result, tried)
         reading.skipped.append(Skipped(trial_dir, f"no metadata for task {result.task_name}: details.json has none "
-                                                  f"and {_gone(result, tried)}"))
+                                                  f"and {why}"))
         return None
     kind = "modelling" if metadata.get("kind") == "modelling" else "algorithm"
     problem = metadata.get("source") if kind == "modelling" else metadata.get("problem")
@@ -345,14 +347,19 @@ def _text(value) -> str | None:
 
 
 class TaskIndex:
-    """task.toml metadata by task name, from the folders given with ``--tasks``."""
+    """task.toml metadata by task name, from the folders given with ``--tasks``; ``skipped``: the unusable ones."""
 
     def __init__(self, folders: list[Path] = ()):
         self._by_name: dict[str, dict] = {}
+        self.skipped: list[Skipped] = []
         for folder in folders:
             candidates = [folder] if (folder / "task.toml").is_file() else sorted(folder.glob("*/"))
             for task in candidates:
-                config = _read_toml(task / "task.toml")
+                try:
+                    config = _read_toml(task / "task.toml")
+                except TaskTomlError as exc:
+                    self.skipped.append(Skipped(exc.path, exc.reason, trials=0))
+                    continue
                 if config is not None:
                     name = (config.get("task") or {}).get("name")
                     if isinstance(name, str):
@@ -362,21 +369,27 @@ class TaskIndex:
         return self._by_name.get(name)
 
 
-def _task_metadata(result, trial_dir: Path, index: TaskIndex) -> tuple[dict | None, list[Path]]:
-    """[metadata] of the trial's task.toml where the trial ran it, else from the index by name; and the folders tried.
+def _task_metadata(result, trial_dir: Path, index: TaskIndex) -> tuple[dict | None, list[Path], list[str]]:
+    """[metadata] of the trial's task.toml where the trial ran it, else from the index by name; the folders
+    tried; and why a task.toml found there could not be used (each naming its file).
 
     A relative task path is looked for under each of :func:`_run_folders`.
     """
     path = getattr(result.task_id, "path", None)
     tried: list[Path] = []
+    broken: list[str] = []
     if path is not None and getattr(result.task_id, "git_url", None) is None:
         path = Path(path)
         for folder in [path] if path.is_absolute() else [base / path for base in _run_folders(result, trial_dir)]:
             tried.append(folder)
-            config = _read_toml(folder / "task.toml")
+            try:
+                config = _read_toml(folder / "task.toml")
+            except TaskTomlError as exc:
+                broken.append(str(exc))
+                continue
             if config is not None and isinstance(config.get("metadata"), dict):
-                return config["metadata"], tried
-    return index.get(result.task_name), tried
+                return config["metadata"], tried, broken
+    return index.get(result.task_name), tried, broken
 
 
 def _run_folders(result, trial_dir: Path) -> list[Path]:
@@ -425,13 +438,14 @@ def _gone(result, tried: list[Path]) -> str:
 
 
 def _read_toml(path: Path) -> dict | None:
-    try:
-        if not path.is_file() or path.stat().st_size > MAX_FILE_BYTES:
-            return None
-        with path.open("rb") as f:
-            return tomllib.load(f)
-    except (OSError, ValueError):
+    """task.toml as data, None when there is none; TaskTomlError naming it when it is unreadable, not TOML, or its
+    [task] or [metadata] is not a table (report reads any Harbor task, so Harbor's own model is not asked)."""
+    if not os.path.lexists(path):
         return None
+    config = read_task_toml(path, harbor=False)
+    table(config, "task", path)
+    table(config, "metadata", path)
+    return config
 
 
 __all__ = ["Instance", "Reading", "Skipped", "TaskIndex", "TrialRecord", "read_jobs"]
