@@ -74,12 +74,13 @@ def test_expand_multi_value(args, expected):
 
 
 def test_problems_lists_jobshop():
-    """`problems` shows jobshop with all its sizes and its baseline description."""
+    """`problems` shows jobshop with all its sizes, its baseline description and its reference method."""
     result = run("problems")
     assert result.exit_code == 0
     assert result.output.startswith(f"jobshop  ({js.TITLE}; minimise {js.OBJECTIVE})")
     assert f"sizes:    {', '.join(js.SIZES)}" in result.output
     assert f"baseline: {' '.join(js.BASELINE.split())}" in result.output
+    assert f"reference: {js.REFERENCE}" in result.output
     assert "formats:  json, taillard, orlib" in result.output
 
 

@@ -81,7 +81,7 @@ def main() -> None:
 
 @main.command("problems")
 def problems_cmd() -> None:
-    """List the problem classes: sizes, levels and the naive baseline."""
+    """List the problem classes: sizes, levels, the naive baseline and the reference method."""
     for name in problem_modules.names():
         module = problem_modules.get(name)
         click.echo(f"{name}  ({module.TITLE}; minimise {module.OBJECTIVE})")
@@ -89,6 +89,7 @@ def problems_cmd() -> None:
         click.echo("  levels:   1 (write a solution), 2 (write solve.py, run on hidden instances)")
         click.echo(f"  formats:  json, {', '.join(module.FORMATS)}")
         click.echo(f"  baseline: {' '.join(module.BASELINE.split())}")
+        click.echo(f"  reference: {module.REFERENCE}")
         click.echo("")
 
 
