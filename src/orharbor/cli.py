@@ -31,16 +31,21 @@ class Command(click.Command):
     """
 
     def invoke(self, ctx: click.Context):
-        try:
-            return super().invoke(ctx)
-        except UserError as exc:
-            raise click.ClickException(str(exc)) from None
-        except interrupts.Interrupted as exc:  # long work that says what it kept
-            click.echo(str(exc), err=True)
-            raise click.exceptions.Exit(interrupts.exit_code(exc.signum)) from None
-        except KeyboardInterrupt:
-            click.echo(f"interrupted ({interrupts.name()})", err=True)
-            raise click.exceptions.Exit(interrupts.exit_code()) from None
+        return guarded(super().invoke, ctx)
+
+
+def guarded(invoke, ctx: click.Context):
+    """``invoke(ctx)``, a UserError shown as one line, and an interrupt as one line and exit 128 + signal."""
+    try:
+        return invoke(ctx)
+    except UserError as exc:
+        raise click.ClickException(str(exc)) from None
+    except interrupts.Interrupted as exc:  # long work that says what it kept
+        click.echo(str(exc), err=True)
+        raise click.exceptions.Exit(interrupts.exit_code(exc.signum)) from None
+    except KeyboardInterrupt:
+        click.echo(f"interrupted ({interrupts.name()})", err=True)
+        raise click.exceptions.Exit(interrupts.exit_code()) from None
 
 
 class Group(click.Group):
@@ -51,6 +56,10 @@ class Group(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         return super().parse_args(ctx, expand_multi_value(args))
+
+    def invoke(self, ctx: click.Context):
+        """Guarded as each command is: a subcommand's option callbacks (which import) run here, outside it."""
+        return guarded(super().invoke, ctx)
 
 
 def expand_multi_value(args: list[str]) -> list[str]:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from orharbor.errors import UserError
+from orharbor.interrupts import deferred
 
 
 class WouldReplace(UserError):
@@ -70,22 +71,27 @@ def replace_dir(built: Path, target: Path, force: bool) -> Path:
 
     ``built`` must sit in the same file system as ``target`` (a sibling). The
     old folder is first renamed aside and deleted only after the new one is in
-    place, so a failure never leaves the target missing.
+    place, so a failure never leaves the target missing. Ctrl-C and SIGTERM
+    wait until the swap and the removal are over: cut off between the two
+    renames the target would be missing, and in the removal a hidden
+    ``.name.old-*`` copy would stay behind.
     """
     if not os.path.lexists(target):
         os.rename(built, target)
         return target
     if not force:
         raise WouldReplace(f"{target} already exists; pass --force to replace it")
-    aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
-    old = aside / target.name
-    os.rename(target, old)
-    try:
-        os.rename(built, target)
-    except OSError:
-        os.rename(old, target)  # put the user's folder back
-        raise
-    shutil.rmtree(aside, ignore_errors=True)
+    with deferred():
+        aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+        old = aside / target.name
+        os.rename(target, old)
+        try:
+            os.rename(built, target)
+        except OSError:
+            os.rename(old, target)  # put the user's folder back
+            shutil.rmtree(aside, ignore_errors=True)
+            raise
+        shutil.rmtree(aside, ignore_errors=True)
     return target
 
 

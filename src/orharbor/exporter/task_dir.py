@@ -23,6 +23,7 @@ from orharbor.exporter.agent_files import write_record
 from orharbor.exporter.bundle import write_bundle
 from orharbor.exporter.collect_hook import collect_hook
 from orharbor.files import replace_dir, staging_dir
+from orharbor.interrupts import deferred
 from orharbor.verifiers import contract
 
 #: Pinned base image (python 3.12 slim on Debian bookworm, by digest).
@@ -118,7 +119,8 @@ def build_task(out: Path, task_id: str, write: Callable[[Path], Path], force: bo
             raise ValueError(f"task {task_id!r} was written to {built.name!r}")
         return replace_dir(built, out / task_id, force)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        with deferred():  # a Ctrl-C here would leave the hidden staging folder in the user's --out
+            shutil.rmtree(staging, ignore_errors=True)
 
 
 def fresh_task(task: Path) -> Path:

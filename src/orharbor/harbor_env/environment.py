@@ -35,6 +35,7 @@ installed. CPU and memory limits are not enforced.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import select
 import shlex
@@ -58,6 +59,22 @@ from orharbor.verifiers.removal import remove_path
 #: At most this much of a command's stdout and of its stderr is returned.
 OUTPUT_LIMIT = 16 * 1024 * 1024
 START_TIMEOUT_S = 30.0
+
+
+async def _finish(work: asyncio.Future) -> None:
+    """Await ``work`` (a thread's) to its end, even through cancellation, which is then raised after it."""
+    cancelled = False
+    while True:
+        try:
+            await asyncio.shield(work)
+            break
+        except asyncio.CancelledError:
+            cancelled = True
+            if work.done():
+                break
+    if cancelled:
+        raise asyncio.CancelledError
+    work.result()
 
 
 class BubblewrapEnvironment(BaseEnvironment):
@@ -97,8 +114,8 @@ class BubblewrapEnvironment(BaseEnvironment):
         self._accounts = users.accounts(self._plan.users)
         self._seccomp = compile_bpf()
         loop = asyncio.get_running_loop()
-        try:
-            await loop.run_in_executor(None, self._start_sandbox, bwrap)
+        try:  # cancelled while bubblewrap starts, the start still ends (it is bounded), so stop sees its process
+            await _finish(loop.run_in_executor(None, self._start_sandbox, bwrap))
         except BaseException:
             await self.stop(delete=True)
             raise
@@ -143,14 +160,23 @@ class BubblewrapEnvironment(BaseEnvironment):
                 "resolv.conf": resolv_conf(public=not self._network_disabled)}
 
     async def stop(self, delete: bool) -> None:
-        """End the sandbox and everything in it, its network, and remove its scratch folder."""
+        """End the sandbox and everything in it, its network, and remove its scratch folder.
+
+        The work runs to its end in a thread even when the caller is cancelled
+        (a Ctrl-C cancels every trial, and asyncio.run cancels again what is
+        left): a stop cut off halfway would leave the sandbox or its files behind.
+        """
+        await _finish(asyncio.get_running_loop().run_in_executor(None, self._stop_now))
+
+    def _stop_now(self) -> None:
         popen = getattr(self, "_popen", None)
+        if self._pidfd is not None:  # the sandbox's PID 1: its end ends every process in its namespace
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
         if popen is not None and popen.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(popen.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            await asyncio.get_running_loop().run_in_executor(None, popen.wait)
+            popen.wait()
         if popen is not None and popen.stderr is not None:
             popen.stderr.close()
         if self._network is not None:
