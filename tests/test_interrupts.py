@@ -205,3 +205,21 @@ def test_check_interrupted_while_sandboxes_run_ends_them_and_removes_their_folde
     assert stderr.strip().splitlines()[-1] == f"interrupted ({signal.Signals(signum).name})", stderr
     assert list(temp.iterdir()) == []
     wait_until(lambda: not sandbox_processes(str(tmp_path)), "the sandboxes ending", timeout=30)
+
+
+@pytest.mark.parametrize("entry", [[str(ORHARBOR), "build-dataset"],
+                                   [sys.executable, "-m", "orharbor", "build-dataset"],
+                                   [sys.executable, "-m", "orharbor.build_dataset"]],
+                         ids=["script", "python -m orharbor", "python -m orharbor.build_dataset"])
+def test_every_entry_point_answers_sigterm_from_its_first_line(tmp_path, entry):
+    """SIGTERM the moment the handler is in: one line and 143, however the command was started (the default is -15)."""
+    process = subprocess.Popen([*entry, "--problem", "jobshop", "--sizes", "4x4", "--num-rows", "50",
+                                "--out", str(tmp_path / "rows.jsonl")], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    wait_until(lambda: handles_sigterm(process.pid), "installing the SIGTERM handler")
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=120)
+    if process.returncode == 0:
+        pytest.fail("the build finished before the signal")
+    lines = stderr.strip().splitlines()
+    assert process.returncode == 143 and len(lines) == 1 and lines[0].startswith("interrupted (SIGTERM)"), stderr

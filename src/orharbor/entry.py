@@ -2,21 +2,34 @@
 
 A Ctrl-C or SIGTERM that arrives while Python is still importing click,
 numpy or OR-Tools gets the same answer as one during the work: one line and
-exit 130 or 143 (see :mod:`orharbor.interrupts`).
+exit 130 or 143 (see :mod:`orharbor.interrupts`). ``python -m orharbor`` and
+the module entries (``python -m orharbor.build_dataset``) start the same way.
 """
 
 from __future__ import annotations
 
 import sys
+from typing import Callable
 
 from orharbor import interrupts
 
 
-def main() -> None:
+def start(load: Callable[[], Callable[[], object]]) -> None:
+    """Install the signal handling, then ``load()`` the command (the slow imports) and run it."""
     interrupts.install()
     try:
-        from orharbor.cli import main as command_line
+        command = load()
     except KeyboardInterrupt:
         print(f"interrupted ({interrupts.name()}) while starting; nothing was done", file=sys.stderr)
         sys.exit(interrupts.exit_code())
-    command_line()
+    command()
+
+
+def _command_line() -> Callable[[], object]:
+    from orharbor.cli import main as command_line
+
+    return command_line
+
+
+def main() -> None:
+    start(_command_line)

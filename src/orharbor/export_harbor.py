@@ -2,7 +2,15 @@
 
 import sys
 
-from orharbor.cli import expand_multi_value, export_cmd
+
+def _command():
+    from orharbor.cli import expand_multi_value, export_cmd
+
+    args = expand_multi_value(sys.argv[1:])
+    return lambda: export_cmd.main(args, prog_name="python -m orharbor.export_harbor")
+
 
 if __name__ == "__main__":
-    export_cmd.main(expand_multi_value(sys.argv[1:]), prog_name="python -m orharbor.export_harbor")
+    from orharbor.entry import start
+
+    start(_command)

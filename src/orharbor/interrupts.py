@@ -84,7 +84,7 @@ def deferred() -> Iterator[None]:
 
 
 def run_async(main: Coroutine[Any, Any, Any]) -> Any:
-    """``asyncio.run(main)``, where SIGINT or SIGTERM cancels ``main`` and, once its cleanup ran, raises KeyboardInterrupt.
+    """``asyncio.run(main)``, where SIGINT or SIGTERM cancels ``main``, then raises KeyboardInterrupt after its cleanup.
 
     asyncio does this for SIGINT alone, and only while SIGINT has Python's
     default handler; here both signals cancel, whatever the handlers were, and
