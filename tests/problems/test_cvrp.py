@@ -282,16 +282,21 @@ def test_baseline_is_one_of_the_fixed_splits(size):
 
 @pytest.mark.parametrize("seed", [1, 5])
 def test_random_answers_score_about_zero(seed):
-    """100 random customer orders split by capacity average a reward within 0.15 of 0 (n50)."""
+    """100 random customer orders split by capacity average a reward within 0.15 of 0 (n50).
+
+    Routing proves nothing and runs to its limit, so the reference, and with it the reward's
+    scale naive - reference, depends on the machine. The rewards are taken against the arc
+    lower bound instead, which no reference goes below: what holds at any speed.
+    """
     inst = cvrp.generate(seed, "n50")
     naive = cvrp.evaluate(inst, cvrp.baseline(inst))
-    _, meta = cvrp.reference(inst, time_limit_s=1.0, workers=1)
-    assert meta["objective"] < naive
+    floor = lower_bound(inst)
+    assert floor < naive
     rewards = []
     for k in range(100):
         order = list(range(1, 51))
         random.Random(k).shuffle(order)
-        rewards.append(reward(cvrp.evaluate(inst, {"routes": split(inst, order)}), naive, meta["objective"]))
+        rewards.append(reward(cvrp.evaluate(inst, {"routes": split(inst, order)}), naive, floor))
     assert abs(sum(rewards) / len(rewards)) <= 0.15
 
 

@@ -12,7 +12,7 @@ import random
 import pytest
 
 from orharbor import problem_modules
-from orharbor.problem_modules.jobshop.baseline import dispatch
+from orharbor.problem_modules.jobshop.baseline import dispatch, round_robin
 from orharbor.problem_modules.jobshop.generator import taillard
 from orharbor.verifiers.reward import reward
 from orharbor.verifiers.strict import Infeasible
@@ -248,7 +248,7 @@ def test_dispatch_validates_sequence():
 
 @pytest.fixture(scope="module")
 def references() -> dict:
-    """CP-SAT references (short runs) for the random-sequence test, computed once."""
+    """CP-SAT references (short runs, cut off by their limit) for the random-sequence test, computed once."""
     out = {}
     for size, seed in (("10x10", 1), ("10x10", 2), ("15x15", 1), ("15x15", 2)):
         inst = js.generate(seed, size)
@@ -256,19 +256,33 @@ def references() -> dict:
     return out
 
 
+def _start(inst: dict) -> int:
+    """The makespan of the reference's start, the round-robin dispatch hint: no reference is worse."""
+    return js.evaluate(inst, dispatch(inst, round_robin(inst)))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("size", ["10x10", "15x15"])
 def test_random_sequences_average_zero_reward(references, size):
+    """100 random dispatch sequences average a reward within 0.15 of 0.
+
+    The reward's scale, naive - reference, depends on how far CP-SAT got before its limit, so
+    the rewards are taken against the reference's start instead: every reference is at least
+    as good, and a better reference only brings the mean closer to 0, so this holds for
+    whatever reference any machine finds.
+    """
     for (sz, seed), (inst, _, meta) in references.items():
         if sz != size:
             continue
         n, m = inst["n_jobs"], inst["n_machines"]
         naive = js.evaluate(inst, js.baseline(inst))
+        start = _start(inst)
+        assert naive > start >= meta["objective"], (size, seed)
         rewards = []
         for k in range(100):
             seq = [j for j in range(n) for _ in range(m)]
             random.Random(k).shuffle(seq)
-            rewards.append(reward(js.evaluate(inst, dispatch(inst, seq)), naive, meta["objective"]))
+            rewards.append(reward(js.evaluate(inst, dispatch(inst, seq)), naive, start))
         mean = sum(rewards) / len(rewards)
         assert abs(mean) < 0.15, (size, seed, mean)
 
@@ -277,11 +291,17 @@ def test_random_sequences_average_zero_reward(references, size):
 
 
 def test_reference_proves_the_optimum_of_ft06(ft06):
-    """CP-SAT proves 55 on ft06 (in milliseconds; the limit leaves ample slack)."""
+    """CP-SAT proves 55 on ft06 (in milliseconds; the limit leaves ample slack).
+
+    The proof is asserted when CP-SAT reports it; cut off by its limit (a machine loaded past
+    all reason), the answer is still feasible, its bound below 55 and its makespan above.
+    """
     sol, meta = js.reference(ft06, time_limit_s=60.0, workers=2, seed=0)
-    assert js.evaluate(ft06, sol) == 55
-    assert meta["status"] == "OPTIMAL"
-    assert (meta["objective"], meta["bound"]) == (55, 55)
+    assert js.evaluate(ft06, sol) == meta["objective"]
+    if meta["status"] == "OPTIMAL":
+        assert (meta["objective"], meta["bound"]) == (55, 55)
+    else:
+        assert meta["bound"] <= 55 <= meta["objective"]
     assert meta["solver"] == "ortools-cp-sat" and meta["version"]
     assert (meta["time_limit_s"], meta["workers"], meta["seed"]) == (60.0, 2, 0)
     assert isinstance(meta["wall_time_s"], float)
@@ -289,11 +309,12 @@ def test_reference_proves_the_optimum_of_ft06(ft06):
 
 
 def test_reference_beats_baseline(references):
+    """At any limit: feasible, as its meta says, between its bound and its start (better than naive)."""
     for inst, sol, meta in references.values():
         objective = js.evaluate(inst, sol)
         assert objective == meta["objective"]
-        assert meta["status"] in ("OPTIMAL", "FEASIBLE")
-        assert meta["bound"] <= objective <= js.evaluate(inst, js.baseline(inst))
+        assert meta["status"] in ("OPTIMAL", "FEASIBLE", "FEASIBLE_HINT")
+        assert meta["bound"] <= objective <= _start(inst) < js.evaluate(inst, js.baseline(inst))
 
 
 def test_reference_falls_back_when_out_of_time():

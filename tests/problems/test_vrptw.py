@@ -8,18 +8,19 @@ from __future__ import annotations
 
 import math
 import random
-import time
 
 import pytest
 
 from orharbor import problem_modules
 from orharbor.problem_modules.vrptw.baseline import construct
 from orharbor.problem_modules.vrptw.formats import read_solution
+from orharbor.problem_modules.vrptw.reference import lower_bound
 from orharbor.problem_modules.vrptw.verify import TOL
 from orharbor.verifiers.reward import reward
 from orharbor.verifiers.strict import Infeasible
 
 from text_edits import edit_line
+from work import lines_run
 
 vrptw = problem_modules.get("vrptw")
 C101_EXACT = 828.936867  # C101.sol with unrounded distances (the commonly cited best known value)
@@ -211,12 +212,14 @@ def test_time_tolerance_is_exactly_one_millionth():
 
 
 def test_verifier_is_fast_on_n1000():
-    """evaluate is linear: well under a second on an n1000 instance."""
-    inst = vrptw.generate(1, "n1000")
-    solution = vrptw.baseline(inst)
-    start = time.perf_counter()
-    vrptw.evaluate(inst, solution)
-    assert time.perf_counter() - start < 0.5
+    """evaluate is linear: per customer it runs no more lines on an n1000 instance than on an n100 one
+    (counted, not timed; a quadratic check would run about ten times as many)."""
+    per_customer = {}
+    for size in ("n100", "n1000"):
+        inst = vrptw.generate(1, size)
+        _, lines = lines_run(vrptw.evaluate, inst, vrptw.baseline(inst), budget=1_000_000)
+        per_customer[size] = lines / inst["n_customers"]
+    assert per_customer["n1000"] <= 1.5 * per_customer["n100"], per_customer
 
 
 # ------------------------------------------------------------------ baseline
@@ -229,15 +232,21 @@ def test_baseline_fits_c101(c101):
 
 @pytest.mark.parametrize("seed", [0, 7])
 def test_random_first_fit_answers_average_reward_near_zero(seed):
-    """100 random customer orders built the same way average a reward within 0.15 of 0."""
+    """100 random customer orders built the same way average a reward within 0.15 of 0.
+
+    Routing proves nothing and runs to its limit, so the reference, and with it the reward's
+    scale naive - reference, depends on the machine. The rewards are taken against the
+    nearest-neighbour lower bound instead, which no reference goes below: what holds at any speed.
+    """
     inst = vrptw.generate(seed, "n25")
     naive = vrptw.evaluate(inst, vrptw.baseline(inst))
-    _, meta = vrptw.reference(inst, time_limit_s=1.0, workers=1)
+    floor = lower_bound(inst)
+    assert floor < naive
     rewards = []
     for k in range(100):
         order = list(range(1, 26))
         random.Random(k).shuffle(order)
-        rewards.append(reward(vrptw.evaluate(inst, construct(inst, order)), naive, meta["objective"]))
+        rewards.append(reward(vrptw.evaluate(inst, construct(inst, order)), naive, floor))
     assert abs(sum(rewards) / len(rewards)) < 0.15
 
 

@@ -274,7 +274,7 @@ def test_evaluate_fuzz_never_crashes_unexpectedly():
 
 @pytest.fixture(scope="module")
 def references() -> dict:
-    """CP-SAT references (short runs) for two n40 instances, computed once."""
+    """CP-SAT references (short runs, cut off by their limit) for two n40 instances, computed once."""
     out = {}
     for seed in (0, 3):
         inst = wt.generate(seed, "n40")
@@ -284,15 +284,22 @@ def references() -> dict:
 
 @pytest.mark.slow
 def test_random_sequences_average_zero_reward(references):
-    """100 random permutations average a reward within 0.15 of 0 against the baseline."""
+    """100 random permutations average a reward within 0.15 of 0 against the baseline.
+
+    The reward's scale, naive - reference, depends on how far CP-SAT got before its limit, so
+    the rewards are taken against the reference's start, the best rule: every reference is at
+    least as good, and a better reference only brings the mean closer to 0, so this holds for
+    whatever reference any machine finds.
+    """
     for seed, (inst, _, meta) in references.items():
         naive = wt.evaluate(inst, wt.baseline(inst))
-        assert naive > meta["objective"]
+        start = weighted_tardiness(inst, best_rule(inst))
+        assert naive > start >= meta["objective"], seed
         rewards = []
         for k in range(100):
             seq = list(range(inst["n_jobs"]))
             random.Random(k).shuffle(seq)
-            rewards.append(reward(wt.evaluate(inst, {"sequence": seq}), naive, meta["objective"]))
+            rewards.append(reward(wt.evaluate(inst, {"sequence": seq}), naive, start))
         mean = sum(rewards) / len(rewards)
         assert abs(mean) < 0.15, (seed, mean)
 
@@ -305,11 +312,16 @@ def test_reference_proves_the_optimum_of_wt40_instance_3(wt40):
     """CP-SAT proves the published optimum 537 of wt40 instance 3 (about 2 s; the limit leaves ample slack).
 
     Asserting a value reached at a binding limit would depend on the machine's
-    speed; a proof at a limit the solver never reaches does not.
+    speed; a proof at a limit the solver never reaches does not. The proof is asserted
+    when CP-SAT reports it; cut off by its limit (a machine loaded past all reason), the
+    answer is still feasible, its bound below 537 and its objective above.
     """
     sol, meta = wt.reference(wt40[2], time_limit_s=60.0, workers=2, seed=0)
-    assert meta["status"] == "OPTIMAL"
-    assert wt.evaluate(wt40[2], sol) == meta["objective"] == meta["bound"] == 537
+    assert wt.evaluate(wt40[2], sol) == meta["objective"]
+    if meta["status"] == "OPTIMAL":
+        assert meta["objective"] == meta["bound"] == 537
+    else:
+        assert meta["bound"] <= 537 <= meta["objective"]
     assert meta["solver"] == "ortools-cp-sat" and meta["version"]
     assert (meta["time_limit_s"], meta["workers"], meta["seed"]) == (60.0, 2, 0)
     assert isinstance(meta["wall_time_s"], float)
@@ -317,21 +329,27 @@ def test_reference_proves_the_optimum_of_wt40_instance_3(wt40):
 
 
 def test_reference_beats_baseline(references):
-    """The reference is feasible, matches its meta, and is no worse than the baseline or the rules."""
+    """At any limit the reference is feasible, matches its meta, and is no worse than the baseline or the rules."""
     for inst, sol, meta in references.values():
         objective = wt.evaluate(inst, sol)
         assert objective == meta["objective"]
-        assert meta["status"] in ("OPTIMAL", "FEASIBLE")
+        assert meta["status"] in ("OPTIMAL", "FEASIBLE", "FEASIBLE_HINT")
         assert meta["bound"] <= objective <= weighted_tardiness(inst, best_rule(inst))
         assert objective < wt.evaluate(inst, wt.baseline(inst))
 
 
 def test_reward_with_zero_reference():
-    """Loose due dates: a reference of 0, and a naive equal to the reference, are scored sanely."""
+    """Loose due dates: a reference of 0, and a naive equal to the reference, are scored sanely.
+
+    Here the best rule already has no tardiness, and the reference never returns worse than
+    that start: its 0 holds at any limit.
+    """
     inst = wt.generate(2, "n8")
     sol, meta = wt.reference(inst, time_limit_s=60.0, workers=2)  # proved at once
     naive = wt.evaluate(inst, wt.baseline(inst))
-    assert meta["objective"] == 0 == wt.evaluate(inst, sol) and meta["status"] == "OPTIMAL" and naive > 0
+    assert weighted_tardiness(inst, best_rule(inst)) == 0
+    assert meta["objective"] == 0 == wt.evaluate(inst, sol) == meta["bound"] and naive > 0
+    assert meta["status"] in ("OPTIMAL", "FEASIBLE", "FEASIBLE_HINT")
     assert reward(0, naive, 0) == 1.0 and reward(naive, naive, 0) == 0.0
     loose = dict(inst, due_dates=[sum(inst["processing_times"])] * inst["n_jobs"])
     sol, meta = wt.reference(loose, time_limit_s=60.0, workers=2)
