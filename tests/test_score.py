@@ -19,8 +19,13 @@ from orharbor.verifiers import score
 from orharbor.verifiers.reward import FAIL, reward
 from orharbor.verifiers.solver_run import Limits
 
+from waiting import wait_until
+
 js = problem_modules.get("jobshop")
 SEEDS = (0, 1)
+#: The per-run limit of programs expected to finish (a Python start and a lookup): far above what they
+#: need on any machine, so a busy CPU cannot turn their answer into a time-out.
+ROOMY = Limits(solve_time_limit_s=60)
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +35,11 @@ def evaluate():
 
 @pytest.fixture(scope="module")
 def solved() -> list[dict]:
-    """4x4 instances with their baseline and reference solutions and objectives (verifier-computed)."""
+    """4x4 instances with their baseline and reference solutions and objectives (verifier-computed).
+
+    The reference is whatever CP-SAT returns at its limit (the tests use its own value); at any
+    limit it is no worse than its round-robin start, which beats the baseline on these seeds.
+    """
     out = []
     for seed in SEEDS:
         inst = js.generate(seed, "4x4")
@@ -58,7 +67,7 @@ def write_program(tmp_path: Path, text: str, name: str = "solve.py") -> str:
     return str(path)
 
 
-def run_level2(evaluate, tmp_path: Path, program: str, cases: list[dict], limits: Limits = Limits(solve_time_limit_s=5),
+def run_level2(evaluate, tmp_path: Path, program: str, cases: list[dict], limits: Limits = ROOMY,
                **kwargs) -> tuple[float, dict, float]:
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
@@ -267,14 +276,18 @@ def test_level2_no_cases_scores_fail(evaluate, tmp_path):
 
 
 def test_level2_timeout(evaluate, solved, tmp_path):
-    """A solve.py that sleeps forever is stopped at wall_s and scores -1.0 'timed out'."""
+    """A solve.py that sleeps forever is stopped at wall_s and scores -1.0 'timed out'.
+
+    That the run came back at all shows it was stopped; that it took at least its limit, that it
+    was not stopped early (a lower bound no slow machine can break).
+    """
     program = write_program(tmp_path, "import time\nwhile True:\n    time.sleep(60)\n")
     total, details, elapsed = run_level2(evaluate, tmp_path, program, make_cases(solved[:1]), Limits(solve_time_limit_s=1))
     row = details["instances"][0]
     assert total == FAIL
     assert row["timed_out"] is True and row["reward"] == FAIL
     assert row["error"].startswith("timed out after 1")
-    assert 1.0 <= elapsed < 5.0
+    assert elapsed >= 1.0
 
 
 def test_level2_timeout_after_writing_answer_still_fails(evaluate, solved, tmp_path):
@@ -283,25 +296,48 @@ def test_level2_timeout_after_writing_answer_still_fails(evaluate, solved, tmp_p
     program = write_program(tmp_path, lookup(answers) + "import time\ntime.sleep(60)\n")
     total, details, elapsed = run_level2(evaluate, tmp_path, program, make_cases(solved[:1]), Limits(solve_time_limit_s=1))
     assert total == FAIL and details["instances"][0]["timed_out"] is True
-    assert elapsed < 5.0
+    assert elapsed < 60  # stopped at its 1 s, not waited for through its own 60 s sleep (generous on purpose)
+
+
+def _alive(pid: int, started: str) -> bool:
+    """Whether process ``pid`` still runs and is the one that started at ``started`` (not a recycled pid)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    fields = stat.rsplit(")", 1)[1].split()
+    return fields[0] not in ("Z", "X") and fields[19] == started  # state; starttime (field 22)
+
+
+#: solve.py's start: fork a child that would outlive the run (it sleeps 600 s, far past the run's
+#: limit), and wait on a pipe until the child runs before answering.
+FORKING = """import os, time
+read, write = os.pipe()
+child = os.fork()
+if child == 0:
+    {escape}os.write(write, b"x")
+    time.sleep(600)
+    os._exit(0)
+os.read(read, 1)
+"""
+#: ... then, where the run's files are not removed afterwards, record the child's pid and start time
+#: (written whole, then renamed into place).
+RECORD = """with open({path!r} + ".part", "w") as f:
+    f.write(str(child) + " " + open(f"/proc/{{child}}/stat").read().rsplit(")", 1)[1].split()[19])
+os.rename({path!r} + ".part", {path!r})
+"""
 
 
 def test_level2_forked_child_is_killed(evaluate, solved, tmp_path):
-    """A child that solve.py forks and leaves behind is killed when solve.py exits."""
-    marker = tmp_path / "child-survived"
+    """A child that solve.py forks and leaves behind is killed when solve.py exits, and the run does not wait
+    for it: the child would sleep far past the run's limit, so a run that waited would have timed out."""
+    record = tmp_path / "child"
     answers = {solved[0]["instance"]["name"]: solved[0]["reference_solution"]}
-    program = write_program(tmp_path, f"""
-import os, time
-if os.fork() == 0:
-    time.sleep(1)
-    open({str(marker)!r}, "w").write("alive")
-    os._exit(0)
-""" + lookup(answers))
-    total, details, elapsed = run_level2(evaluate, tmp_path, program, make_cases(solved[:1]))
-    assert total == 1.0  # the parent's answer is scored normally
-    assert elapsed < 1.0  # the run did not wait for the child
-    time.sleep(2.0)
-    assert not marker.exists()
+    program = write_program(tmp_path, FORKING.format(escape="") + RECORD.format(path=str(record)) + lookup(answers))
+    total, details, _ = run_level2(evaluate, tmp_path, program, make_cases(solved[:1]))
+    assert total == 1.0 and details["instances"][0]["timed_out"] is False  # scored normally, not waited for
+    pid, started = record.read_text().split()
+    wait_until(lambda: not _alive(int(pid), started), "the forked child's end", timeout=60)
 
 
 @pytest.fixture
@@ -317,30 +353,34 @@ def shared_workroot():
 UNUSED_UID = 54321
 
 
+def _processes_of(uid: int) -> list[int]:
+    """The live processes (not zombies) that run as ``uid``."""
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            status = Path(f"/proc/{name}/status").read_text() if name.isdigit() else ""
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        if str(uid) in fields.get("Uid", "").split() and not fields.get("State", "").strip().startswith(("Z", "X")):
+            found.append(int(name))
+    return found
+
+
 def test_level2_escaped_child_is_killed_by_uid(evaluate, solved, shared_workroot):
-    """Run as an unprivileged uid, a child that leaves the process group (setsid) is killed too."""
+    """Run as an unprivileged uid, a child that leaves the process group (setsid) is killed too: once the
+    run is over, no process of that uid is left."""
     assert os.geteuid() == 0, "dropping to another uid needs root"
-    marker_dir = Path(shared_workroot) / "markers"
-    marker_dir.mkdir()
-    os.chmod(marker_dir, 0o777)
-    marker = marker_dir / "escaped-child-survived"
+    assert _processes_of(UNUSED_UID) == []
     answers = {solved[0]["instance"]["name"]: solved[0]["reference_solution"]}
     program_path = Path(shared_workroot) / "solve.py"
-    program_path.write_text(f"""
-import os, time
-if os.fork() == 0:
-    os.setsid()
-    time.sleep(1)
-    open({str(marker)!r}, "w").write("alive")
-    os._exit(0)
-""" + lookup(answers))
+    program_path.write_text(FORKING.format(escape="os.setsid()\n    ") + lookup(answers))
     python = shutil.which("python3", path="/usr/bin:/bin")  # readable by any uid, unlike a venv under /root
     assert python
     total, details = score.score_level2(evaluate, str(program_path), make_cases(solved[:1]), python,
-                                        Limits(solve_time_limit_s=5), uid=UNUSED_UID, workroot=shared_workroot)
+                                        ROOMY, uid=UNUSED_UID, workroot=shared_workroot)
     assert total == 1.0, details
-    time.sleep(2.0)
-    assert not marker.exists()
+    wait_until(lambda: _processes_of(UNUSED_UID) == [], "the escaped child's end", timeout=60)
 
 
 def example_of(case: dict) -> dict:
@@ -383,26 +423,24 @@ def test_level2_bad_output_scores_fail(evaluate, solved, tmp_path, text, message
     fixed reason, the public example's run the full message."""
     program = write_program(tmp_path, text + "\n")
     cases = make_cases(solved[:1])
-    total, details, elapsed = run_level2(evaluate, tmp_path, program, cases, example=example_of(cases[0]))
+    total, details, _ = run_level2(evaluate, tmp_path, program, cases, example=example_of(cases[0]))
     row = details["instances"][0]
     assert total == FAIL and row["reward"] == FAIL and row["feasible"] == 0
     assert row["error"] == score.HIDDEN_REASONS[reason].format(max_bytes=score.safe_json.MAX_BYTES)
     assert re.search(message, details["example"]["error"]), details["example"]["error"]
     assert details["example"]["feasible"] == 0 and "reward" not in details["example"]
-    assert elapsed < 5.0
 
 
 def test_level2_memory_limit(evaluate, solved, tmp_path):
     """Allocating 4 GB under memory_mb=512 fails at once with MemoryError and scores -1.0."""
     program = write_program(tmp_path, "buffer = bytearray(4 * 1024 ** 3)\n")
     cases = make_cases(solved[:1])
-    total, details, elapsed = run_level2(evaluate, tmp_path, program, cases,
-                                         Limits(solve_time_limit_s=10, memory_mb=512), example=example_of(cases[0]))
+    total, details, _ = run_level2(evaluate, tmp_path, program, cases,
+                                         Limits(solve_time_limit_s=60, memory_mb=512), example=example_of(cases[0]))
     row = details["instances"][0]
-    assert total == FAIL and row["timed_out"] is False
+    assert total == FAIL and row["timed_out"] is False  # it failed by itself, long before its limit
     assert "MemoryError" in details["example"]["stderr_tail"]
     assert row["error"] == f"solve.py exited with {row['returncode']} and wrote no solution"
-    assert elapsed < 5.0
 
 
 def test_level2_stdout_flood_is_capped(evaluate, solved, tmp_path):
@@ -410,12 +448,11 @@ def test_level2_stdout_flood_is_capped(evaluate, solved, tmp_path):
     program = write_program(tmp_path, "import sys\nchunk = 'x' * (1 << 20)\nfor _ in range(200):\n"
                                       "    sys.stdout.write(chunk)\nsys.stdout.flush()\n")
     cases = make_cases(solved[:1])
-    total, details, elapsed = run_level2(evaluate, tmp_path, program, cases,
-                                         Limits(solve_time_limit_s=10, max_file_mb=1), example=example_of(cases[0]))
+    total, details, _ = run_level2(evaluate, tmp_path, program, cases,
+                                         Limits(solve_time_limit_s=60, max_file_mb=1), example=example_of(cases[0]))
     row = details["instances"][0]
-    assert total == FAIL and row["timed_out"] is False and row["returncode"] != 0
+    assert total == FAIL and row["timed_out"] is False and row["returncode"] != 0  # stopped by the file limit
     assert "File too large" in details["example"]["stderr_tail"]
-    assert elapsed < 10.0  # two runs: the example's and the hidden one
 
 
 def test_level2_symlinked_program_scores_fail(evaluate, solved, tmp_path):

@@ -1,0 +1,31 @@
+"""Waiting for a condition instead of sleeping a fixed time: a sleep is a race on a loaded machine.
+
+A module of its own, not conftest.py (see quick_retail.py). The timeout is a safety net against a
+condition that never comes, not a measure of speed: it is far above what any machine needs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+
+def wait_until(condition, what: str, timeout: float = 120.0) -> None:
+    """Return once ``condition()`` is true; fail naming ``what`` if it is not after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"{what} never happened"
+        time.sleep(0.005)
+
+
+async def wait_until_async(condition, what: str, timeout: float = 120.0) -> None:
+    """:func:`wait_until` inside an event loop: ``await condition()`` when it returns an awaitable."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if asyncio.iscoroutine(value):
+            value = await value
+        if value:
+            return
+        assert time.monotonic() < deadline, f"{what} never happened"
+        await asyncio.sleep(0.02)
