@@ -126,8 +126,9 @@ def test_generate_user_errors(args, message):
 
 
 def solve(path: Path):
-    """`solve --problem jobshop PATH` with a 1 s reference on one thread."""
-    return run("solve", "--problem", "jobshop", path, "--reference-time-limit", "1", "--solver-workers", "1")
+    """`solve --problem jobshop PATH` with the reference on one thread (a 60 s limit, far above the
+    milliseconds these instances take, so it is not what decides the answer)."""
+    return run("solve", "--problem", "jobshop", path, "--reference-time-limit", "60", "--solver-workers", "1")
 
 
 def _check_solve_output(result, instance: dict) -> None:
@@ -137,7 +138,9 @@ def _check_solve_output(result, instance: dict) -> None:
     assert out["baseline"] == js.evaluate(instance, js.baseline(instance))
     assert out["objective"] <= out["baseline"]
     assert out["bound"] <= out["objective"]
-    assert out["status"] in ("OPTIMAL", "FEASIBLE")
+    assert out["status"] in ("OPTIMAL", "FEASIBLE", "FEASIBLE_HINT")  # what any limit may give
+    if out["status"] == "OPTIMAL":
+        assert out["bound"] == out["objective"]
 
 
 def test_solve_json_instance(tmp_path):
