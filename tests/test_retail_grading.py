@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -31,14 +32,20 @@ from orharbor.verifiers.solver_run import Limits
 from quick_retail import QUICK_RETAIL
 from jobfolders import write_trial
 
+#: The run limit the grading tests give model.py instead of the task's 60 s: what they check is how a run
+#: is graded, not how fast this machine starts Python and OR-Tools, so a busy CPU must not turn a run
+#: into a time-out. The task's own limit is checked where it is written (task.json, task.toml).
+ROOMY_S = 600.0
+
 
 def _task(exported_retail, mode: str = "separate", scenario: str = QUICK_RETAIL[0], suffix: str = "") -> Path:
     return exported_retail[mode] / f"retailopt-{scenario.replace('_', '-')}{suffix}"
 
 
 def _verify(task: Path, model: Path, tmp_path: Path, tests: Path | None = None) -> tuple[float, dict]:
-    return verify(str(tests or task / "tests"), str(model), workroot=str(tmp_path), python=sys.executable,
-                  drop_privileges=False)
+    """Grade ``model`` as the task's verifier does, with the run limit of ``tests`` (default: ROOMY_S)."""
+    tests = tests or _with_limit(task, tmp_path, ROOMY_S)
+    return verify(str(tests), str(model), workroot=str(tmp_path), python=sys.executable, drop_privileges=False)
 
 
 def _app(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -56,8 +63,8 @@ def _right(task: Path) -> str:
 
 
 def _with_limit(task: Path, tmp_path: Path, wall_s: float) -> Path:
-    """A copy of the task's tests/ whose run limit is ``wall_s``."""
-    tests = tmp_path / "tests"
+    """A copy of the task's tests/ (a fresh one under ``tmp_path``) whose run limit is ``wall_s``."""
+    tests = Path(tempfile.mkdtemp(dir=tmp_path, prefix="copy-")) / "tests"
     shutil.copytree(task / "tests", tests)
     config = json.loads((tests / "task.json").read_text())
     config["run"]["limits"]["solve_time_limit_s"] = wall_s
@@ -72,7 +79,7 @@ def test_the_oracle_model_scores_one_when_the_verifier_reruns_it(exported_retail
         reward, details = _verify(task, task / "solution" / "model.py", tmp_path)
         assert (reward, details["executed"], details["correct"]) == (1.0, 1, 1), details
         assert details["returncode"] == 0 and details["timed_out"] is False
-        assert details["wall_s"] < 30 and details["time_limit_s"] == 60.0
+        assert details["status"] == "OPTIMAL" and details["time_limit_s"] == ROOMY_S  # solved, not cut off
 
 
 def test_a_typed_answer_without_a_model_scores_zero(exported_retail, tmp_path):
@@ -118,7 +125,8 @@ def test_a_model_that_sleeps_past_the_limit_times_out(exported_retail, tmp_path)
                                       "time.sleep(60)\n"})
     reward, details = _verify(task, app / "model.py", tmp_path, tests)
     assert (reward, details["executed"], details["correct"]) == (0.0, 0, 0)
-    assert details["timed_out"] is True and details["wall_s"] < 10 and "within its 1 s" in details["error"]
+    assert details["timed_out"] is True and "within its 1 s" in details["error"]
+    assert details["wall_s"] < 60  # stopped at its 1 s, not waited for through its own 60 s sleep (generous)
 
 
 def test_the_model_runs_in_a_fresh_folder_with_only_itself_and_the_data(exported_retail, tmp_path):
