@@ -22,7 +22,10 @@ def start(load: Callable[[], Callable[[], object]]) -> None:
     except KeyboardInterrupt:
         print(f"interrupted ({interrupts.name()}) while starting; nothing was done", file=sys.stderr)
         sys.exit(interrupts.exit_code())
-    command()
+    try:
+        command()
+    finally:
+        interrupts.hold_until_exit()
 
 
 def _command_line() -> Callable[[], object]:

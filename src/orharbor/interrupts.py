@@ -83,6 +83,13 @@ def deferred() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
+def hold_until_exit() -> None:
+    """Block both signals for good: the command is over, and one arriving during Python's shutdown (which
+    restores the default actions) would turn its exit status into -2 or -15."""
+    if threading.current_thread() is threading.main_thread():
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+
+
 def run_async(main: Coroutine[Any, Any, Any]) -> Any:
     """``asyncio.run(main)``, where SIGINT or SIGTERM cancels ``main``, then raises KeyboardInterrupt after its cleanup.
 
