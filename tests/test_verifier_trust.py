@@ -46,11 +46,11 @@ DOCKERFILES = ("environment.Dockerfile", "modelling.Dockerfile", "verifier.Docke
 def _smoke_row(rows: list[dict], level: int) -> dict:
     smoke = problem_modules.get("jobshop").SIZES[0]
     row = dict(next(r for r in rows if (r["problem"], r["level"], r["size"]) == ("jobshop", level, smoke)))
-    if level == 2:  # as tests/test_attacks.py's attack_tasks: two hidden instances, 2-second runs
+    if level == 2:  # as tests/test_attacks.py's attack_tasks: two hidden instances, 10-second runs
         for key in ("eval_seeds", "eval_references", "eval_baselines", "eval_reference_solutions",
                     "eval_baseline_solutions", "eval_reference_metas"):
             row[key] = row[key][:2]
-        row["solve_time_limit_s"] = 2.0
+        row["solve_time_limit_s"] = 10.0
     return row
 
 
