@@ -20,6 +20,8 @@ from orharbor.exporter.task_dir import write_manifest
 from orharbor.harbor_env import BubblewrapEnvironment
 from orharbor.harbor_env.image import Copy, DockerfileError, Run, read_dockerfile
 
+from waiting import wait_until_async
+
 #: A thread group whose main thread left with a raw exit(2) while another thread runs: it shows as a zombie.
 HIDDEN_THREAD = ("import ctypes, threading, time\n"
                  "threading.Thread(target=time.sleep, args=(1003,)).start()\n"
@@ -91,7 +93,7 @@ def test_killing_the_keepalive_sleep_ends_the_sandbox_like_a_container(exported,
     async def body(env):
         await env.exec("setsid sleep 1000 >/dev/null 2>&1 &", user="agent")
         await env.exec("pkill -KILL -x -P 1 sleep", user="root")
-        await asyncio.sleep(0.2)
+        await wait_until_async(lambda: not env.is_alive, "the sandbox's end", timeout=60)
         return env.is_alive, await env.exec("true", user="root")
 
     alive, after = _in(_agent_env(_task(exported, "separate"), tmp_path), body)
@@ -140,16 +142,28 @@ def test_a_root_daemon_and_the_keepalive_survive_the_verifier_and_agent_processe
     program.write_text(HIDDEN_THREAD)
 
     async def body(env):
+        async def agent_processes_started() -> bool:
+            lines = await _processes(env)
+            return (any("agent sleep 1002" in line for line in lines)
+                    and any("agent [python3] <defunct>" in line or "agent python3 /tmp/hidden.py" in line
+                            for line in lines))
+
+        async def agent_processes_ended() -> bool:
+            lines = await _processes(env)
+            threads = await env.exec("ps -eLo user=,args= | grep -c '^agent' || true", user="root")
+            return not any(" agent " in f" {line} " for line in lines) and threads.stdout.strip() == "0"
+
         await env.exec("setsid sleep 1001 >/dev/null 2>&1 &", user="root")
         await env.upload_file(program, "/tmp/hidden.py")
-        await env.exec("setsid sleep 1002 >/dev/null 2>&1 & setsid python3 /tmp/hidden.py >/dev/null 2>&1 &"
-                       "sleep 0.5", user="agent")
+        await env.exec("setsid sleep 1002 >/dev/null 2>&1 & setsid python3 /tmp/hidden.py >/dev/null 2>&1 &",
+                       user="agent")
+        await wait_until_async(agent_processes_started, "the agent's processes starting")
         await env.upload_file(answer, "/tmp/answer.json")
         await env.exec("cp /tmp/answer.json /app/solution.json", user="agent")
         before = await _processes(env)
         await env.upload_dir(task / "tests", "/tests")
         await env.exec("bash /tests/test.sh >/dev/null 2>&1", user="root")
-        await asyncio.sleep(0.2)
+        await wait_until_async(agent_processes_ended, "the agent's processes ending")  # SIGKILL takes effect
         threads = await env.exec("ps -eLo user=,args= | grep -c '^agent' || true", user="root")
         return before, await _processes(env), env.is_alive, await _read(env, "/logs/verifier/details.json"), threads
 
@@ -182,7 +196,7 @@ def test_the_old_cleanup_rule_kills_the_keepalive_and_loses_the_reward(exported,
     async def body(env):
         await env.upload_file(answer, "/app/solution.json")
         await env.exec("bash /tests/test.sh", user="root")
-        await asyncio.sleep(0.2)
+        await wait_until_async(lambda: not env.is_alive, "the sandbox's end", timeout=60)
         return env.is_alive, await env.exec("cat /logs/verifier/reward.json", user="root")
 
     alive, reward = _in(_verifier_env(task, tmp_path), body)
@@ -212,7 +226,7 @@ def test_exec_runs_as_named_users_with_their_home(exported, tmp_path):
 def test_background_processes_outlive_their_exec_and_exec_does_not_wait_for_them(exported, tmp_path):
     """One sandbox per phase: a process one exec leaves behind is there at the next; exec returns at once."""
     async def body(env):
-        first = await env.exec("sleep 1000 & echo started", user="agent", timeout_sec=20)
+        first = await env.exec("sleep 1000 & echo started", user="agent", timeout_sec=120)  # far below the 1000 s
         second = await env.exec("pgrep -u agent -x sleep", user="root")
         with pytest.raises(RuntimeError, match="timed out after 1 seconds"):
             await env.exec("sleep 30", user="agent", timeout_sec=1)
