@@ -11,11 +11,11 @@ from __future__ import annotations
 import ctypes
 import os
 import subprocess
-import time
 
 import pytest
 
 from sandboxes import environment, run, running
+from waiting import wait_until
 
 #: Fakes root in the sandbox plants where a privileged entry would look for its helpers.
 PLANT = ("for tool in env setpriv nsenter bash sh; do printf '#!/bin/sh\\necho %s $(grep CapEff /proc/self/status) "
@@ -75,10 +75,7 @@ def test_an_exited_sandbox_is_never_entered_through_a_recycled_pid(tmp_path):
         async with running(environment(tmp_path)) as (env,):
             pid = _sandbox_pid(env)
             await env.exec("pkill -KILL -x -P 1 sleep", user="root")
-            for _ in range(50):
-                if not env.is_alive:
-                    break
-                time.sleep(0.02)
+            wait_until(lambda: not env.is_alive, "the sandbox's end", timeout=60)
             squatter = _spawn_at(pid)
             try:
                 result = await env.exec("cat /etc/hostname", user="root")

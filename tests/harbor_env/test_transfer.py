@@ -32,6 +32,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from sandboxes import environment, run, running
+from waiting import wait_until_async
 
 from orharbor.harbor_env import BubblewrapEnvironment, transfer
 from orharbor.verifiers.removal import remove_path
@@ -42,12 +43,13 @@ CHAIN = 1100
 SPARSE_MIB = 200
 #: Folders the race swaps, each holding a file to slow tar down and the file it plants.
 RACE_FOLDERS = 60
-#: The racer, as the agent: every real folder of /logs/agent becomes a symlink into a root-only folder, and back.
+#: The racer, as the agent: every real folder of /logs/agent becomes a symlink into a root-only folder, and back
+#: (for 600 s at most, far longer than the uploads it races take; the sandbox's stop ends it).
 RACER = f"""import os, time
 os.chdir("/logs/agent")
 names = ["d%02d" % i for i in range({RACE_FOLDERS})]
 moved = 0
-end = time.time() + 120
+end = time.time() + 600
 while time.time() < end:
     for name in names:
         try:
@@ -191,7 +193,12 @@ def _race(tmp_path: Path, cls: type[BubblewrapEnvironment], tries: int) -> tuple
             await _root(env, LOGS)
             await env.exec(f"cd /logs/agent && mkdir {' '.join(f'd{i:02d}' for i in range(RACE_FOLDERS))} && "
                            f"cat > /tmp/racer.py <<'EOF'\n{RACER}EOF\n"
-                           "setsid python3 /tmp/racer.py >/dev/null 2>&1 & sleep 0.5", user="agent")
+                           "setsid python3 /tmp/racer.py >/dev/null 2>&1 &", user="agent")
+
+            async def racing() -> bool:
+                return ".old" in await _root(env, "ls -A /logs/agent || true")
+
+            await wait_until_async(racing, "the racer's first swap")
             raised = []
             for _ in range(tries):
                 try:
