@@ -20,12 +20,13 @@ from sandboxes import environment, run, running
 
 from orharbor.harbor_env import network
 
-#: Connects to each (host, port) given and prints what it got back, or why not.
+#: Connects to each (host, port) given and prints what it got back, or why not. The refusals come at once;
+#: the timeout only bounds a connection that does answer (through slirp4netns, slow on a loaded machine).
 PROBE = """import socket, sys
 for target in sys.argv[1:]:
     host, port = target.rsplit(":", 1)
     try:
-        with socket.create_connection((host, int(port)), timeout=3) as s:
+        with socket.create_connection((host, int(port)), timeout=30) as s:
             print(target, s.recv(16).decode())
     except OSError as exc:
         print(target, "refused", type(exc).__name__)
