@@ -98,7 +98,7 @@ def _spawn_at(pid: int) -> subprocess.Popen | None:
     for _ in range(20):
         with open("/proc/sys/kernel/ns_last_pid", "w") as f:
             f.write(str(pid - 1))
-        process = subprocess.Popen(["sleep", "30"])
+        process = subprocess.Popen(["sleep", "600"])  # killed by the caller; outlives any slow exec before that
         if process.pid == pid:
             return process
         process.kill()
