@@ -204,7 +204,7 @@ def test_check_interrupted_while_sandboxes_run_ends_them_and_removes_their_folde
     assert process.returncode == 128 + signum, stderr
     assert stderr.strip().splitlines()[-1] == f"interrupted ({signal.Signals(signum).name})", stderr
     assert list(temp.iterdir()) == []
-    wait_until(lambda: not sandbox_processes(str(tmp_path)), "the sandboxes ending", timeout=30)
+    wait_until(lambda: not sandbox_processes(str(tmp_path)), "the sandboxes ending", timeout=120)
 
 
 @pytest.mark.parametrize("entry", [[str(ORHARBOR), "build-dataset"],
