@@ -49,13 +49,33 @@ def leftovers(folder: Path) -> list[str]:
                                                                                   ".old-" in p.name))
 
 
+class Stop(Exception):
+    """What this file's SIGTERM handler raises in place of KeyboardInterrupt."""
+
+
+@pytest.fixture
+def sigterm_raises_stop():
+    """SIGTERM raises Stop for the test: a signal of the test's own, whatever the session did to SIGINT's handler.
+
+    (pytest itself must not get a real Ctrl-C: a plugin or library may leave SIGINT at its default action.)
+    """
+    def stop(signum, frame):
+        raise Stop
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def interrupt_inside_rmtree(monkeypatch, module) -> None:
-    """Make ``module``'s shutil.rmtree send this process SIGINT first: an interrupt in mid-removal."""
+    """Make ``module``'s shutil.rmtree send this process SIGTERM first: an interrupt in mid-removal."""
     real = shutil.rmtree
 
     def rmtree(path, *args, **kwargs):
-        os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(0.05)  # a handler that can run, runs now: KeyboardInterrupt before the removal
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.05)  # a handler that can run, runs now: Stop before the removal
         return real(path, *args, **kwargs)
 
     monkeypatch.setattr(module.shutil, "rmtree", rmtree)
@@ -71,29 +91,31 @@ def old_and_new(tmp_path: Path) -> tuple[Path, Path]:
     return built, target
 
 
-def test_replace_dir_finishes_the_swap_and_the_removal_before_an_interrupt(tmp_path, monkeypatch):
+def test_replace_dir_finishes_the_swap_and_the_removal_before_an_interrupt(tmp_path, monkeypatch,
+                                                                            sigterm_raises_stop):
     built, target = old_and_new(tmp_path)
     interrupt_inside_rmtree(monkeypatch, files)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(Stop):
         files.replace_dir(built, target, force=True)
     assert (target / "new.txt").read_text() == "new" and not (target / "old.txt").exists()
     assert not any(".old-" in name for name in leftovers(tmp_path))
 
 
-def test_without_deferral_an_interrupt_in_the_removal_leaves_the_old_copy(tmp_path, monkeypatch):
+def test_without_deferral_an_interrupt_in_the_removal_leaves_the_old_copy(tmp_path, monkeypatch, sigterm_raises_stop):
     """The mutation: replace_dir without interrupts.deferred leaves a hidden .task.old-* in the user's folder."""
     import contextlib
 
     built, target = old_and_new(tmp_path)
     interrupt_inside_rmtree(monkeypatch, files)
     monkeypatch.setattr(files, "deferred", contextlib.nullcontext)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(Stop):
         files.replace_dir(built, target, force=True)
     assert any(".old-" in name for name in leftovers(tmp_path))
 
 
 @pytest.mark.parametrize("deferral", [True, False])
-def test_build_task_removes_its_staging_folder_before_an_interrupt(tmp_path, monkeypatch, deferral):
+def test_build_task_removes_its_staging_folder_before_an_interrupt(tmp_path, monkeypatch, deferral,
+                                                                   sigterm_raises_stop):
     """With the deferral the staging folder goes; without it (the mutation) a .task.tmp-* stays in --out."""
     import contextlib
 
@@ -106,7 +128,7 @@ def test_build_task_removes_its_staging_folder_before_an_interrupt(tmp_path, mon
     interrupt_inside_rmtree(monkeypatch, task_dir)
     if not deferral:
         monkeypatch.setattr(task_dir, "deferred", contextlib.nullcontext)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(Stop):
         task_dir.build_task(tmp_path, "task", write)
     assert (tmp_path / "task" / "task.toml").exists()
     assert bool(leftovers(tmp_path)) is not deferral
@@ -223,3 +245,40 @@ def test_every_entry_point_answers_sigterm_from_its_first_line(tmp_path, entry):
         pytest.fail("the build finished before the signal")
     lines = stderr.strip().splitlines()
     assert process.returncode == 143 and len(lines) == 1 and lines[0].startswith("interrupted (SIGTERM)"), stderr
+
+
+def sigint_caught() -> bool:
+    """Whether this process really catches SIGINT (the kernel's view, which Python's getsignal does not show)."""
+    status = Path("/proc/self/status").read_text()
+    caught = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), 16)
+    return bool(caught & (1 << (signal.SIGINT - 1)))
+
+
+def test_a_cp_sat_solve_leaves_python_s_sigint_handler_in_place():
+    """CP-SAT's own SIGINT catching left the default action behind: the next Ctrl-C killed the process (-2)."""
+    from orharbor import problem_modules
+
+    jobshop = problem_modules.get("jobshop")
+    assert sigint_caught()
+    jobshop.reference(jobshop.generate(0, jobshop.SIZES[0]), time_limit_s=5.0, workers=1)
+    assert sigint_caught()
+
+
+@pytest.mark.parametrize("signum", SIGNALS)
+def test_solve_stops_its_search_on_an_interrupt(tmp_path, signum):
+    """orharbor solve with a long limit, interrupted mid-search: one line and 128 + signal, no abort (134)."""
+    from orharbor import problem_modules
+
+    jobshop = problem_modules.get("jobshop")
+    instance = tmp_path / "big.json"
+    instance.write_text(subprocess.run([ORHARBOR, "generate", "--problem", "jobshop", "--size", jobshop.SIZES[-1]],
+                                       capture_output=True, text=True, check=True, timeout=120).stdout)
+    process = subprocess.Popen([ORHARBOR, "solve", "--problem", "jobshop", str(instance), "--reference-time-limit",
+                                "3600", "--solver-workers", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    wait_until(lambda: handles_sigterm(process.pid), "installing the SIGTERM handler")
+    time.sleep(3.0)  # into the search (the interrupt is handled the same before it, as the other tests show)
+    process.send_signal(signum)
+    stdout, stderr = process.communicate(timeout=600)  # a search that ignored the interrupt would run an hour
+    assert process.returncode == 128 + signum, stderr
+    assert stderr.strip().splitlines() == [f"interrupted ({signal.Signals(signum).name})"] and stdout == ""

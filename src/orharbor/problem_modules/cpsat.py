@@ -7,6 +7,7 @@ loads OR-Tools.
 from __future__ import annotations
 
 import math
+import threading
 import time
 
 import ortools
@@ -31,7 +32,7 @@ def solve(model: cp_model.CpModel, *, time_limit_s: float, workers: int, seed: i
     for name, value in parameters.items():
         setattr(solver.parameters, name, value)
     start = time.perf_counter()
-    status = solver.solve(model)
+    status = solve_interruptibly(solver, model)
     if status == cp_model.MODEL_INVALID:
         reason = " ".join((model.validate() or "no reason given").split())
         raise ModelInvalid(f"CP-SAT rejected the model as invalid ({reason[:200]}); "
@@ -45,6 +46,45 @@ def solve(model: cp_model.CpModel, *, time_limit_s: float, workers: int, seed: i
         "wall_time_s": round(time.perf_counter() - start, 3),
     }
     return solver, status, meta
+
+
+def solve_interruptibly(solver: cp_model.CpSolver, model: cp_model.CpModel) -> int:
+    """``solver.solve(model)``, leaving Ctrl-C to Python and stopping the search at once when it comes.
+
+    CP-SAT's own SIGINT catching is turned off: it replaces Python's handler
+    during the solve and leaves the default action behind (so a later Ctrl-C
+    killed the process, no cleanup, exit -2), and it ends the search early
+    without a word, which would pass a cut-off solve for a finished reference.
+    In the main thread the solve runs in a helper thread (CP-SAT releases the
+    GIL) while the main thread waits, interruptibly: a KeyboardInterrupt there
+    stops the search, waits for it, and is raised.
+    """
+    solver.parameters.catch_sigint_signal = False
+    if threading.current_thread() is not threading.main_thread():
+        return solver.solve(model)
+    outcome: dict = {}
+    finished = threading.Event()  # not Thread.join: an interrupted join may return early on a later call
+
+    def run() -> None:
+        try:
+            outcome["status"] = solver.solve(model)
+        except BaseException as exc:  # noqa: BLE001  (raised again in the caller's thread)
+            outcome["error"] = exc
+        finally:
+            finished.set()
+
+    threading.Thread(target=run, name="cp-sat", daemon=True).start()
+    try:
+        while not finished.wait(0.2):
+            pass
+    except BaseException:
+        solver.stop_search()  # the search ends within moments; exiting before would abort the process
+        while not finished.wait(0.2):
+            pass
+        raise
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["status"]
 
 
 def status_name(status: int) -> str:
