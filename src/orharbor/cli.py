@@ -198,9 +198,9 @@ def build_dataset_cmd(problem, sizes, level, num_rows, reference_time_limit, eva
                           dask_scheduler=dask_scheduler, resume=resume, force=force, progress=Progress(num_rows),
                           say=lambda message: click.echo(message, err=True),
                           warn=lambda message: click.echo(f"warning: {message}", err=True))
-    except KeyboardInterrupt:  # before the solves began (planning, checks, starting the pool)
-        click.echo(f"interrupted ({interrupts.name()}) before any solve began; run the same command "
-                   "with --resume to build it", err=True)
+    except KeyboardInterrupt:  # outside the solves (planning, checks, starting the pool, the last line)
+        click.echo(f"interrupted ({interrupts.name()}); run the same command with --resume to go on "
+                   "(it says so when the build is done)", err=True)
         sys.exit(interrupts.exit_code())
 
 

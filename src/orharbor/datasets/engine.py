@@ -320,7 +320,14 @@ def run_build(plan: BuildPlan, out: Path, pool: SolvePool, *, resume: bool = Fal
         journal.close()
         if progress:
             progress.finish()
-        write_rows(assemble(plan, rows, chosen, journal, warn), out)
+        finished = out.with_name(f".{out.name}.rows-{os.getpid()}")
+        try:
+            write_rows(assemble(plan, rows, chosen, journal, warn), finished)
+            with interrupts.deferred():  # the rows and the journal's end go together: built, or resumable
+                os.replace(finished, out)
+                journal.path.unlink(missing_ok=True)
+        finally:
+            finished.unlink(missing_ok=True)
     except KeyboardInterrupt:
         raise Interrupted(journal_path(out), len(journal.done) if journal is not None else 0, plan.slots(),
                           stopped[0] if stopped else signal.SIGINT) from None
@@ -329,7 +336,6 @@ def run_build(plan: BuildPlan, out: Path, pool: SolvePool, *, resume: bool = Fal
             signal.signal(signum, handler)
         if journal is not None:
             journal.close()
-    journal.path.unlink(missing_ok=True)
     return len(rows)
 
 
