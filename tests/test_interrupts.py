@@ -92,7 +92,7 @@ def old_and_new(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_replace_dir_finishes_the_swap_and_the_removal_before_an_interrupt(tmp_path, monkeypatch,
-                                                                            sigterm_raises_stop):
+                                                                            sigterm_raises_stop, another_thread):
     built, target = old_and_new(tmp_path)
     interrupt_inside_rmtree(monkeypatch, files)
     with pytest.raises(Stop):
@@ -115,7 +115,7 @@ def test_without_deferral_an_interrupt_in_the_removal_leaves_the_old_copy(tmp_pa
 
 @pytest.mark.parametrize("deferral", [True, False])
 def test_build_task_removes_its_staging_folder_before_an_interrupt(tmp_path, monkeypatch, deferral,
-                                                                   sigterm_raises_stop):
+                                                                   sigterm_raises_stop, another_thread):
     """With the deferral the staging folder goes; without it (the mutation) a .task.tmp-* stays in --out."""
     import contextlib
 
@@ -134,7 +134,21 @@ def test_build_task_removes_its_staging_folder_before_an_interrupt(tmp_path, mon
     assert bool(leftovers(tmp_path)) is not deferral
 
 
-def test_deferred_holds_both_signals_and_acts_on_them_after():
+@pytest.fixture
+def another_thread():
+    """A second thread, as numpy's BLAS threads are: a signal sent to the process may be delivered to it."""
+    import threading
+
+    done = threading.Event()
+    thread = threading.Thread(target=done.wait, daemon=True)
+    thread.start()
+    yield thread
+    done.set()
+    thread.join()
+
+
+def test_deferred_holds_both_signals_and_acts_on_them_after(another_thread):
+    """Held while another thread runs (blocking the signals in this thread alone let them through there)."""
     got = []
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: got.append(signum))
     try:
@@ -146,6 +160,7 @@ def test_deferred_holds_both_signals_and_acts_on_them_after():
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert held == [] and got == [signal.SIGTERM]
+    assert signal.getsignal(signal.SIGTERM) is previous
 
 
 @pytest.mark.parametrize("signum", SIGNALS)

@@ -68,26 +68,40 @@ def exit_code(signum: int | None = None) -> int:
 
 @contextlib.contextmanager
 def deferred() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM back inside the block; one that arrived is acted on when it ends.
+    """Hold SIGINT and SIGTERM back inside the block; the first that arrived is acted on when it ends.
 
-    For short steps that must finish once begun. Outside the main thread it
-    does nothing (signals are only ever handled there).
+    For short steps that must finish once begun. The handlers are swapped for
+    ones that only take note, and the noted signal is raised again once the
+    old handlers are back. (Blocking the signals in this thread would not do:
+    a signal sent to the process goes to any thread that does not block it,
+    such as the BLAS threads numpy starts, and Python then runs the handler
+    here anyway.) Outside the main thread it does nothing: signals are only
+    ever handled there.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    held: list[int] = []
+    previous = {}
+    for signum in STOP_SIGNALS:
+        handler = signal.getsignal(signum)
+        if handler is not None:  # None: installed outside Python, left alone
+            previous[signum] = signal.signal(signum, lambda signum, frame: held.append(signum))
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if held:
+            signal.raise_signal(held[0])  # as if it arrived now, to the handler it was meant for
 
 
 def hold_until_exit() -> None:
-    """Block both signals for good: the command is over, and one arriving during Python's shutdown (which
-    restores the default actions) would turn its exit status into -2 or -15."""
+    """Ignore both signals from now on: the command is over, and one arriving during Python's shutdown
+    (which restores the default actions) would turn its exit status into -2 or -15."""
     if threading.current_thread() is threading.main_thread():
-        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, signal.SIG_IGN)
 
 
 def run_async(main: Coroutine[Any, Any, Any]) -> Any:
