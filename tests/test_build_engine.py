@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from waiting import catches, wait_until
 
 from orharbor.datasets.build import build_dataset
 from orharbor.datasets.engine import BuildPlan, Progress
@@ -46,21 +47,6 @@ def start(args: list[str], out: Path) -> subprocess.Popen:
                             text=True)
 
 
-def handles_sigterm(pid: int) -> bool:
-    """Whether the process has a handler of its own for SIGTERM: orharbor's first line has run."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return True  # it already ended
-    caught = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), 16)
-    return bool(caught & (1 << (signal.SIGTERM - 1)))
-
-
-def wait_until(condition, what: str, timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"{what} never happened"
-        time.sleep(0.005)
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +74,7 @@ def test_interrupts_at_random_moments_stop_promptly_and_resume_to_the_same_rows(
     for attempt in range(6):
         args = BUILD + (["--resume"] if attempt else [])
         process = start(args, out)
-        wait_until(lambda: handles_sigterm(process.pid), "installing the SIGTERM handler")
+        wait_until(lambda: catches(signal.SIGTERM, process.pid), "installing the SIGTERM handler")
         time.sleep(rng.uniform(0.0, 1.5))
         process.send_signal(signum)
         _, stderr = process.communicate(timeout=60)

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from waiting import catches, wait_until
 
 from orharbor import files, interrupts
 from orharbor.exporter import task_dir
@@ -26,21 +27,6 @@ ORHARBOR = Path(sys.executable).with_name("orharbor")
 SIGNALS = [signal.SIGINT, signal.SIGTERM]
 
 
-def handles_sigterm(pid: int) -> bool:
-    """Whether the process has a handler of its own for SIGTERM: orharbor's first line has run."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return True  # it already ended
-    caught = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), 16)
-    return bool(caught & (1 << (signal.SIGTERM - 1)))
-
-
-def wait_until(condition, what: str, timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"{what} never happened"
-        time.sleep(0.005)
 
 
 def leftovers(folder: Path) -> list[str]:
@@ -177,7 +163,7 @@ def test_export_force_interrupted_at_random_moments_leaves_whole_tasks_and_no_hi
     for _ in range(4):
         process = subprocess.Popen([ORHARBOR, "export", "--dataset", str(dataset), "--out", str(out), "--force"],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        wait_until(lambda: handles_sigterm(process.pid), "installing the SIGTERM handler")
+        wait_until(lambda: catches(signal.SIGTERM, process.pid), "installing the SIGTERM handler")
         time.sleep(rng.uniform(0.0, 2.0))
         process.send_signal(signum)
         _, stderr = process.communicate(timeout=120)
@@ -253,7 +239,7 @@ def test_every_entry_point_answers_sigterm_from_its_first_line(tmp_path, entry):
     process = subprocess.Popen([*entry, "--problem", "jobshop", "--sizes", "4x4", "--num-rows", "50",
                                 "--out", str(tmp_path / "rows.jsonl")], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
-    wait_until(lambda: handles_sigterm(process.pid), "installing the SIGTERM handler")
+    wait_until(lambda: catches(signal.SIGTERM, process.pid), "installing the SIGTERM handler")
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=120)
     if process.returncode == 0:
@@ -262,21 +248,15 @@ def test_every_entry_point_answers_sigterm_from_its_first_line(tmp_path, entry):
     assert process.returncode == 143 and len(lines) == 1 and lines[0].startswith("interrupted (SIGTERM)"), stderr
 
 
-def sigint_caught() -> bool:
-    """Whether this process really catches SIGINT (the kernel's view, which Python's getsignal does not show)."""
-    status = Path("/proc/self/status").read_text()
-    caught = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), 16)
-    return bool(caught & (1 << (signal.SIGINT - 1)))
-
 
 def test_a_cp_sat_solve_leaves_python_s_sigint_handler_in_place():
     """CP-SAT's own SIGINT catching left the default action behind: the next Ctrl-C killed the process (-2)."""
     from orharbor import problem_modules
 
     jobshop = problem_modules.get("jobshop")
-    assert sigint_caught()
+    assert catches(signal.SIGINT)
     jobshop.reference(jobshop.generate(0, jobshop.SIZES[0]), time_limit_s=5.0, workers=1)
-    assert sigint_caught()
+    assert catches(signal.SIGINT)
 
 
 @pytest.mark.parametrize("signum", SIGNALS)
@@ -291,7 +271,7 @@ def test_solve_stops_its_search_on_an_interrupt(tmp_path, signum):
     process = subprocess.Popen([ORHARBOR, "solve", "--problem", "jobshop", str(instance), "--reference-time-limit",
                                 "3600", "--solver-workers", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True)
-    wait_until(lambda: handles_sigterm(process.pid), "installing the SIGTERM handler")
+    wait_until(lambda: catches(signal.SIGTERM, process.pid), "installing the SIGTERM handler")
     time.sleep(3.0)  # into the search (the interrupt is handled the same before it, as the other tests show)
     process.send_signal(signum)
     stdout, stderr = process.communicate(timeout=600)  # a search that ignored the interrupt would run an hour

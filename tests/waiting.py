@@ -29,3 +29,17 @@ async def wait_until_async(condition, what: str, timeout: float = 120.0) -> None
             return
         assert time.monotonic() < deadline, f"{what} never happened"
         await asyncio.sleep(0.02)
+
+
+def catches(signum: int, pid: int | str = "self") -> bool:
+    """Whether process ``pid`` has a handler of its own for ``signum``, as the kernel sees it (``SigCgt``).
+
+    Python's ``signal.getsignal`` shows only what Python installed; a library can change the real
+    disposition behind its back. A process that has already ended counts as catching (nothing to wait for).
+    """
+    try:
+        status = open(f"/proc/{pid}/status").read()
+    except OSError:
+        return True
+    caught = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), 16)
+    return bool(caught & (1 << (signum - 1)))
