@@ -37,13 +37,16 @@ def write_trial(job: Path, name: str, task: str, agent: str = "codex", model: st
 
 
 def algorithm_details(problem: str, size: str, level: int, reward: float, objective: float | None,
-                      reference: float, naive: float, bound: float | None = None, instances: list | None = None) -> dict:
+                      reference: float, naive: float, bound: float | None = None, instances: list | None = None,
+                      best_known: float | None = None) -> dict:
     """details.json as orharbor's verifier writes it for an algorithm task."""
     metadata = {"problem": problem, "size": size, "level": level}
     if level == 1:
         metadata.update(reference=reference, baseline=naive)
         if bound is not None:
             metadata["bound"] = bound
+        if best_known is not None:
+            metadata["best_known"] = best_known
     details = {"kind": "algorithm", "level": level, "reward": reward, "metadata": metadata}
     if level == 1:
         details.update(objective=objective, reference=reference, naive=naive, feasible=int(objective is not None))

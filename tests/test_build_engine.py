@@ -136,7 +136,7 @@ def test_bad_arguments_fail_at_once_and_touch_nothing(tmp_path, args, message):
 
 @pytest.mark.parametrize("out, message", [
     ("/proc/x.jsonl", "Error: cannot create /proc/x.jsonl: No such file or directory"),
-    ("{tmp}/missing/x.jsonl", "does not exist"), ("{tmp}", "is a directory")])
+    ("{tmp}/missing/x.jsonl", "does not exist"), ("{tmp}", "is a folder; give a file name")])
 def test_an_unusable_output_path_fails_before_solving(tmp_path, out, message):
     done = subprocess.run([ORHARBOR, "build-dataset", "--problem", "jobshop", "--sizes", "4x4", "--num-rows", "2",
                            "--out", out.format(tmp=tmp_path)], capture_output=True, text=True, timeout=60)

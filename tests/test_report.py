@@ -44,8 +44,9 @@ def same(actual, expected) -> bool:
     return actual == expected and type(actual) is type(expected)
 
 
-def level1(problem="jobshop", size="4x4", objective=None, reward=-1.0):
-    return algorithm_details(problem, size, 1, reward, objective, reference=100, naive=200, bound=80)
+def level1(problem="jobshop", size="4x4", objective=None, reward=-1.0, best_known=None):
+    return algorithm_details(problem, size, 1, reward, objective, reference=100, naive=200, bound=80,
+                             best_known=best_known)
 
 
 def instance(objective, reward, timed_out=False):
@@ -60,7 +61,7 @@ def mixed_job(tmp_path):
     for name, objective, reward, exception in [("t1", 90, 1.1, None), ("t2", 100, 1.0, None), ("t3", 150, 0.5, None),
                                                ("t4", None, -1.0, None), ("t5", 200, 0.0, "AgentTimeoutError")]:
         write_trial(job, name, f"jobshop-4x4-l1-s{name[1]}", reward=reward, exception=exception,
-                    details=level1(objective=objective, reward=reward))
+                    details=level1(objective=objective, reward=reward, best_known=95))
     write_trial(job, "t6", "jobshop-4x4-l1-s6", exception="SandboxBuildFailedError", details=level1())
     # a reward Harbor holds invalid (its error policy for API errors): not scored, but counted and listed
     write_trial(job, "t7", "jobshop-4x4-l1-s7", reward=1.0, exception="ApiRateLimitError",
@@ -116,7 +117,7 @@ def test_every_algorithm_column_matches_the_hand_computation(mixed_job):
         "errors": {"AgentTimeoutError": 1, "ApiRateLimitError": 1, "SandboxBuildFailedError": 1},
         "timeouts": 1, "solver_timeouts": 0,
         "gap_reference": (-0.1 + 0.0 + 0.5 + 1.0) / 4, "gap_bound": (10 / 90 + 20 / 100 + 70 / 150 + 120 / 200) / 4,
-        "instance_std": None, "instance_min": None, "instance_max": None})
+        "gap_bks": (-5 / 95 + 5 / 95 + 55 / 95 + 105 / 95) / 4, "instance_std": None, "instance_min": None, "instance_max": None})
 
     level2 = rows[("codex", "rcpsp", 2)]
     per_instance = [1.0, 0.5, -1.0, 1.0, 1.0, 1.0]
@@ -126,11 +127,20 @@ def test_every_algorithm_column_matches_the_hand_computation(mixed_job):
         "feasible_rate": 0.5, "beat_reference_rate": 0.0, "at_or_below_naive_rate": 0.0, "errors": {},
         "timeouts": 0, "solver_timeouts": 1,
         "gap_reference": ((0.0 + 0.5) / 2 + 0.0) / 2, "gap_bound": ((1 / 10 + 6 / 15) / 2 + 1 / 10) / 2,
-        "instance_std": pstdev(per_instance), "instance_min": -1.0, "instance_max": 1.0})
+        "gap_bks": None, "instance_std": pstdev(per_instance), "instance_min": -1.0, "instance_max": 1.0})
 
     claude = rows[("claude-code", "jobshop", 1)]
     assert (claude["model"], claude["trials"], claude["mean_reward"], claude["ci_low"], claude["ci_high"]) == \
         (None, 1, 1.0, 1.0, 1.0)
+
+
+def test_the_gap_to_the_best_known_value_shows_only_where_a_published_instance_has_one(mixed_job, tmp_path):
+    table = render(report.build(report.read_jobs([mixed_job])), "table")
+    assert "gap bks" in table and format(160 / 380, "+.2%") in table
+    other = tmp_path / "jobs" / "job-b"
+    write_trial(other, "t1", "jobshop-4x4-l1-s1", reward=0.5, details=level1(objective=150, reward=0.5))
+    data = report.build(report.read_jobs([other]))
+    assert data["algorithm"][0]["gap_bks"] is None and "gap bks" not in render(data, "table")
 
 
 def test_modelling_rates_and_pass_at_k_match_the_hand_computation_and_harbors_own(mixed_job):

@@ -187,6 +187,38 @@ def build_dataset(problem: str, sizes: Iterable[str], level: int, num_rows: int,
     return written
 
 
+def build_release(recipe: str | Path, out: str | Path, *, workers: int | None = None,
+                  dask_scheduler: str | None = None, resume: bool = False, force: bool = False,
+                  progress_factory=None, warn: Callable[[str], None] = lambda message: None,
+                  say: Callable[[str], None] = lambda message: None):
+    """Build the benchmark release of ``recipe`` (a shipped name or a file) into the folder ``out``; return the recipe.
+
+    The same engine, journals and refusals as :func:`build_dataset`, one JSONL
+    file per part of the recipe (:mod:`orharbor.benchmark.release`); the
+    parts share one pool of ``workers`` local processes, or the Dask cluster.
+    """
+    from orharbor.benchmark.recipe import load_recipe
+    from orharbor.benchmark.release import build_release as build
+
+    solver_workers = max(part.plan.solver_workers for part in load_recipe(recipe).parts)
+    pools = []
+
+    def pool():
+        pools.append(_solve_pool(dask_scheduler, workers, warn, solver_workers))
+        return pools[-1]
+    try:
+        return build(recipe, out, pool, resume=resume, force=force, progress_factory=progress_factory, warn=warn,
+                     say=say)
+    except KeyboardInterrupt:
+        for made in pools:
+            made.kill()
+        raise
+    except (UserError, OSError, RuntimeError) as exc:
+        if isinstance(exc, UserError) and not pools:
+            raise
+        raise BuildFailed(f"{exc} (finished solves are kept in the journals in {out}; --resume continues)") from None
+
+
 def _check_out(out: Path, journal: Path, resume: bool, force: bool) -> None:
     """Refuse what would replace a user's file, or a place no file can be written, before anything is solved."""
     from orharbor.files import refuse_existing, require_parent
@@ -323,6 +355,71 @@ def export(plan: ExportPlan, options=None, *, hints: str = "none", prompt: str =
         return tasks, write_dataset_index(plan.out)
     except OSError as exc:
         raise ExportFailed(f"cannot write the tasks in {plan.out}: {exc}") from None
+
+
+@dataclass
+class ReleaseExport:
+    """What exporting a built release writes: its recipe, each part's rows, and the plain export plan of them all."""
+
+    recipe: object
+    parts: list
+    plan: ExportPlan
+    smoke: bool = False
+
+    @property
+    def dataset(self) -> tuple[str, str]:
+        """(name, version) in registry.json: the recipe's, ``-smoke`` appended to the version of the subset."""
+        return self.recipe.name, self.recipe.version + ("-smoke" if self.smoke else "")
+
+
+def plan_release_export(release: str | Path, out: str | Path, *, smoke: bool = False, problems: Iterable[str] = (),
+                        force: bool = False) -> ReleaseExport:
+    """The tasks of a built release folder (all, or its ``smoke`` subset), checked as :func:`plan_export` checks."""
+    from orharbor.benchmark.release import read_release, smoke_rows
+    from orharbor.exporter.dataset_index import check_dataset_index
+    from orharbor.files import refuse_existing, require_parent
+
+    recipe, rows = read_release(release)
+    if smoke:
+        rows = smoke_rows(recipe, rows)
+    problems = list(problems)
+    for name in problems:
+        problem_modules.get(name)
+    parts = [(part, [r for r in rows[part.name] if not problems or r["problem"] in problems])
+             for part in recipe.parts if part.name in rows]
+    parts = [(part, part_rows) for part, part_rows in parts if part_rows]
+    if not parts:
+        raise ExportInputError(f"no rows of {', '.join(problems)} in the release; nothing to export")
+    out = Path(out)
+    require_parent(out, "--out")
+    check_dataset_index(out)
+    plan = ExportPlan(out, [row for _, part_rows in parts for row in part_rows], [], [], force)
+    refuse_existing([out / task_id for task_id in plan.ids], force)
+    return ReleaseExport(recipe, parts, plan, smoke)
+
+
+def export_release(release: ReleaseExport, options=None, *, agent_timeout_s: float | None = None,
+                   progress: Callable[[int], None] = lambda done: None) -> tuple[list[Path], list[Path]]:
+    """Write a release's tasks, each part with its own agent budget (unless ``agent_timeout_s``); index them.
+
+    ``options`` carries everything else (:class:`~orharbor.exporter.ExportOptions`); registry.json and
+    dataset.toml name the dataset ``release.dataset``.
+    """
+    from dataclasses import replace
+
+    from orharbor.exporter import ExportOptions, export_dataset, write_dataset_index
+
+    options = options or ExportOptions()
+    name, version = release.dataset
+    tasks: list[Path] = []
+    try:
+        for part, rows in release.parts:
+            part_options = replace(options, agent_timeout_s=agent_timeout_s or part.agent_timeout_s)
+            tasks.extend(export_dataset(rows, release.plan.out, part_options, progress=progress,
+                                        force=release.plan.force))
+        return tasks, write_dataset_index(release.plan.out, name, version, release.recipe.description)
+    except OSError as exc:
+        raise ExportFailed(f"cannot write the tasks in {release.plan.out}: {exc}") from None
 
 
 def provider_warnings(provider: str, options) -> list[str]:

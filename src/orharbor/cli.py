@@ -149,11 +149,19 @@ def solve_cmd(problem: str, instance_file: Path, reference_time_limit: float, so
 MAX_ROWS = 100_000
 
 
+#: build-dataset's options that describe one dataset, which a --recipe declares itself.
+PLAN_OPTIONS = ("problem", "sizes", "level", "num_rows", "reference_time_limit", "eval_instances", "solve_time_limit",
+                "start_seed", "solver_workers", "min_gap")
+
+
 @main.command("build-dataset")
-@problem_option
-@click.option("--sizes", multiple=True, required=True, help="One or more sizes; rows cycle through them.")
+@click.option("--problem", help="Problem class (see `orharbor problems`).")
+@click.option("--sizes", multiple=True, help="One or more sizes; rows cycle through them.")
 @click.option("--level", type=click.IntRange(1, 2), default=1, show_default=True)
-@click.option("--num-rows", type=click.IntRange(1, MAX_ROWS), required=True)
+@click.option("--num-rows", type=click.IntRange(1, MAX_ROWS))
+@click.option("--recipe", metavar="NAME|FILE",
+              help="Build a benchmark release instead (e.g. orharbor-bench-1): every part the recipe declares, "
+                   "into the folder --out; the recipe fixes sizes, rows, seeds and limits.")
 @click.option("--reference-time-limit", type=click.FloatRange(min=0.01), default=60.0, show_default=True,
               callback=_finite, help="CP-SAT seconds per instance (at least 0.01).")
 @click.option("--eval-instances", type=click.IntRange(1, 1000), default=4, show_default=True,
@@ -173,25 +181,46 @@ MAX_ROWS = 100_000
               help="Run the solves on this Dask cluster (tcp://host:port) instead of local processes; workers "
                    "that declare the resource cores (dask worker ... --resources cores=N) pack multi-thread solves, "
                    "else each solve takes one worker thread.")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--out", type=click.Path(path_type=Path), required=True,
+              help="The JSONL file to write (with --recipe: the release folder).")
 @click.option("--resume", is_flag=True,
               help="Continue an interrupted build from its journal (<out>.journal). Safe to repeat: with no "
                    "journal it starts the build, and an --out this build finished is success.")
 @click.option("--force", is_flag=True, help="Replace an existing --out file, or start over past a journal.")
-def build_dataset_cmd(problem, sizes, level, num_rows, reference_time_limit, eval_instances, solve_time_limit,
-                      start_seed, workers, solver_workers, min_gap, dask_scheduler, out, resume, force) -> None:
+@click.pass_context
+def build_dataset_cmd(ctx, problem, sizes, level, num_rows, recipe, reference_time_limit, eval_instances,
+                      solve_time_limit, start_seed, workers, solver_workers, min_gap, dask_scheduler, out, resume,
+                      force) -> None:
     """Build a JSONL dataset, references and baselines precomputed in parallel.
 
     Every finished solve goes to <out>.journal at once; Ctrl-C or SIGTERM stops
     within seconds and keeps them, and --resume solves only the rest. --out is
     written at the end (a temporary file, then renamed); an existing one is
     refused before anything is solved, unless --force or --resume.
+
+    With --recipe, --out is a folder that gets the recipe, one JSONL file per
+    part of it (each with its own journal until it is done) and release.json.
     """
     if resume and force:
         raise click.UsageError("--resume continues a build and --force starts over: pass one of them")
+    from click.core import ParameterSource
+
+    given = [name for name in PLAN_OPTIONS if ctx.get_parameter_source(name) != ParameterSource.DEFAULT]
+    if recipe and given:
+        raise click.UsageError(f"--recipe declares the dataset itself; drop --{given[0].replace('_', '-')}")
+    if not recipe:
+        for name in ("problem", "sizes", "num_rows"):
+            if not ctx.params[name]:
+                raise click.UsageError(f"Missing option '--{name.replace('_', '-')}' (or build a --recipe).")
     try:
         from orharbor.datasets.engine import Progress
 
+        if recipe:
+            api.build_release(recipe, out, workers=workers, dask_scheduler=dask_scheduler, resume=resume,
+                              force=force, progress_factory=Progress,
+                              say=lambda message: click.echo(message, err=True),
+                              warn=lambda message: click.echo(f"warning: {message}", err=True))
+            return
         api.build_dataset(problem, sizes, level, num_rows, out, reference_time_limit=reference_time_limit,
                           eval_instances=eval_instances, solve_time_limit=solve_time_limit, start_seed=start_seed,
                           workers=workers, solver_workers=solver_workers, min_gap=min_gap,
@@ -244,10 +273,17 @@ def _base_image(ctx: click.Context, param: click.Parameter, value: str | None) -
               help="Separate mode: the verifier container's network. 'public' is for TESTING ONLY, on an engine "
                    "that cannot take a container offline (Docker or Podman without Harbor's egress sidecar, e.g. "
                    "scripts/e2e-podman.sh); never publish such an export as a benchmark.")
+@click.option("--release", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="A benchmark release folder (build-dataset --recipe): its tasks, with the recipe's budgets, "
+                   "resources and network policy (flags given here override them), registered as NAME@VERSION.")
+@click.option("--smoke", is_flag=True,
+              help="With --release: only its smoke subset (a few tasks per class), registered as NAME@VERSION-smoke.")
 @click.option("--force", is_flag=True,
               help="Replace task folders of the same id already in --out (without it they are refused).")
-def export_cmd(datasets, specs_dir, out, verifier_mode, allow_ortools, agent_network, allowed_hosts, agent_timeout,
-               problems, hints, prompt, base_image, provider, verifier_network, force) -> None:
+@click.pass_context
+def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agent_network, allowed_hosts,
+               agent_timeout, problems, hints, prompt, base_image, provider, verifier_network, release, smoke,
+               force) -> None:
     """Export dataset rows and modelling specs as Harbor task directories.
 
     With neither --dataset nor --specs, exports everything shipped in the package:
@@ -263,12 +299,29 @@ def export_cmd(datasets, specs_dir, out, verifier_mode, allow_ortools, agent_net
     from orharbor.exporter import ExportOptions
     from orharbor.exporter.dataset_index import DATASET_NAME, package_version
 
+    from click.core import ParameterSource
+
+    if smoke and not release:
+        raise click.UsageError("--smoke picks the smoke subset of a --release")
+    if release and (datasets or specs_dir):
+        raise click.UsageError("--release exports a built benchmark; drop --dataset and --specs")
+    if release:  # the recipe's export settings, unless a flag here says otherwise
+        release_plan = api.plan_release_export(release, out, smoke=smoke, problems=problems, force=force)
+        declared = release_plan.recipe.export
+        for name in ("verifier_mode", "agent_network", "allow_ortools"):
+            if name in declared and ctx.get_parameter_source(name) == ParameterSource.DEFAULT:
+                value = declared[name]
+                verifier_mode, agent_network, allow_ortools = (
+                    value if name == "verifier_mode" else verifier_mode,
+                    value if name == "agent_network" else agent_network,
+                    value if name == "allow_ortools" else allow_ortools)
     if allowed_hosts and agent_network != "allowlist":  # explicit beats implied: no allowlist from hosts alone
         raise click.UsageError("--allowed-hosts needs --agent-network allowlist (without it the agent's network "
                                "is public and no allowlist is written)")
+    resources = {k: v for k, v in (release_plan.recipe.export if release else {}).items() if k in ("cpus", "memory_mb")}
     options = ExportOptions(verifier_mode=verifier_mode, allow_ortools=allow_ortools, agent_network=agent_network,
                             allowed_hosts=tuple(allowed_hosts), agent_timeout_s=agent_timeout, base_image=base_image,
-                            verifier_network=verifier_network)
+                            verifier_network=verifier_network, **resources)
     if verifier_network != "no-network" and verifier_mode == "separate":
         click.echo("warning: --verifier-network public: the separate verifier runs with the network on; "
                    "for testing on engines without no-network support only, not a benchmark export", err=True)
@@ -279,13 +332,18 @@ def export_cmd(datasets, specs_dir, out, verifier_mode, allow_ortools, agent_net
             raise click.BadParameter(str(exc), param_hint="--env") from None
         for warning in warnings:
             click.echo(f"warning: {warning}", err=True)
-    plan = api.plan_export(out, datasets, specs_dir, problems, force)
+    plan = release_plan.plan if release else api.plan_export(out, datasets, specs_dir, problems, force)
     start = time.monotonic()
     with click.progressbar(length=len(plan.ids), label="exporting", file=sys.stderr) as bar:
-        tasks, index = api.export(plan, options, hints=hints, prompt=prompt, progress=bar.update)
+        if release:
+            tasks, index = api.export_release(release_plan, options, agent_timeout_s=agent_timeout,
+                                              progress=bar.update)
+        else:
+            tasks, index = api.export(plan, options, hints=hints, prompt=prompt, progress=bar.update)
+    name, version = release_plan.dataset if release else (DATASET_NAME, package_version())
     click.echo(f"exported {len(tasks)} tasks to {out} in {time.monotonic() - start:.1f} s")
     click.echo(f"wrote {', '.join(path.name for path in index)}; run them with: harbor run -d "
-               f"{DATASET_NAME}@{package_version()} --registry-path {out / 'registry.json'}")
+               f"{name}@{version} --registry-path {out / 'registry.json'}")
     if out / ".gitattributes" not in index:
         click.echo(f"kept the existing {out / '.gitattributes'}: make sure it keeps *.sh and Dockerfiles LF",
                    err=True)

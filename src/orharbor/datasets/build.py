@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import platform
 import tempfile
+import time
 from functools import cache
 from pathlib import Path
 
@@ -30,6 +31,7 @@ class UnknownSize(UserError):
 def solve_instance(problem: str, instance: dict, time_limit_s: float, workers: int, seed: int = 0) -> dict:
     """Reference and baseline of one instance, both checked by the verifier."""
     module = problem_modules.get(problem)
+    cpu_start = time.process_time()
     base = module.baseline(instance)
     base_obj = module.evaluate(instance, base)
     ref, meta = module.reference(instance, time_limit_s=time_limit_s, workers=workers, seed=seed)
@@ -39,7 +41,7 @@ def solve_instance(problem: str, instance: dict, time_limit_s: float, workers: i
         meta = dict(meta, status=f"{meta.get('status')}_WORSE_THAN_BASELINE", objective=base_obj)
     # Provenance: the machine, and whether the solver got past the naive answer (a reference that is only its
     # hint, or stopped before its first improvement, makes every answer score +1 or -1).
-    meta = dict(meta, cpu=cpu_model(),
+    meta = dict(meta, cpu=cpu_model(), cpu_time_s=round(time.process_time() - cpu_start, 3),
                 improved_on_baseline=ref_obj < base_obj or str(meta.get("status")) == "OPTIMAL")
     return {"reference": ref_obj, "reference_solution": ref, "reference_meta": meta,
             "baseline": base_obj, "baseline_solution": base}

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Callable
 
 from orharbor.datasets.build import EVAL_SEED_BASE, _solve_generated, attach_eval, plan_rows
+from orharbor.datasets.published import _solve_published, published_rows
 from orharbor.datasets.pools import SolvePool
 from orharbor.datasets.rows import validate_row, write_rows
 from orharbor.errors import UserError
@@ -45,8 +46,9 @@ class JournalError(UserError):
 class Interrupted(interrupts.Interrupted):
     """The build was stopped by a signal; the journal holds every finished solve."""
 
-    def __init__(self, journal: Path, kept: int, total: int, signum: int):
-        where = f"are kept in {journal}" if journal.exists() else "are kept (no journal was started)"
+    def __init__(self, journal: Path, kept: int, total: int, signum: int, several: bool = False):
+        where = (f"are kept in the journals beside the outputs (*.journal in {journal.parent})" if several else
+                 f"are kept in {journal}" if journal.exists() else "are kept (no journal was started)")
         super().__init__(f"interrupted ({signal.Signals(signum).name}): {kept} of {total} solves {where}; "
                          "run the same command with --resume to build the rest", signum)
 
@@ -65,9 +67,15 @@ class BuildPlan:
     eval_instances: int = 4
     solve_time_limit_s: float = 10.0
     min_gap: float = 0.0
+    #: A published set of the class (``orharbor.datasets.published``) and the names of its instances to
+    #: solve, one level-1 row each, instead of generated seeds.
+    published: str = ""
+    names: tuple[str, ...] = ()
 
     def key(self) -> dict:
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
+        """The plan as the journal records it (the published fields only when set, as journals before them)."""
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()
+                if v or k not in ("published", "names")}
 
     def slots(self) -> int:
         return self.num_rows * (1 if self.level == 1 else self.eval_instances)
@@ -100,9 +108,7 @@ def finished_rows(plan: BuildPlan, out: Path) -> int:
     """
     from orharbor.datasets.rows import iter_rows
 
-    planned = plan_rows(plan.problem, list(plan.sizes), plan.level, plan.num_rows, start_seed=plan.start_seed,
-                        eval_instances=plan.eval_instances, solve_time_limit_s=plan.solve_time_limit_s,
-                        reference_time_limit_s=plan.reference_time_limit_s)
+    planned = planned_rows(plan)
     count = 0
     try:
         for count, row in enumerate(iter_rows(out), 1):
@@ -122,6 +128,15 @@ def finished_rows(plan: BuildPlan, out: Path) -> int:
         raise NotThisBuild(f"nothing to resume, and {out} holds {count} rows where this build makes {len(planned)}; "
                            "--force builds it again")
     return count
+
+
+def planned_rows(plan: BuildPlan) -> list[dict]:
+    """The row skeletons of a plan: generated seeds, or the named instances of a published set."""
+    if plan.published:
+        return published_rows(plan.problem, plan.published, list(plan.names), plan.reference_time_limit_s)
+    return plan_rows(plan.problem, list(plan.sizes), plan.level, plan.num_rows, start_seed=plan.start_seed,
+                     eval_instances=plan.eval_instances, solve_time_limit_s=plan.solve_time_limit_s,
+                     reference_time_limit_s=plan.reference_time_limit_s)
 
 
 def relative_gap(result: dict) -> float:
@@ -251,37 +266,77 @@ class Progress:
 
 def run_build(plan: BuildPlan, out: Path, pool: SolvePool, *, resume: bool = False,
               progress: Progress | None = None, warn: Callable[[str], None] = lambda m: None) -> int:
-    """Solve the plan's instances on ``pool`` (journaled), then write ``out``; return how many rows.
+    """Solve the plan's instances on ``pool`` (journaled), then write ``out``; return how many rows."""
+    return run_builds([(plan, out)], pool, resume=resume, progress=progress, warn=warn)[0]
 
-    SIGINT and SIGTERM (in the main thread) stop the build: queued solves are
-    cancelled, running ones killed, and :class:`Interrupted` says how to resume.
-    """
-    rows = plan_rows(plan.problem, list(plan.sizes), plan.level, plan.num_rows, start_seed=plan.start_seed,
-                     eval_instances=plan.eval_instances, solve_time_limit_s=plan.solve_time_limit_s,
-                     reference_time_limit_s=plan.reference_time_limit_s)
-    per_row = 1 if plan.level == 1 else plan.eval_instances
-    chosen: dict[tuple[int, int], int] = {}  # (row, slot) -> the attempt kept
-    settled = [0] * plan.num_rows  # slots settled per row
-    finished = [0]  # rows with every slot settled
-    stopped: list[int] = []
 
-    def settle(key: tuple[int, int, int]) -> tuple[int, int, int] | None:
+class _Part:
+    """One plan of a build and its output: its rows, its journal, and which candidate seed each slot kept."""
+
+    def __init__(self, index: int, plan: BuildPlan, out: Path):
+        self.index, self.plan, self.out = index, plan, out
+        self.rows = planned_rows(plan)
+        self.per_row = 1 if plan.level == 1 else plan.eval_instances
+        self.chosen: dict[tuple[int, int], int] = {}  # (row, slot) -> the attempt kept
+        self.settled = [0] * plan.num_rows  # slots settled per row
+        self.finished = 0  # rows with every slot settled
+        self.written = False
+        self.journal: Journal | None = None
+
+    def settle(self, key: tuple[int, int, int]) -> tuple[int, int, int] | None:
         """The key to solve next for this slot, or None once it is settled (in ``chosen``)."""
         row, slot, attempt = key
+        plan, journal = self.plan, self.journal
         while key in journal.done:
             if plan.min_gap <= 0 or journal.gap(key) >= plan.min_gap or attempt + 1 >= MAX_ATTEMPTS:
-                chosen[(row, slot)] = attempt
-                settled[row] += 1
-                finished[0] += settled[row] == per_row
+                self.chosen[(row, slot)] = attempt
+                self.settled[row] += 1
+                self.finished += self.settled[row] == self.per_row
                 return None
             attempt += 1
             key = (row, slot, attempt)
         return key
 
-    def submit(key: tuple[int, int, int]) -> None:
+    def job(self, key: tuple[int, int, int]) -> tuple[Callable, tuple]:
         row, slot, attempt = key
-        pool.submit(key, _solve_generated, (plan.problem, rows[row]["size"], plan.seed(row, slot, attempt),
-                                            plan.reference_time_limit_s, plan.solver_workers), plan.solver_workers)
+        plan = self.plan
+        if plan.published:
+            return _solve_published, (plan.problem, plan.published, self.rows[row]["source_name"],
+                                      plan.reference_time_limit_s, plan.solver_workers)
+        return _solve_generated, (plan.problem, self.rows[row]["size"], plan.seed(row, slot, attempt),
+                                  plan.reference_time_limit_s, plan.solver_workers)
+
+    def write(self, warn: Callable[[str], None]) -> None:
+        """The rows to ``out`` (beside it, then renamed) and the journal removed, as one step against signals."""
+        self.journal.close()
+        finished = self.out.with_name(f".{self.out.name}.rows-{os.getpid()}")
+        try:
+            write_rows(assemble(self.plan, self.rows, self.chosen, self.journal, warn), finished)
+            with interrupts.deferred():  # the rows and the journal's end go together: built, or resumable
+                os.replace(finished, self.out)
+                self.journal.path.unlink(missing_ok=True)
+        finally:
+            finished.unlink(missing_ok=True)
+        self.written = True
+
+
+def run_builds(builds: list[tuple[BuildPlan, Path]], pool: SolvePool, *, resume: bool = False,
+               progress: Progress | None = None, warn: Callable[[str], None] = lambda m: None) -> list[int]:
+    """Solve the instances of several plans on one ``pool``, each journaled beside its output; return row counts.
+
+    The plans share the pool, so its workers stay busy across their ends; each
+    output is written (and its journal removed) as soon as its last solve is in.
+    SIGINT and SIGTERM (in the main thread) stop the build: queued solves are
+    cancelled, running ones killed, and :class:`Interrupted` says how to resume.
+    """
+    parts = [_Part(i, plan, out) for i, (plan, out) in enumerate(builds)]
+    stopped: list[int] = []
+    pending: dict[int, int] = {}  # part -> solves submitted and not yet back
+
+    def submit(part: _Part, key: tuple[int, int, int]) -> None:
+        fn, args = part.job(key)
+        pool.submit((part.index, *key), fn, args, part.plan.solver_workers)
+        pending[part.index] = pending.get(part.index, 0) + 1
 
     previous = {}
     if threading.current_thread() is threading.main_thread():
@@ -290,53 +345,55 @@ def run_build(plan: BuildPlan, out: Path, pool: SolvePool, *, resume: bool = Fal
             raise KeyboardInterrupt
         for signum in (signal.SIGINT, signal.SIGTERM):
             previous[signum] = signal.signal(signum, stop)
-    journal = None
     try:
         try:
-            journal = Journal(journal_path(out), plan, resume)
-            for row in range(plan.num_rows):
-                for slot in range(per_row):
-                    key = settle((row, slot, 0))
-                    if key is not None:
-                        submit(key)
-            already = finished[0]
+            for part in parts:
+                part.journal = Journal(journal_path(part.out), part.plan, resume)
+                for row in range(part.plan.num_rows):
+                    for slot in range(part.per_row):
+                        key = part.settle((row, slot, 0))
+                        if key is not None:
+                            submit(part, key)
+            already = sum(part.finished for part in parts)
             if progress and already:
                 progress.advance(already, already)
+            for part in parts:
+                if not pending.get(part.index):
+                    part.write(warn)
             while pool.pending():
-                for key, result, error in pool.completed(timeout=0.5):
+                for (index, *key), result, error in pool.completed(timeout=0.5):
+                    part, key = parts[index], tuple(key)
+                    pending[index] -= 1
                     if error is not None:
-                        raise RuntimeError(f"solve of row {rows[key[0]]['id']} failed: {error}")
-                    before = finished[0]
-                    journal.record(key, result)
-                    following = settle(key)
+                        raise RuntimeError(f"solve of row {part.rows[key[0]]['id']} failed: {error}")
+                    before = part.finished
+                    part.journal.record(key, result)
+                    following = part.settle(key)
                     if following is not None:
-                        submit(following)
+                        submit(part, following)
                     if progress:
-                        progress.advance(finished[0] - before, already)
+                        progress.advance(part.finished - before, already)
+                    if not pending[index]:
+                        part.write(warn)
         except BaseException:
             pool.kill()
             raise
         pool.close()
-        journal.close()
         if progress:
             progress.finish()
-        finished = out.with_name(f".{out.name}.rows-{os.getpid()}")
-        try:
-            write_rows(assemble(plan, rows, chosen, journal, warn), finished)
-            with interrupts.deferred():  # the rows and the journal's end go together: built, or resumable
-                os.replace(finished, out)
-                journal.path.unlink(missing_ok=True)
-        finally:
-            finished.unlink(missing_ok=True)
     except KeyboardInterrupt:
-        raise Interrupted(journal_path(out), len(journal.done) if journal is not None else 0, plan.slots(),
-                          stopped[0] if stopped else signal.SIGINT) from None
+        journals = [part.journal.path for part in parts if part.journal is not None and not part.written]
+        kept = sum(len(part.journal.done) for part in parts if part.journal is not None)
+        raise Interrupted(journals[0] if len(journals) == 1 else journal_path(parts[0].out), kept,
+                          sum(part.plan.slots() for part in parts), stopped[0] if stopped else signal.SIGINT,
+                          several=len(journals) > 1) from None
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-        if journal is not None:
-            journal.close()
-    return len(rows)
+        for part in parts:
+            if part.journal is not None:
+                part.journal.close()
+    return [len(part.rows) for part in parts]
 
 
 def assemble(plan: BuildPlan, rows: list[dict], chosen: dict, journal: Journal, warn: Callable[[str], None]):
@@ -367,7 +424,10 @@ def _assembled(plan: BuildPlan, rows: list[dict], chosen: dict, journal: Journal
         keys = [(r, s, a) for s, a in enumerate(attempts)]
         results = [journal.load(reader, key) for key in keys]
         skipped = [plan.seed(r, s, a) for s, attempt in enumerate(attempts) for a in range(attempt)]
-        if plan.level == 1:
+        if plan.published:
+            row.pop("source_name")
+            row.update(results[0])
+        elif plan.level == 1:
             seed = plan.seed(r, 0, attempts[0])
             row["instance_seed"] = seed
             row["id"] = f"{plan.problem}-{row['size']}-l1-s{seed}"

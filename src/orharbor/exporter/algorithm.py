@@ -200,6 +200,8 @@ def task_config(module, row: dict, options: ExportOptions) -> dict:
         metadata["instance_seed"] = row["instance_seed"]
     if "source" in row:
         metadata["source"] = row["source"]
+    if "best_known" in row:  # a published instance's best known makespan (report's gap_bks); never shown to the agent
+        metadata["best_known"] = row["best_known"]["upper_bound"]
     if level == 1:
         metadata.update(reference=row["reference"], baseline=row["baseline"])
         if (bound := _bound(row.get("reference_meta") or {})) is not None:

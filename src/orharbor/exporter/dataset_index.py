@@ -14,6 +14,9 @@ from orharbor.files import write_atomically
 DATASET_NAME = "orharbor"
 #: The same dataset in dataset.toml, whose names are org/name.
 MANIFEST_DATASET_NAME = "orharbor/orharbor"
+#: What the dataset of an export is called unless a release names it: (name, version, description).
+DESCRIPTION = "orharbor: operations-research tasks with verifiable rewards"
+
 #: Written at the root of the output folder: scripts and Dockerfiles run in Linux containers.
 GITATTRIBUTES = ("# Written by orharbor export: the tasks' shell scripts and Dockerfiles run in Linux\n"
                  "# containers, so they stay LF on every checkout.\n"
@@ -26,8 +29,12 @@ class DatasetIndexError(UserError):
     """A registry.json or dataset.toml in the export folder that export cannot extend (so would replace)."""
 
 
-def write_dataset_index(out: Path) -> list[Path]:
+def write_dataset_index(out: Path, name: str = DATASET_NAME, version: str | None = None,
+                        description: str = DESCRIPTION) -> list[Path]:
     """Write the files that sit beside the tasks in ``out``; return those written.
+
+    The dataset is ``name@version`` (default ``orharbor`` at the package's
+    version; a benchmark release passes its own, e.g. ``orharbor-bench@1.0``).
 
     They describe every task folder in ``out`` (any folder with a task.toml),
     including tasks an earlier export left there, not only the new ones. Each is
@@ -36,7 +43,9 @@ def write_dataset_index(out: Path) -> list[Path]:
     """
     check_dataset_index(out)
     tasks = sorted(path.parent for path in out.glob("*/task.toml"))
-    written = [write_registry(out, tasks), write_dataset_manifest(out, tasks)]
+    version = version or package_version()
+    written = [write_registry(out, tasks, name, version, description),
+               write_dataset_manifest(out, tasks, f"orharbor/{name}", version, description)]
     gitattributes = write_gitattributes(out)
     return written + [gitattributes] if gitattributes else written
 
@@ -68,18 +77,18 @@ def package_version() -> str:
     return importlib.metadata.version("orharbor")
 
 
-def write_registry(out: Path, tasks: list[Path]) -> Path:
-    """registry.json: dataset ``orharbor`` at this version, for ``harbor run -d orharbor@VERSION --registry-path``.
+def write_registry(out: Path, tasks: list[Path], name: str = DATASET_NAME, version: str | None = None,
+                   description: str = DESCRIPTION) -> Path:
+    """registry.json: the dataset ``name@version``, for ``harbor run -d NAME@VERSION --registry-path``.
 
     Task paths are absolute: Harbor's JSON registry client resolves a relative
     path against the working directory of ``harbor run``, not against the
     registry file. Other datasets already listed in the file are kept.
     """
     path = out / "registry.json"
-    dataset = {"name": DATASET_NAME, "version": package_version(),
-               "description": "orharbor: operations-research tasks with verifiable rewards",
+    dataset = {"name": name, "version": version or package_version(), "description": description,
                "tasks": [{"name": task.name, "path": str(task.resolve())} for task in tasks], "metrics": []}
-    datasets = [*(d for d in _registry_datasets(path) if d.get("name") != DATASET_NAME), dataset]
+    datasets = [*(d for d in _registry_datasets(path) if d.get("name") != name), dataset]
     write_atomically(path, json.dumps(datasets, indent=1) + "\n")
     return path
 
@@ -94,7 +103,8 @@ def _registry_datasets(path: Path) -> list[dict]:
     return datasets
 
 
-def write_dataset_manifest(out: Path, tasks: list[Path]) -> Path:
+def write_dataset_manifest(out: Path, tasks: list[Path], name: str = MANIFEST_DATASET_NAME,
+                           version: str | None = None, description: str = DESCRIPTION) -> Path:
     """dataset.toml as ``harbor dataset init`` writes it offline.
 
     The task digests come from Harbor's own packager, so they are the ones
@@ -105,8 +115,9 @@ def write_dataset_manifest(out: Path, tasks: list[Path]) -> Path:
 
     path = out / "dataset.toml"
     manifest = (DatasetManifest.from_toml_file(path) if path.exists() else DatasetManifest(dataset=DatasetInfo(
-        name=MANIFEST_DATASET_NAME, description="orharbor: operations-research tasks with verifiable rewards")))
-    manifest.dataset.version = package_version()
+        name=name, description=description)))
+    manifest.dataset.name = name
+    manifest.dataset.version = version or package_version()
     manifest.tasks = [DatasetTaskRef(name=name, digest=f"sha256:{Packager.compute_content_hash(task)[0]}")
                       for task in tasks if (name := _task_name(task))]
     write_atomically(path, manifest.to_toml())

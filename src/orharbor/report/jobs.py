@@ -70,6 +70,7 @@ class TrialRecord:
     reference: float | None = None
     naive: float | None = None
     bound: float | None = None
+    best_known: float | None = None  # a published instance's best known objective (task.toml metadata)
     instances: tuple[Instance, ...] = ()
     executed: bool | None = None
     correct: bool | None = None
@@ -261,7 +262,8 @@ def _read_trial(trial_dir: Path, data: dict, index: "TaskIndex", reading: Readin
                        feasible=_flag(figures.get("feasible")), objective=_number(figures.get("objective")),
                        reference=_number(figures.get("reference", metadata.get("reference"))),
                        naive=_number(figures.get("naive", metadata.get("baseline"))),
-                       bound=_number(metadata.get("bound")), instances=instances)
+                       bound=_number(metadata.get("bound")), best_known=_number(metadata.get("best_known")),
+                       instances=instances)
 
 
 #: An algorithm task's best reward when nothing bounds it: objectives are >= 0, so real rewards stay far below.

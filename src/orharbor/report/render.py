@@ -18,7 +18,8 @@ ALGORITHM_COLUMNS = (
     ("mean reward", "mean_reward", "reward"), ("95% CI", None, "ci"),
     ("feasible", "feasible_rate", "pct"), ("> ref", "beat_reference_rate", "pct"),
     ("<= naive", "at_or_below_naive_rate", "pct"), ("gap ref", "gap_reference", "gap"),
-    ("gap bound", "gap_bound", "gap"), ("inst. sd", "instance_std", "plain"), ("errors", "errors", "errors"),
+    ("gap bound", "gap_bound", "gap"), ("gap bks", "gap_bks", "gap"), ("inst. sd", "instance_std", "plain"),
+    ("errors", "errors", "errors"),
 )
 MODELLING_COLUMNS = (
     ("agent", "agent", None), ("model", "model", None), ("source", "source", None), ("{by}", "{by}", None),
@@ -58,8 +59,10 @@ def tables(report: dict) -> list[tuple[str, list[list[str]]]]:
         return [(title, cells(report["compare"], COMPARE_COLUMNS))]
     out = []
     if report["algorithm"]:
+        shown = tuple(c for c in ALGORITHM_COLUMNS  # "gap bks" only where a published instance has a best known value
+                      if c[1] != "gap_bks" or any(row.get("gap_bks") is not None for row in report["algorithm"]))
         out.append(("Algorithm tasks (reward: 1.0 = reference, 0.0 = naive, -1.0 = infeasible or nothing)",
-                    cells(report["algorithm"], ALGORITHM_COLUMNS)))
+                    cells(report["algorithm"], shown)))
     for by in ("difficulty", "family"):
         rows = report["modelling"][f"by_{by}"]
         if rows:

@@ -1,0 +1,149 @@
+"""A benchmark release: built from its recipe into one folder, resumably, and exported as Harbor tasks.
+
+The release folder holds ``recipe.toml`` (the recipe it was built from, byte
+for byte), one JSONL file per part of the recipe (each written when its last
+solve is in, each with its own journal until then) and, once every part is
+built, ``release.json``: the provenance (orharbor, OR-Tools and Harbor
+versions, CPU model, limits, CPU time of the solves kept). A build that is
+stopped keeps every finished solve; ``resume`` goes on, across sessions.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import platform
+import time
+from pathlib import Path
+from typing import Callable
+
+from orharbor.benchmark.recipe import Part, Recipe, RecipeError, load_recipe, parse_recipe
+from orharbor.errors import UserError
+from orharbor.files import refuse_existing, require_parent, write_atomically
+
+RECIPE_FILE = "recipe.toml"
+RELEASE_FILE = "release.json"
+
+
+class ReleaseError(UserError):
+    """A release folder that this command cannot build into or export from."""
+
+
+def build_release(recipe_ref: str | Path, out: str | Path, pool_factory: Callable, *, resume: bool = False,
+                  force: bool = False, progress_factory: Callable[[int], object] | None = None,
+                  warn: Callable[[str], None] = lambda m: None, say: Callable[[str], None] = lambda m: None) -> Recipe:
+    """Build every part of the recipe into the folder ``out``; return the recipe.
+
+    Refused before anything is solved: a folder built from another recipe, and
+    (without ``resume`` or ``force``) a folder holding any of the parts or their
+    journals. With ``resume``, finished parts are checked and kept, journaled
+    ones go on, the rest start. ``pool_factory()`` gives the solve pool.
+    """
+    from orharbor.datasets.engine import finished_rows, journal_path, run_builds
+
+    recipe = load_recipe(recipe_ref)
+    out = Path(out)
+    require_parent(out, "--out")
+    if out.exists() and not out.is_dir():
+        raise ReleaseError(f"--out {out} is a file; a release is built into a folder")
+    recorded = out / RECIPE_FILE
+    if recorded.exists() and not force:
+        if recorded.read_text(encoding="utf-8") != recipe.text:
+            raise ReleaseError(f"{out} was built from another recipe (its {RECIPE_FILE} differs); build into another "
+                               "folder, or start over with --force")
+    elif not resume:
+        refuse_existing([out / RELEASE_FILE], force)
+    todo: list[Part] = []
+    for part in recipe.parts:
+        path, journal = out / part.file, journal_path(out / part.file)
+        if resume and not journal.exists() and path.exists():
+            finished_rows(part.plan, path)  # NotThisBuild unless these are the part's rows
+            continue
+        if not resume:
+            refuse_existing([path, journal], force)
+        todo.append(part)
+    out.mkdir(exist_ok=True)
+    write_atomically(recorded, recipe.text)
+    if todo:
+        rows = sum(part.plan.num_rows for part in todo)
+        say(f"{recipe.tag}: {len(todo)} of {len(recipe.parts)} parts to build ({rows} rows, "
+            f"{sum(part.plan.slots() for part in todo)} instances at {todo[0].plan.reference_time_limit_s:g} s)")
+        start = time.monotonic()
+        run_builds([(part.plan, out / part.file) for part in todo], pool_factory(), resume=resume,
+                   progress=progress_factory(rows) if progress_factory else None, warn=warn)
+        say(f"built {len(todo)} parts in {time.monotonic() - start:.0f} s")
+    else:
+        say(f"{out} already holds every part of {recipe.tag}: nothing to build")
+    write_atomically(out / RELEASE_FILE, json.dumps(provenance(recipe, out), indent=1) + "\n")
+    return recipe
+
+
+def provenance(recipe: Recipe, out: Path) -> dict:
+    """What the release was built with and how much it cost, from its rows."""
+    from orharbor.datasets.build import cpu_model
+    from orharbor.datasets.rows import iter_rows
+
+    cpu = wall = 0.0
+    instances = skipped = 0
+    statuses: dict[str, int] = {}
+    for part in recipe.parts:
+        for row in iter_rows(out / part.file):
+            metas = [row["reference_meta"]] if row["level"] == 1 else row["eval_reference_metas"]
+            for meta in metas:
+                instances += 1
+                cpu += float(meta.get("cpu_time_s", 0.0))
+                wall += float(meta.get("wall_time_s", 0.0))
+                statuses[str(meta.get("status"))] = statuses.get(str(meta.get("status")), 0) + 1
+            skipped += len(row.get("skipped_seeds", []))
+    return {
+        "name": recipe.name, "version": recipe.version, "tag": recipe.tag,
+        "parts": [{"file": part.file, "rows": part.plan.num_rows} for part in recipe.parts],
+        "instances": instances, "seeds_passed_over": skipped, "reference_statuses": statuses,
+        "solve_cpu_time_s": round(cpu, 1), "reference_wall_time_s": round(wall, 1),
+        "built_with": {"orharbor": _version("orharbor"), "ortools": _version("ortools"), "harbor": _version("harbor"),
+                       "python": platform.python_version(), "cpu": cpu_model(), "cores": os.cpu_count()},
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+
+
+def _version(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def read_release(folder: str | Path) -> tuple[Recipe, dict[str, list[dict]]]:
+    """The recipe of a built release folder and the rows of each of its parts (every part must be built)."""
+    from orharbor.datasets.engine import journal_path
+    from orharbor.datasets.rows import read_rows
+
+    folder = Path(folder)
+    recorded = folder / RECIPE_FILE
+    if not recorded.is_file():
+        raise ReleaseError(f"{folder} is not a release folder (no {RECIPE_FILE}); build one with "
+                           "`orharbor build-dataset --recipe NAME --out FOLDER`")
+    try:
+        recipe = parse_recipe(recorded.read_text(encoding="utf-8"), str(recorded))
+    except RecipeError as exc:
+        raise ReleaseError(str(exc)) from None
+    missing = [part.file for part in recipe.parts if not (folder / part.file).is_file()]
+    if missing:
+        journaled = [f for f in missing if journal_path(folder / f).exists()]
+        more = f" ({len(journaled)} of them journaled: --resume the build)" if journaled else ""
+        raise ReleaseError(f"{folder} is not fully built: {len(missing)} parts missing, e.g. {missing[0]}{more}")
+    return recipe, {part.name: read_rows(folder / part.file) for part in recipe.parts}
+
+
+def smoke_rows(recipe: Recipe, rows: dict[str, list[dict]]) -> dict[str, list[dict]]:
+    """The smoke subset: per class, the first ``per_class`` rows of its first level-1 and first level-2 part."""
+    chosen: dict[str, list[dict]] = {}
+    seen: set[tuple[str, int]] = set()
+    for part in recipe.parts:
+        key = (part.plan.problem, part.plan.level)
+        if key in seen:
+            continue
+        seen.add(key)
+        chosen[part.name] = rows[part.name][:recipe.smoke_per_class]
+    return chosen

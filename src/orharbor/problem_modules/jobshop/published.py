@@ -1,0 +1,42 @@
+"""Published job shop sets that the generator makes exactly: Taillard's ta01-ta80 from his seeds.
+
+The seeds and the best known bounds live in ``taillard.json``, with the source
+of each fact; the instances themselves are never stored, because Taillard's
+generator (:func:`.generator.taillard`) rebuilds them bit for bit.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+
+from .generator import taillard
+
+
+@cache
+def _taillard_table() -> dict:
+    return json.loads(resources.files(__package__).joinpath("taillard.json").read_text(encoding="utf-8"))
+
+
+def taillard_set() -> list[dict]:
+    """ta01-ta80 in order: name, size, instance, best known bounds, and where each comes from."""
+    table = _taillard_table()
+    out = []
+    for entry in table["instances"]:
+        instance = taillard(entry["time_seed"], entry["machine_seed"], entry["n_jobs"], entry["n_machines"])
+        instance["name"] = entry["name"]
+        out.append({
+            "name": entry["name"],
+            "size": f"{entry['n_jobs']}x{entry['n_machines']}",
+            "instance": instance,
+            "source": (f"Taillard (1993) {entry['name']}: his generator with time seed {entry['time_seed']} and "
+                       f"machine seed {entry['machine_seed']}"),
+            "best_known": {"lower_bound": entry["lower_bound"], "upper_bound": entry["upper_bound"],
+                           "status": entry["status"], "source": table["sources"]["bounds"]},
+        })
+    return out
+
+
+#: Published sets of this class, by name (see :mod:`orharbor.datasets.published`).
+SETS = {"taillard": taillard_set}

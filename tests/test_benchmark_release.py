@@ -1,0 +1,279 @@
+"""orharbor-bench: the recipe, Taillard's published set, and a release built, resumed and exported by name.
+
+The shipped recipe is checked as data (every class at two or more standard
+sizes, references of at least 60 s); the build and export paths run on a
+small recipe of the same shape with sub-second limits.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from orharbor import problem_modules
+from orharbor.benchmark.recipe import RecipeError, load_recipe, parse_recipe, shipped_recipes
+from orharbor.datasets.published import UnknownPublishedSet, expand_names, published_set
+from orharbor.datasets.rows import read_rows
+from orharbor.problem_modules.jobshop.published import taillard_set
+
+from waiting import wait_until
+
+ORHARBOR = Path(sys.executable).with_name("orharbor")
+
+TINY = """
+name = "tiny-bench"
+version = "0.1"
+description = "a release of the same shape as orharbor-bench, at sub-second limits"
+[build]
+reference_time_limit_s = 0.2
+solver_workers = 1
+start_seed = 1000
+min_gap = 0.0
+eval_instances = 2
+[export]
+verifier_mode = "shared"
+cpus = 1
+memory_mb = 2048
+[[published]]
+problem = "jobshop"
+set = "taillard"
+names = ["ta01-ta02", "ta71"]
+agent_timeout_s = 600
+[[tiers]]
+problem = "rcpsp"
+size = "j30"
+level1_rows = 2
+level2_rows = 1
+solve_time_limit_s = 5
+agent_timeout_s = 900
+[[tiers]]
+problem = "wtardiness"
+size = "n40"
+level1_rows = 1
+level2_rows = 0
+solve_time_limit_s = 5
+agent_timeout_s = 700
+"""
+
+
+def run(*args, timeout=300):
+    return subprocess.run([str(ORHARBOR), *map(str, args)], capture_output=True, text=True, timeout=timeout)
+
+
+# ------------------------------------------------------------------ the shipped recipe
+
+
+def test_the_shipped_recipe_covers_every_class_at_two_or_more_standard_sizes():
+    assert "orharbor-bench-1" in shipped_recipes()
+    recipe = load_recipe("orharbor-bench-1")
+    assert recipe.tag == "orharbor-bench@1.0"
+    sizes: dict[str, set[str]] = {}
+    for part in recipe.parts:
+        assert part.plan.reference_time_limit_s >= 60 and part.agent_timeout_s >= 1800
+        if not part.plan.published:
+            sizes.setdefault(part.plan.problem, set()).update(part.plan.sizes)
+            assert part.plan.min_gap > 0 and part.plan.start_seed >= 1000  # apart from the shipped smoke rows
+    assert set(sizes) == set(problem_modules.PROBLEMS)
+    assert all(len(found) >= 2 for found in sizes.values()), sizes
+    taillard = [part for part in recipe.parts if part.plan.published == "taillard"]
+    assert len(taillard) == 1 and taillard[0].plan.names == tuple(f"ta{i:02d}" for i in range(1, 81))
+
+
+def test_a_recipe_is_checked_against_the_schema_and_the_problem_classes():
+    cases = {
+        "not = [toml": "not TOML",
+        TINY.replace('version = "0.1"', ""): "version",
+        TINY.replace('problem = "rcpsp"', 'problem = "rcpspp"'): "tiers[0].problem: unknown problem",
+        TINY.replace('size = "j30"', 'size = "j31"'): "tiers[0].size: 'j31' is not a size of rcpsp",
+        TINY.replace("level1_rows = 1\nlevel2_rows = 0", "level1_rows = 0\nlevel2_rows = 0"): "both 0",
+        TINY.replace('set = "taillard"', 'set = "dmu"'): "has no published set 'dmu'",
+        TINY.replace('"ta71"', '"ta81"'): "has no instance 'ta81'",
+        TINY.replace("reference_time_limit_s = 0.2", "reference_time_limit_s = -1"): "reference_time_limit_s",
+        TINY.replace("[export]", "[export]\ncolour = 1"): "colour",
+        TINY + '[[tiers]]\nproblem = "rcpsp"\nsize = "j30"\nlevel1_rows = 1\nlevel2_rows = 0\n'
+               'solve_time_limit_s = 5\nagent_timeout_s = 9\n': "rcpsp-j30-l1 is declared twice",
+    }
+    for text, message in cases.items():
+        with pytest.raises(RecipeError, match=message.replace("[", r"\[").replace("]", r"\]")):
+            parse_recipe(text, "tiny.toml")
+    with pytest.raises(RecipeError, match="no recipe 'orharbor-bench-9'"):
+        load_recipe("orharbor-bench-9")
+
+
+# ------------------------------------------------------------------ Taillard's published set
+
+
+def test_taillards_eighty_instances_come_from_his_seeds_with_their_published_bounds():
+    instances = taillard_set()
+    assert [e["name"] for e in instances] == [f"ta{i:02d}" for i in range(1, 81)]
+    sizes = [e["size"] for e in instances]
+    assert [sizes[i] for i in range(0, 80, 10)] == ["15x15", "20x15", "20x20", "30x15", "30x20", "50x15", "50x20",
+                                                    "100x20"]
+    for entry in instances:
+        known, instance = entry["best_known"], entry["instance"]
+        assert 0 < known["lower_bound"] <= known["upper_bound"]
+        assert (known["status"] == "closed") == (known["lower_bound"] == known["upper_bound"])
+        assert "ScheduleOpt" in known["source"] and str(instance["time_seed"]) in entry["source"]
+        # the trivial lower bound (longest job, busiest machine) must be below every published value
+        trivial = max(max(map(sum, instance["durations"])),
+                      max(sum(d for row_m, row_d in zip(instance["machines"], instance["durations"])
+                              for m, d in zip(row_m, row_d) if m == machine)
+                          for machine in range(instance["n_machines"])))
+        assert trivial <= known["lower_bound"]
+    assert instances[0]["best_known"]["upper_bound"] == 1231  # ta01's optimum, as ../shared/data SOURCES.md says
+    assert expand_names("jobshop", "taillard", ["ta09-ta11", "ta80"]) == ["ta09", "ta10", "ta11", "ta80"]
+    with pytest.raises(UnknownPublishedSet):
+        expand_names("jobshop", "taillard", ["ta00"])
+    assert published_set("jobshop", "taillard")["ta71"]["instance"]["n_jobs"] == 100
+
+
+def test_ta01_is_the_published_file_exactly(instances_dir):
+    ta01 = published_set("jobshop", "taillard")["ta01"]["instance"]
+    jobshop = problem_modules.get("jobshop")
+    for name in ("ta01", "TA01.txt"):
+        published = jobshop.read(instances_dir / "jobshop" / name)
+        assert (published["machines"], published["durations"]) == (ta01["machines"], ta01["durations"]), name
+
+
+# ------------------------------------------------------------------ a release, built and exported
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """The tiny recipe built once: (recipe file, release folder, the build's stderr)."""
+    folder = tmp_path_factory.mktemp("release")
+    recipe = folder / "tiny.toml"
+    recipe.write_text(TINY)
+    done = run("build-dataset", "--recipe", recipe, "--out", folder / "rel", "--workers", "2")
+    assert done.returncode == 0, done.stderr
+    return recipe, folder / "rel", done.stderr
+
+
+def test_a_recipe_builds_every_part_with_its_provenance(built):
+    recipe, release, stderr = built
+    assert "tiny-bench@0.1: 4 of 4 parts to build (7 rows, 8 instances at 0.2 s)" in stderr
+    assert (release / "recipe.toml").read_text() == TINY
+    files = sorted(p.name for p in release.iterdir())
+    assert files == ["jobshop-taillard.jsonl", "rcpsp-j30-l1.jsonl", "rcpsp-j30-l2.jsonl", "recipe.toml",
+                     "release.json", "wtardiness-n40-l1.jsonl"]
+    taillard = read_rows(release / "jobshop-taillard.jsonl")
+    assert [r["id"] for r in taillard] == ["jobshop-ta01-l1", "jobshop-ta02-l1", "jobshop-ta71-l1"]
+    for row in taillard:
+        assert row["instance"] == published_set("jobshop", "taillard")[row["id"].split("-")[1]]["instance"]
+        assert row["best_known"]["upper_bound"] <= row["reference"] <= row["baseline"]
+        assert "instance_seed" not in row and "source_name" not in row
+    level2 = read_rows(release / "rcpsp-j30-l2.jsonl")
+    assert len(level2) == 1 and len(level2[0]["eval_seeds"]) == 2 and level2[0]["solve_time_limit_s"] == 5
+    provenance = json.loads((release / "release.json").read_text())
+    assert provenance["tag"] == "tiny-bench@0.1" and provenance["instances"] == 8
+    assert provenance["built_with"]["ortools"] and provenance["built_with"]["cores"] == os.cpu_count()
+    assert provenance["solve_cpu_time_s"] > 0
+
+
+def test_a_built_release_is_never_overwritten_and_resume_is_a_no_op(built):
+    recipe, release, _ = built
+    before = {p.name: p.read_bytes() for p in release.iterdir()}
+    again = run("build-dataset", "--recipe", recipe, "--out", release)
+    assert again.returncode == 1 and "already exist" in again.stderr and "--force" in again.stderr
+    resumed = run("build-dataset", "--recipe", recipe, "--out", release, "--resume")
+    assert resumed.returncode == 0 and "nothing to build" in resumed.stderr, resumed.stderr
+    after = {p.name: p.read_bytes() for p in release.iterdir()}
+    assert {k: v for k, v in after.items() if k != "release.json"} == \
+        {k: v for k, v in before.items() if k != "release.json"}
+    other = recipe.with_name("other.toml")
+    other.write_text(TINY.replace("start_seed = 1000", "start_seed = 7"))
+    refused = run("build-dataset", "--recipe", other, "--out", release, "--resume")
+    assert refused.returncode == 1 and "built from another recipe" in refused.stderr
+
+
+def test_recipe_and_plan_options_do_not_mix(tmp_path):
+    mixed = run("build-dataset", "--recipe", "orharbor-bench-1", "--sizes", "j30", "--out", tmp_path / "x")
+    assert mixed.returncode == 2 and "drop --sizes" in mixed.stderr
+    neither = run("build-dataset", "--out", tmp_path / "x.jsonl")
+    assert neither.returncode == 2 and "Missing option '--problem'" in neither.stderr
+    unknown = run("build-dataset", "--recipe", "no-such-recipe", "--out", tmp_path / "x")
+    assert unknown.returncode == 1 and "no recipe 'no-such-recipe'" in unknown.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_the_release_exports_with_the_recipes_budgets_and_registers_by_name(built, tmp_path):
+    _, release, _ = built
+    done = run("export", "--release", release, "--out", tmp_path / "tasks")
+    assert done.returncode == 0, done.stderr
+    assert "harbor run -d tiny-bench@0.1 --registry-path" in done.stdout
+    tasks = sorted(p.name for p in (tmp_path / "tasks").iterdir() if (p / "task.toml").exists())
+    assert len(tasks) == 7
+    budgets = {}
+    for name in tasks:
+        config = tomllib.loads((tmp_path / "tasks" / name / "task.toml").read_text())
+        budgets[name] = config["agent"]["timeout_sec"]
+        assert config["metadata"]["verifier_mode"] == "shared" and config["environment"]["cpus"] == 1
+        assert ("best_known" in config["metadata"]) == name.startswith("jobshop-ta")
+    assert budgets["jobshop-ta71-l1"] == 600 and budgets["rcpsp-j30-l2-s1000"] == 900
+    assert budgets["wtardiness-n40-l1-s1000"] == 700
+    registry = json.loads((tmp_path / "tasks" / "registry.json").read_text())
+    assert [(d["name"], d["version"], len(d["tasks"])) for d in registry] == [("tiny-bench", "0.1", 7)]
+    manifest = tomllib.loads((tmp_path / "tasks" / "dataset.toml").read_text())
+    assert manifest["dataset"]["name"] == "orharbor/tiny-bench" and len(manifest["tasks"]) == 7
+    assert all(t["digest"].startswith("sha256:") for t in manifest["tasks"])
+    # the best known value is for the report, never for the agent
+    ta01 = tmp_path / "tasks" / "jobshop-ta01-l1"
+    assert "1231" not in (ta01 / "instruction.md").read_text()
+    assert not any("1231" in p.read_text() for p in (ta01 / "environment").rglob("*") if p.is_file())
+
+
+def test_the_smoke_subset_is_a_few_tasks_per_class_and_flags_override_the_recipe(built, tmp_path):
+    _, release, _ = built
+    done = run("export", "--release", release, "--smoke", "--verifier-mode", "separate", "--out", tmp_path / "s")
+    assert done.returncode == 0, done.stderr
+    tasks = sorted(p.name for p in (tmp_path / "s").iterdir() if (p / "task.toml").exists())
+    assert tasks == ["jobshop-ta01-l1", "rcpsp-j30-l1-s1000", "rcpsp-j30-l2-s1000", "wtardiness-n40-l1-s1000"]
+    config = tomllib.loads((tmp_path / "s" / "jobshop-ta01-l1" / "task.toml").read_text())
+    assert config["metadata"]["verifier_mode"] == "separate"
+    registry = json.loads((tmp_path / "s" / "registry.json").read_text())
+    assert [(d["name"], d["version"]) for d in registry] == [("tiny-bench", "0.1-smoke")]
+    misuse = run("export", "--smoke", "--out", tmp_path / "t")
+    assert misuse.returncode == 2 and "--smoke picks the smoke subset of a --release" in misuse.stderr
+
+
+def test_an_unbuilt_release_is_refused_with_how_to_go_on(built, tmp_path):
+    recipe, _, _ = built
+    half = tmp_path / "half"
+    half.mkdir()
+    (half / "recipe.toml").write_text(recipe.read_text())
+    (half / "rcpsp-j30-l1.jsonl.journal").write_text("{}\n")
+    done = run("export", "--release", half, "--out", tmp_path / "tasks")
+    assert done.returncode == 1 and "is not fully built: 4 parts missing" in done.stderr
+    assert "--resume the build" in done.stderr and not (tmp_path / "tasks").exists()
+    plain = run("export", "--release", tmp_path, "--out", tmp_path / "tasks")
+    assert plain.returncode == 1 and "not a release folder (no recipe.toml)" in plain.stderr
+
+
+@pytest.mark.slow
+def test_an_interrupted_release_build_keeps_finished_parts_and_resumes_to_the_same_rows(built, tmp_path):
+    recipe, reference, _ = built
+    out = tmp_path / "rel"
+    process = subprocess.Popen([str(ORHARBOR), "build-dataset", "--recipe", str(recipe), "--out", str(out),
+                                "--workers", "1"], stderr=subprocess.PIPE, text=True)
+    wait_until(lambda: any(out.glob("*.jsonl")), timeout=240, what="a finished part")
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    finished = {p.name: p.read_bytes() for p in out.glob("*.jsonl")}
+    if len(finished) < 4:  # stopped before the end: the journals of the rest say how to go on
+        assert "--resume" in stderr and "Traceback" not in stderr
+    resumed = run("build-dataset", "--recipe", recipe, "--out", out, "--resume", "--workers", "2")
+    assert resumed.returncode == 0, resumed.stderr
+    for name, content in finished.items():
+        assert (out / name).read_bytes() == content  # a finished part is kept as it was
+    for part in ("jobshop-taillard", "rcpsp-j30-l1", "rcpsp-j30-l2", "wtardiness-n40-l1"):
+        ids = [r["id"] for r in read_rows(out / f"{part}.jsonl")]
+        assert ids == [r["id"] for r in read_rows(reference / f"{part}.jsonl")]
+    assert not list(out.glob("*.journal"))
