@@ -1,0 +1,288 @@
+"""CVRP by Clarke-Wright savings, then iterated local search until a time budget.
+
+1. Start: the Clarke-Wright parallel savings routes (Clarke and Wright 1964,
+   Operations Research 12, 568-581), as in rule.py.
+2. Local search, first improvement over granular neighbourhoods (each customer
+   u against its NEIGHBOURS nearest customers v, after Toth and Vigo 2003,
+   INFORMS Journal on Computing 15, 333-346): relocate u next to v (same or
+   another route), swap u and v (different routes), 2-opt* joining u to v
+   (exchange the tails of two routes, Potvin and Rousseau 1995), and 2-opt
+   within a route (reverse the segment between u and v). Only moves that
+   lower the distance and keep every load within the capacity are applied.
+3. Iterated local search (Lourenco, Martin and Stuetzle 2003, in the Handbook
+   of Metaheuristics) with a ruin-and-recreate kick (Schrimpf et al. 2000,
+   Journal of Computational Physics 159, 139-171): remove a random
+   customer and some of its nearest customers, reinsert each where it adds the
+   least distance next to one of its nearest customers (or on a new route),
+   run the local search again, and keep the result if it is no longer than
+   the current routes (else go back to them). Stops at a share of
+   TIME_LIMIT_S; random.Random(0) makes a run with the same number of
+   iterations give the same routes. Never worse than the start.
+
+Distances are the statement's: Euclidean rounded to the nearest integer
+("nint"), or the instance's matrix ("explicit").
+
+Usage: python3 search.py INSTANCE.json SOLUTION.json
+"""
+
+import time
+
+START = time.monotonic()
+
+import json  # noqa: E402
+import random  # noqa: E402
+import sys  # noqa: E402
+from collections import deque  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+TIME_LIMIT_S = 10.0
+#: The search stops at this share of TIME_LIMIT_S; the rest covers start-up and writing.
+SAFETY = 0.8
+#: Each customer's moves are tried against this many of its nearest customers.
+NEIGHBOURS = 20
+#: A perturbation removes between these many customers (at most n).
+RUIN = (5, 25)
+
+
+def distance_matrix(instance):
+    """d(i, j) for nodes 0..n as the verifier computes it (int(sqrt(dx^2 + dy^2) + 0.5) for "nint")."""
+    if instance["rounding"] == "explicit":
+        return np.array(instance["distances"], dtype=np.int64)
+    xy = np.array(instance["coords"], dtype=np.int64)
+    diff = xy[:, None, :] - xy[None, :, :]
+    squared = (diff * diff).sum(axis=2).astype(np.float64)
+    return np.floor(np.sqrt(squared) + 0.5).astype(np.int64)
+
+
+def savings_routes(d, demands, capacity):
+    """Clarke-Wright parallel savings routes, each a list of customers."""
+    n = len(demands) - 1
+    i, j = np.triu_indices(n, k=1)
+    i, j = i + 1, j + 1
+    saving = d[0, i] + d[0, j] - d[i, j]
+    order = np.lexsort((j, i, -saving))  # decreasing saving, then by (i, j)
+    order = order[saving[order] > 0]
+    route_of = list(range(n + 1))  # route id of each customer (its first customer's id at creation)
+    routes = {c: [c] for c in range(1, n + 1)}
+    load = {c: demands[c] for c in range(1, n + 1)}
+    for a, b in zip(i[order].tolist(), j[order].tolist()):
+        ra, rb = route_of[a], route_of[b]
+        if ra == rb or load[ra] + load[rb] > capacity:
+            continue
+        first, second = routes[ra], routes[rb]
+        if first[-1] != a:  # put a at the end of its route
+            if first[0] != a:
+                continue
+            first.reverse()
+        if second[0] != b:  # and b at the start of its own
+            if second[-1] != b:
+                continue
+            second.reverse()
+        first.extend(second)
+        load[ra] += load.pop(rb)
+        for c in routes.pop(rb):
+            route_of[c] = ra
+    return list(routes.values())
+
+
+class Routes:
+    """A set of routes with each customer's route and position, and each route's load and load prefixes."""
+
+    def __init__(self, routes, d, near, demands, capacity):
+        self.d, self.near, self.demands, self.capacity = d, near, demands, capacity
+        n = len(demands) - 1
+        self.route_of = [0] * (n + 1)
+        self.pos = [0] * (n + 1)
+        self.upto = [0] * (n + 1)  # load of the route from its start through this customer
+        self.set(routes)
+
+    def set(self, routes):
+        self.routes = [list(r) for r in routes if r]
+        self.load = [0] * len(self.routes)
+        for r in range(len(self.routes)):
+            self.touch(r)
+
+    def touch(self, r):
+        """Recompute positions and loads of route r after a change."""
+        total = 0
+        for k, c in enumerate(self.routes[r]):
+            self.route_of[c], self.pos[c] = r, k
+            total += self.demands[c]
+            self.upto[c] = total
+        self.load[r] = total
+
+    def length(self):
+        d, total = self.d, 0
+        for route in self.routes:
+            if route:
+                total += d[0][route[0]] + d[route[-1]][0]
+                total += sum(d[a][b] for a, b in zip(route, route[1:]))
+        return total
+
+    def neighbours(self, c):
+        """(previous, next) node of customer c on its route, 0 for the depot."""
+        route, k = self.routes[self.route_of[c]], self.pos[c]
+        return (route[k - 1] if k else 0), (route[k + 1] if k + 1 < len(route) else 0)
+
+    def improve(self, u):
+        """Apply the first improving move found for u; the routes it changed, or () if none."""
+        d, dem, cap = self.d, self.demands, self.capacity
+        r1 = self.route_of[u]
+        a, b = self.neighbours(u)
+        removal = d[a][u] + d[u][b] - d[a][b]
+        for v in self.near[u]:
+            r2 = self.route_of[v]
+            c, e = self.neighbours(v)
+            fits = r1 == r2 or self.load[r2] + dem[u] <= cap
+            # relocate u after v (between v and e), then before v (between c and v)
+            if fits and e != u and d[v][u] + d[u][e] - d[v][e] < removal:
+                return self.relocate(u, v, 1)
+            if fits and c != u and d[c][u] + d[u][v] - d[c][v] < removal:
+                return self.relocate(u, v, 0)
+            if r1 == r2:
+                # 2-opt: reverse the segment between u and v so that they become neighbours
+                i, j = self.pos[u], self.pos[v]
+                if i < j and d[u][v] + d[b][e] < d[u][b] + d[v][e]:
+                    return self.reverse(r1, i + 1, j + 1)
+                if j < i and d[c][a] + d[v][u] < d[c][v] + d[a][u]:
+                    return self.reverse(r1, j, i)
+                continue
+            l1, l2 = self.load[r1], self.load[r2]
+            # swap u and v
+            if (l1 - dem[u] + dem[v] <= cap and l2 - dem[v] + dem[u] <= cap
+                    and d[a][v] + d[v][b] + d[c][u] + d[u][e] < removal + d[a][b] + d[c][v] + d[v][e]):
+                return self.swap(u, v)
+            # 2-opt*: u then v's tail (head of r1 + tail of r2 from v, head of r2 + tail of r1 after u)
+            p1, p2 = self.upto[u], self.upto[v] - dem[v]
+            if (p1 + l2 - p2 <= cap and p2 + l1 - p1 <= cap
+                    and d[u][v] + d[c][b] < d[u][b] + d[c][v]):
+                return self.cross(r1, self.pos[u] + 1, r2, self.pos[v])
+            # 2-opt*: v then u's tail
+            p1, p2 = self.upto[u] - dem[u], self.upto[v]
+            if (p1 + l2 - p2 <= cap and p2 + l1 - p1 <= cap
+                    and d[v][u] + d[a][e] < d[a][u] + d[v][e]):
+                return self.cross(r1, self.pos[u], r2, self.pos[v] + 1)
+        return ()
+
+    def relocate(self, u, v, after):
+        r1, r2 = self.route_of[u], self.route_of[v]
+        self.routes[r1].remove(u)
+        target = self.routes[r2]
+        target.insert(target.index(v) + after, u)
+        self.touch(r1)
+        self.touch(r2)
+        return (r1, r2)
+
+    def reverse(self, r, i, j):
+        route = self.routes[r]
+        route[i:j] = route[i:j][::-1]
+        self.touch(r)
+        return (r,)
+
+    def swap(self, u, v):
+        r1, r2 = self.route_of[u], self.route_of[v]
+        self.routes[r1][self.pos[u]], self.routes[r2][self.pos[v]] = v, u
+        self.touch(r1)
+        self.touch(r2)
+        return (r1, r2)
+
+    def cross(self, r1, i, r2, j):
+        """Route r1 keeps its first i customers then takes r2's from j on, and the other way round."""
+        first, second = self.routes[r1], self.routes[r2]
+        self.routes[r1], self.routes[r2] = first[:i] + second[j:], second[:j] + first[i:]
+        self.touch(r1)
+        self.touch(r2)
+        return (r1, r2)
+
+    def local_search(self, customers, deadline):
+        """Improve until no move helps any queued customer (customers of changed routes are requeued)."""
+        queue = deque(customers)
+        queued = set(customers)
+        steps = 0
+        while queue:
+            steps += 1
+            if steps % 64 == 0 and time.monotonic() > deadline:
+                return
+            u = queue.popleft()
+            queued.discard(u)
+            for r in self.improve(u):
+                for c in self.routes[r]:
+                    if c not in queued:
+                        queued.add(c)
+                        queue.append(c)
+
+    def ruin_and_recreate(self, rng):
+        """Remove a random customer and some of its nearest; reinsert each at its cheapest place.
+
+        Returns the customers that moved.
+        """
+        n = len(self.demands) - 1
+        seed = rng.randint(1, n)
+        count = rng.randint(min(n, RUIN[0]), min(n, RUIN[1]))
+        removed = [seed] + self.near[seed][:count - 1]
+        gone = set(removed)
+        changed = {self.route_of[c] for c in removed}
+        for r in changed:
+            self.routes[r] = [c for c in self.routes[r] if c not in gone]
+            self.touch(r)
+        rng.shuffle(removed)
+        d, dem = self.d, self.demands
+        for u in removed:
+            best = (2 * d[0][u], 0, 0)  # v = 0: a new route
+            for v in self.near[u]:
+                if v in gone:
+                    continue
+                r = self.route_of[v]
+                if self.load[r] + dem[u] > self.capacity:
+                    continue
+                c, e = self.neighbours(v)
+                best = min(best, (d[v][u] + d[u][e] - d[v][e], v, 1), (d[c][u] + d[u][v] - d[c][v], v, 0))
+            _, v, after = best
+            if v == 0:
+                self.routes.append([u])
+                self.load.append(0)
+                self.touch(len(self.routes) - 1)
+            else:
+                r = self.route_of[v]
+                self.routes[r].insert(self.pos[v] + after, u)
+                self.touch(r)
+            gone.discard(u)
+        return removed
+
+
+def solve(instance, deadline):
+    demands, capacity = instance["demands"], instance["capacity"]
+    matrix = distance_matrix(instance)
+    n = len(demands) - 1
+    k = min(NEIGHBOURS, n - 1)
+    between = matrix[1:, 1:].copy()
+    np.fill_diagonal(between, np.iinfo(np.int64).max)  # a customer is not its own neighbour
+    near = [[]] + (np.argsort(between, axis=1, kind="stable")[:, :k] + 1).tolist()
+    state = Routes(savings_routes(matrix, demands, capacity), matrix.tolist(), near, demands, capacity)
+    best, best_length = [list(r) for r in state.routes], state.length()
+    rng = random.Random(0)
+    order = list(range(1, n + 1))
+    rng.shuffle(order)
+    state.local_search(order, deadline)
+    while True:
+        length = state.length()
+        if length <= best_length:
+            best, best_length = [list(r) for r in state.routes if r], length
+        else:
+            state.set(best)
+        if time.monotonic() >= deadline:
+            return best
+        state.local_search(state.ruin_and_recreate(rng), deadline)
+
+
+def main(instance_path, solution_path):
+    with open(instance_path) as f:
+        instance = json.load(f)
+    routes = solve(instance, START + SAFETY * TIME_LIMIT_S)
+    with open(solution_path, "w") as f:
+        json.dump({"routes": [[int(c) for c in route] for route in routes]}, f)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])

@@ -1,0 +1,350 @@
+"""VRPTW by Solomon's I1 insertion, then iterated local search until a time budget.
+
+1. Start: Solomon's I1 insertion heuristic (Solomon 1987, Operations Research
+   35, 254-265), as in rule.py: the shortest of his four parameter settings
+   with both seed rules.
+2. Local search, first improvement over granular neighbourhoods (each customer
+   u against its NEIGHBOURS nearest customers v, after Toth and Vigo 2003,
+   INFORMS Journal on Computing 15, 333-346): relocate u next to v (same or
+   another route), swap u and v (different routes), 2-opt* joining u to v
+   (exchange the tails of two routes, Potvin and Rousseau 1995), and 2-opt
+   within a route (reverse the segment between u and v). A move is applied
+   when it shortens the routes and the changed routes keep their capacity,
+   time windows and horizon, checked with the verifier's own arithmetic.
+3. Iterated local search (Lourenco, Martin and Stuetzle 2003, in the Handbook
+   of Metaheuristics) with a ruin-and-recreate kick (Schrimpf et al. 2000,
+   Journal of Computational Physics 159, 139-171): remove a random
+   customer and some of its nearest customers, reinsert each at the feasible
+   place next to one of its nearest customers that adds the least distance (or
+   on a new route), run the local search again, and keep the result if it is
+   no longer than the current routes (else go back to them). Stops at a share
+   of TIME_LIMIT_S; random.Random(0) makes a run with the same number of
+   iterations give the same routes. Never worse than the start.
+
+Distances are unrounded Euclidean; the total is summed with math.fsum as the
+verifier does.
+
+Usage: python3 search.py INSTANCE.json SOLUTION.json
+"""
+
+import time
+
+START = time.monotonic()
+
+import json  # noqa: E402
+import math  # noqa: E402
+import random  # noqa: E402
+import sys  # noqa: E402
+from collections import deque  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+TIME_LIMIT_S = 10.0
+#: The search stops at this share of TIME_LIMIT_S; the rest covers start-up and writing.
+SAFETY = 0.8
+#: Each customer's moves are tried against this many of its nearest customers.
+NEIGHBOURS = 20
+#: A perturbation removes between these many customers (at most n).
+RUIN = (5, 25)
+#: A move must shorten the routes by more than this (float sums of square roots).
+EPS = 1e-9
+#: Solomon's I1 parameter settings (mu, lam, a1, a2).
+SETTINGS = ((1.0, 1.0, 1.0, 0.0), (1.0, 2.0, 1.0, 0.0), (1.0, 1.0, 0.0, 1.0), (1.0, 2.0, 0.0, 1.0))
+
+
+def distance_matrix(coords):
+    """Unrounded Euclidean distances: sqrt of the integer sum of squares, as the verifier computes them."""
+    xy = np.array(coords, dtype=np.int64)
+    diff = xy[:, None, :] - xy[None, :, :]
+    return np.sqrt((diff * diff).sum(axis=2).astype(np.float64))
+
+
+class Instance:
+    """The instance's arrays and Solomon's I1 on them."""
+
+    def __init__(self, instance):
+        self.d = distance_matrix(instance["coords"])
+        self.demand = np.array(instance["demands"], dtype=np.int64)
+        self.ready = np.array(instance["ready"], dtype=np.float64)
+        self.due = np.array(instance["due"], dtype=np.float64)
+        self.service = np.array(instance["service"], dtype=np.float64)
+        self.capacity = instance["capacity"]
+        self.n = len(instance["demands"]) - 1
+
+    def schedule(self, stops):
+        """Service starts along depot, stops..., depot (the last entry: the return time) and latest starts."""
+        d, ready, service = self.d, self.ready, self.service
+        start = [float(ready[0])]
+        for prev, c in zip(stops, stops[1:]):
+            start.append(max(start[-1] + service[prev] + d[prev, c], ready[c]))
+        latest = [float(self.due[0])]
+        for c, nxt in zip(stops[-2::-1], stops[:0:-1]):
+            latest.append(min(self.due[c], latest[-1] - service[c] - d[c, nxt]))
+        return np.array(start), np.array(latest[::-1])
+
+    def insertion(self, unrouted, stops, load, setting):
+        """For each unrouted customer, c1 and the index of its best feasible place (c1 = inf if none)."""
+        mu, _, a1, a2 = setting
+        d, u = self.d, unrouted
+        start, latest = self.schedule(stops)
+        i, j = np.array(stops[:-1]), np.array(stops[1:])
+        arrive = start[None, :-1] + self.service[i][None, :] + d[np.ix_(u, i)]
+        begin = np.maximum(arrive, self.ready[u][:, None])
+        pushed = np.maximum(begin + self.service[u][:, None] + d[np.ix_(u, j)], self.ready[j][None, :])
+        c1 = a1 * (d[np.ix_(u, i)] + d[np.ix_(u, j)] - mu * d[i, j][None, :]) + a2 * (pushed - start[None, 1:])
+        ok = (arrive <= self.due[u][:, None]) & (pushed <= latest[None, 1:])
+        ok &= (load + self.demand[u] <= self.capacity)[:, None]
+        c1 = np.where(ok, c1, np.inf)
+        place = np.argmin(c1, axis=1)
+        return c1[np.arange(len(u)), place], place
+
+    def i1(self, setting, seed_rule):
+        """Routes of I1 with one parameter setting and one seed rule."""
+        lam = setting[1]
+        unrouted = list(range(1, self.n + 1))
+        routes = []
+        while unrouted:
+            key = (lambda c: -self.d[0, c]) if seed_rule == "farthest" else (lambda c: self.due[c])
+            seed = min(unrouted, key=lambda c: (key(c), c))
+            unrouted.remove(seed)
+            stops, load = [0, seed, 0], int(self.demand[seed])
+            while unrouted:
+                u = np.array(unrouted)
+                c1, place = self.insertion(u, stops, load, setting)
+                c2 = np.where(np.isfinite(c1), lam * self.d[0, u] - c1, -np.inf)
+                best = int(np.argmax(c2))
+                if not np.isfinite(c2[best]):
+                    break
+                customer = unrouted.pop(best)
+                stops.insert(int(place[best]) + 1, customer)
+                load += int(self.demand[customer])
+            routes.append(stops[1:-1])
+        return routes
+
+    def length(self, routes):
+        return math.fsum(self.d[a, b] for route in routes for a, b in zip([0] + route, route + [0]))
+
+
+def best_i1(inst):
+    """The shortest I1 solution over Solomon's parameter settings and both seed rules."""
+    runs = [inst.i1(setting, rule) for setting in SETTINGS for rule in ("farthest", "earliest due")]
+    return min(runs, key=inst.length)
+
+
+class Routes:
+    """A set of routes with each customer's route and position, and each route's load and load prefixes."""
+
+    def __init__(self, routes, d, near, instance):
+        self.d, self.near = d, near
+        self.demands, self.capacity = instance["demands"], instance["capacity"]
+        self.ready, self.due, self.service = instance["ready"], instance["due"], instance["service"]
+        self.tol = instance.get("time_tolerance", 1e-6)
+        n = len(self.demands) - 1
+        self.route_of = [0] * (n + 1)
+        self.pos = [0] * (n + 1)
+        self.upto = [0] * (n + 1)  # load of the route from its start through this customer
+        self.set(routes)
+
+    def set(self, routes):
+        self.routes = [list(r) for r in routes if r]
+        self.load = [0] * len(self.routes)
+        for r in range(len(self.routes)):
+            self.touch(r)
+
+    def touch(self, r):
+        """Recompute positions and loads of route r after a change."""
+        total = 0
+        for k, c in enumerate(self.routes[r]):
+            self.route_of[c], self.pos[c] = r, k
+            total += self.demands[c]
+            self.upto[c] = total
+        self.load[r] = total
+
+    def length(self):
+        """Total distance, summed exactly as the verifier does."""
+        d = self.d
+        return math.fsum(math.fsum(d[a][b] for a, b in zip([0] + route, route + [0]))
+                         for route in self.routes if route)
+
+    def on_time(self, route):
+        """Whether a route meets every due date and the horizon (the verifier's arithmetic and tolerance)."""
+        d, ready, due, service, tol = self.d, self.ready, self.due, self.service, self.tol
+        time_, prev = float(ready[0]), 0
+        for c in route:
+            arrival = time_ + d[prev][c]
+            if arrival > due[c] + tol:
+                return False
+            time_ = max(arrival, ready[c]) + service[c]
+            prev = c
+        return time_ + d[prev][0] <= due[0] + tol
+
+    def neighbours(self, c):
+        """(previous, next) node of customer c on its route, 0 for the depot."""
+        route, k = self.routes[self.route_of[c]], self.pos[c]
+        return (route[k - 1] if k else 0), (route[k + 1] if k + 1 < len(route) else 0)
+
+    def replace(self, changes):
+        """Apply {route index: new customers} if every new route is on time; the changed routes, or ()."""
+        if not all(self.on_time(route) for route in changes.values()):
+            return ()
+        for r, route in changes.items():
+            self.routes[r] = route
+            self.touch(r)
+        return tuple(changes)
+
+    def improve(self, u):
+        """Apply the first improving feasible move found for u; the routes it changed, or () if none."""
+        d, dem, cap = self.d, self.demands, self.capacity
+        r1 = self.route_of[u]
+        R1 = self.routes[r1]
+        i = self.pos[u]
+        a, b = self.neighbours(u)
+        removal = d[a][u] + d[u][b] - d[a][b]
+        for v in self.near[u]:
+            r2 = self.route_of[v]
+            R2 = self.routes[r2]
+            j = self.pos[v]
+            c, e = self.neighbours(v)
+            if r1 == r2:
+                # relocate u after v, then before v, within the route
+                for gap, skip, at in ((d[v][u] + d[u][e] - d[v][e], e == u, j + 1),
+                                      (d[c][u] + d[u][v] - d[c][v], c == u, j)):
+                    if not skip and gap < removal - EPS:
+                        route = R1[:at] + [u] + R1[at:]
+                        del route[i if at > i else i + 1]
+                        moved = self.replace({r1: route})
+                        if moved:
+                            return moved
+                # 2-opt: reverse the segment between u and v so that they become neighbours
+                if i < j and d[u][v] + d[b][e] < d[u][b] + d[v][e] - EPS:
+                    moved = self.replace({r1: R1[:i + 1] + R1[i + 1:j + 1][::-1] + R1[j + 1:]})
+                elif j < i and d[c][a] + d[v][u] < d[c][v] + d[a][u] - EPS:
+                    moved = self.replace({r1: R1[:j] + R1[j:i][::-1] + R1[i:]})
+                else:
+                    continue
+                if moved:
+                    return moved
+                continue
+            shorter = R1[:i] + R1[i + 1:]
+            l1, l2 = self.load[r1], self.load[r2]
+            # relocate u after v, then before v, in v's route
+            if l2 + dem[u] <= cap:
+                for gap, at in ((d[v][u] + d[u][e] - d[v][e], j + 1), (d[c][u] + d[u][v] - d[c][v], j)):
+                    if gap < removal - EPS:
+                        moved = self.replace({r1: shorter, r2: R2[:at] + [u] + R2[at:]})
+                        if moved:
+                            return moved
+            # swap u and v
+            if (l1 - dem[u] + dem[v] <= cap and l2 - dem[v] + dem[u] <= cap
+                    and d[a][v] + d[v][b] + d[c][u] + d[u][e] < removal + d[a][b] + d[c][v] + d[v][e] - EPS):
+                moved = self.replace({r1: R1[:i] + [v] + R1[i + 1:], r2: R2[:j] + [u] + R2[j + 1:]})
+                if moved:
+                    return moved
+            # 2-opt*: u then v's tail (head of r1 + tail of r2 from v, head of r2 + tail of r1 after u)
+            p1, p2 = self.upto[u], self.upto[v] - dem[v]
+            if (p1 + l2 - p2 <= cap and p2 + l1 - p1 <= cap
+                    and d[u][v] + d[c][b] < d[u][b] + d[c][v] - EPS):
+                moved = self.replace({r1: R1[:i + 1] + R2[j:], r2: R2[:j] + R1[i + 1:]})
+                if moved:
+                    return moved
+            # 2-opt*: v then u's tail
+            p1, p2 = self.upto[u] - dem[u], self.upto[v]
+            if (p1 + l2 - p2 <= cap and p2 + l1 - p1 <= cap
+                    and d[v][u] + d[a][e] < d[a][u] + d[v][e] - EPS):
+                moved = self.replace({r1: R1[:i] + R2[j + 1:], r2: R2[:j + 1] + R1[i:]})
+                if moved:
+                    return moved
+        return ()
+
+    def local_search(self, customers, deadline):
+        """Improve until no move helps any queued customer (customers of changed routes are requeued)."""
+        queue = deque(customers)
+        queued = set(customers)
+        steps = 0
+        while queue:
+            steps += 1
+            if steps % 64 == 0 and time.monotonic() > deadline:
+                return
+            u = queue.popleft()
+            queued.discard(u)
+            for r in self.improve(u):
+                for c in self.routes[r]:
+                    if c not in queued:
+                        queued.add(c)
+                        queue.append(c)
+
+    def ruin_and_recreate(self, rng):
+        """Remove a random customer and some of its nearest; reinsert each at its cheapest feasible place.
+
+        Returns the customers that moved.
+        """
+        n = len(self.demands) - 1
+        seed = rng.randint(1, n)
+        count = rng.randint(min(n, RUIN[0]), min(n, RUIN[1]))
+        removed = [seed] + self.near[seed][:count - 1]
+        gone = set(removed)
+        for r in {self.route_of[c] for c in removed}:
+            self.routes[r] = [c for c in self.routes[r] if c not in gone]
+            self.touch(r)
+        rng.shuffle(removed)
+        d, dem = self.d, self.demands
+        for u in removed:
+            places = []
+            for v in self.near[u]:
+                r = self.route_of[v]
+                if v in gone or self.load[r] + dem[u] > self.capacity:
+                    continue
+                c, e = self.neighbours(v)
+                places.append((d[v][u] + d[u][e] - d[v][e], v, 1))
+                places.append((d[c][u] + d[u][v] - d[c][v], v, 0))
+            places.sort()
+            placed = False
+            for gap, v, after in places:
+                if gap >= 2 * d[0][u]:  # a route of its own is shorter
+                    break
+                r, at = self.route_of[v], self.pos[v] + after
+                if self.replace({r: self.routes[r][:at] + [u] + self.routes[r][at:]}):
+                    placed = True
+                    break
+            if not placed:
+                self.routes.append([u])
+                self.load.append(0)
+                self.touch(len(self.routes) - 1)
+            gone.discard(u)
+        return removed
+
+
+def solve(instance, deadline):
+    inst = Instance(instance)
+    n = inst.n
+    k = min(NEIGHBOURS, n - 1)
+    between = inst.d[1:, 1:].copy()
+    np.fill_diagonal(between, np.inf)  # a customer is not its own neighbour
+    near = [[]] + (np.argsort(between, axis=1, kind="stable")[:, :k] + 1).tolist()
+    state = Routes(best_i1(inst), inst.d.tolist(), near, instance)
+    best, best_length = [list(r) for r in state.routes], state.length()
+    rng = random.Random(0)
+    order = list(range(1, n + 1))
+    rng.shuffle(order)
+    state.local_search(order, deadline)
+    while True:
+        length = state.length()
+        if length <= best_length:
+            best, best_length = [list(r) for r in state.routes if r], length
+        else:
+            state.set(best)
+        if time.monotonic() >= deadline:
+            return best
+        state.local_search(state.ruin_and_recreate(rng), deadline)
+
+
+def main(instance_path, solution_path):
+    with open(instance_path) as f:
+        instance = json.load(f)
+    routes = solve(instance, START + SAFETY * TIME_LIMIT_S)
+    with open(solution_path, "w") as f:
+        json.dump({"routes": [[int(c) for c in route] for route in routes]}, f)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
