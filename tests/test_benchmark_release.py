@@ -277,3 +277,27 @@ def test_an_interrupted_release_build_keeps_finished_parts_and_resumes_to_the_sa
         ids = [r["id"] for r in read_rows(out / f"{part}.jsonl")]
         assert ids == [r["id"] for r in read_rows(reference / f"{part}.jsonl")]
     assert not list(out.glob("*.journal"))
+
+
+def test_a_tier_can_pass_over_instances_whose_reference_is_zero(tmp_path):
+    """Weighted tardiness with an optimum of 0 is solved by EDD alone: skip_zero_reference takes the next seed."""
+    from orharbor.datasets.engine import BuildPlan, run_build
+    from orharbor.datasets.pools import LocalPool
+
+    wt = problem_modules.get("wtardiness")
+    plan = BuildPlan("wtardiness", ("n8",), 1, 6, 5.0, skip_zero_reference=True)
+    assert plan.key() != BuildPlan("wtardiness", ("n8",), 1, 6, 5.0).key()
+    assert "skip_zero_reference" not in BuildPlan("wtardiness", ("n8",), 1, 6, 5.0).key()  # old journals resume
+    run_build(plan, tmp_path / "rows.jsonl", LocalPool(2))
+    rows = read_rows(tmp_path / "rows.jsonl")
+    skipped = [seed for row in rows for seed in row.get("skipped_seeds", [])]
+    assert skipped, "six n8 instances without a single one that has every job on time"
+    for seed in skipped:  # each was passed over because its optimum is 0: earliest due date first proves it
+        instance = wt.generate(seed, "n8")
+        order = sorted(range(instance["n_jobs"]), key=lambda j: instance["due_dates"][j])
+        end, late = 0, 0
+        for job in order:
+            end += instance["processing_times"][job]
+            late += max(0, end - instance["due_dates"][job])
+        assert late == 0
+    assert all(row["reference"] > 0 for row in rows if row["reference_meta"]["status"] == "OPTIMAL")

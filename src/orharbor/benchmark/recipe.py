@@ -112,7 +112,8 @@ def parse_recipe(text: str, where: str = "recipe") -> Recipe:
             if rows:
                 plan = BuildPlan(tier["problem"], (tier["size"],), level, rows, float(build["reference_time_limit_s"]),
                                  build["solver_workers"], build["start_seed"], build["eval_instances"],
-                                 float(tier["solve_time_limit_s"]), float(build["min_gap"]))
+                                 float(tier["solve_time_limit_s"]), float(build["min_gap"]),
+                                 skip_zero_reference=tier.get("skip_zero_reference", False))
                 parts.append(Part(f"{tier['problem']}-{tier['size']}-l{level}", plan, float(tier["agent_timeout_s"])))
     for i, entry in enumerate(data.get("published", [])):
         _module(entry["problem"], f"{where}: published[{i}]")

@@ -71,11 +71,18 @@ class BuildPlan:
     #: solve, one level-1 row each, instead of generated seeds.
     published: str = ""
     names: tuple[str, ...] = ()
+    #: Pass over an instance whose reference is 0, as one below ``min_gap``: an answer that reaches 0 ties the
+    #: reference and none can beat it (for weighted tardiness, EDD alone then finds the optimum).
+    skip_zero_reference: bool = False
 
     def key(self) -> dict:
-        """The plan as the journal records it (the published fields only when set, as journals before them)."""
+        """The plan as the journal records it (the later fields only when set, as journals before them)."""
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()
-                if v or k not in ("published", "names")}
+                if v or k not in ("published", "names", "skip_zero_reference")}
+
+    def accepts(self, gap: float, zero_reference: bool) -> bool:
+        """Whether a solved instance is kept for its slot, or the slot's next seed is tried."""
+        return (self.min_gap <= 0 or gap >= self.min_gap) and not (self.skip_zero_reference and zero_reference)
 
     def slots(self) -> int:
         return self.num_rows * (1 if self.level == 1 else self.eval_instances)
@@ -204,6 +211,10 @@ class Journal:
     def gap(self, key: tuple[int, int, int]) -> float:
         return self.done[key][1]
 
+    def zero(self, key: tuple[int, int, int]) -> bool:
+        """Whether the reference of that solve is 0 (nothing left to optimise once an answer reaches it)."""
+        return self.done[key][3]
+
     def load(self, reader, key: tuple[int, int, int]) -> dict:
         """The result of a recorded solve, read back from the journal file through ``reader``."""
         reader.seek(self.done[key][0])
@@ -217,8 +228,9 @@ def _line(entry: dict) -> bytes:
     return json.dumps(entry, separators=(",", ":"), allow_nan=False).encode() + b"\n"
 
 
-def _figures(result: dict) -> tuple[float, bool]:
-    return relative_gap(result), bool(result["reference_meta"].get("improved_on_baseline", True))
+def _figures(result: dict) -> tuple[float, bool, bool]:
+    return (relative_gap(result), bool(result["reference_meta"].get("improved_on_baseline", True)),
+            result["reference"] == 0)
 
 
 def line_ends(path: Path) -> bool:
@@ -288,7 +300,7 @@ class _Part:
         row, slot, attempt = key
         plan, journal = self.plan, self.journal
         while key in journal.done:
-            if plan.min_gap <= 0 or journal.gap(key) >= plan.min_gap or attempt + 1 >= MAX_ATTEMPTS:
+            if plan.accepts(journal.gap(key), journal.zero(key)) or attempt + 1 >= MAX_ATTEMPTS:
                 self.chosen[(row, slot)] = attempt
                 self.settled[row] += 1
                 self.finished += self.settled[row] == self.per_row
@@ -407,15 +419,16 @@ def assemble(plan: BuildPlan, rows: list[dict], chosen: dict, journal: Journal, 
     unimproved = unmet = 0
     with journal.path.open("rb") as reader:
         yield from _assembled(plan, rows, chosen, journal, reader, per_row)
-    for key, (_, gap, improved) in journal.done.items():
+    for key, (_, gap, improved, zero) in journal.done.items():
         if chosen.get(key[:2]) == key[2]:
-            unmet += plan.min_gap > 0 and gap < plan.min_gap
+            unmet += not plan.accepts(gap, zero)
             unimproved += not improved
     if unimproved:
         warn(f"{unimproved} reference(s) did not improve on the naive baseline (flagged improved_on_baseline: "
              "false in reference_meta): a longer --reference-time-limit may help")
     if unmet:
-        warn(f"{unmet} instance(s) kept a gap below --min-gap after {MAX_ATTEMPTS} seeds")
+        warn(f"{unmet} instance(s) kept a gap below --min-gap (or a reference of 0 the recipe skips) after "
+             f"{MAX_ATTEMPTS} seeds")
 
 
 def _assembled(plan: BuildPlan, rows: list[dict], chosen: dict, journal: Journal, reader, per_row: int):

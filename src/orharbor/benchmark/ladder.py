@@ -1,0 +1,124 @@
+"""The calibration ladder: policies of known, increasing strength, scored by the benchmark's own verifier.
+
+A benchmark is valid when its rewards spread: the naive answer scores 0, a
+classic constructive rule well inside (0, 1), a local search on top of it
+higher, a short OR-Tools run higher still, with room above 1.0 where the
+reference is not optimal. The rungs, weakest first:
+
+- ``naive``: the task's own naive answer (``solution/naive``): 0 by construction;
+- ``rule``: the class's constructive rule (``problem_modules/<class>/ladder/rule.py``);
+- ``search``: a local search from the rule's answer (``ladder/search.py``), for ``budget_s`` seconds;
+- ``ortools``: the class's OR-Tools reference model at ``budget_s`` seconds, one thread
+  (level 1 only: a level-2 task's interpreter has no OR-Tools unless exported with --allow-ortools).
+
+``rule`` and ``search`` are level-2 ``solve.py`` programs (standard library,
+numpy and scipy), so at level 2 the task's verifier runs them in its sandbox
+on the hidden instances; at level 1 they run here on ``/app/instance.json``
+and their answer is handed in. Either way the reward is what
+:func:`orharbor.local_verify.score` (the task's own verifier) gives.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from orharbor import problem_modules
+from orharbor.errors import UserError
+
+POLICIES = ("naive", "rule", "search", "ortools")
+#: The line of search.py that sets its budget; the ladder rewrites it.
+BUDGET_LINE = re.compile(r"^TIME_LIMIT_S = [0-9.]+$", re.MULTILINE)
+
+
+class LadderError(UserError):
+    """A policy the ladder cannot run on a task."""
+
+
+@dataclass(frozen=True)
+class Result:
+    """One policy on one task: the reward, and for a published instance the gap of its answer to the best known."""
+
+    task: str
+    problem: str
+    size: str
+    level: int
+    policy: str
+    reward: float
+    instance_rewards: tuple[float, ...]
+    gap_bks: float | None = None
+    error: str | None = None
+
+
+def program(problem: str, policy: str, budget_s: float) -> str:
+    """The source of a class's ``rule`` or ``search`` program, its budget set to ``budget_s``."""
+    path = resources.files(problem_modules.PROBLEMS[problem]).joinpath("ladder", f"{policy}.py")
+    if not path.is_file():
+        raise LadderError(f"{problem} has no ladder policy {policy!r} (ladder/{policy}.py)")
+    text = path.read_text(encoding="utf-8")
+    if policy == "search":
+        if not BUDGET_LINE.search(text):
+            raise LadderError(f"{problem} ladder/search.py has no 'TIME_LIMIT_S = <seconds>' line")
+        text = BUDGET_LINE.sub(f"TIME_LIMIT_S = {float(budget_s)!r}", text, count=1)
+    return text
+
+
+def run_policy(task: Path, policy: str, budget_s: float) -> Result:
+    """Score one policy on one exported algorithm task with the task's own verifier."""
+    from orharbor.local_verify import load_task, score
+    from orharbor.task_toml import read_task_toml
+
+    metadata = read_task_toml(task / "task.toml").get("metadata", {})
+    problem, size, level = metadata["problem"], metadata["size"], int(metadata["level"])
+    load_task(task)
+    base = dict(task=task.name, problem=problem, size=size, level=level, policy=policy)
+    with tempfile.TemporaryDirectory(prefix="orharbor-ladder-") as scratch:
+        scratch = Path(scratch)
+        try:
+            answer = _answer(task, problem, level, policy, budget_s, scratch)
+        except LadderError as exc:
+            return Result(**base, reward=-1.0, instance_rewards=(), error=str(exc))
+        reward, details = score(task, answer)
+    instances = tuple(float(row["reward"]) for row in details.get("instances", ()) if "reward" in row)
+    gap = None
+    best = metadata.get("best_known")
+    if level == 1 and best and details.get("feasible") and details.get("objective") is not None:
+        gap = (float(details["objective"]) - best) / max(abs(best), 1.0)
+    return Result(**base, reward=float(reward), instance_rewards=instances or (float(reward),), gap_bks=gap,
+                  error=details.get("error"))
+
+
+def _answer(task: Path, problem: str, level: int, policy: str, budget_s: float, scratch: Path) -> Path:
+    """The file the policy hands in: a solution.json (level 1) or a solve.py (level 2)."""
+    if policy == "naive":
+        return task / "solution" / "naive" / ("solution.json" if level == 1 else "solve.py")
+    if policy == "ortools":
+        if level != 1:
+            raise LadderError("the ortools rung runs at level 1 only (the task's solve.py has no OR-Tools)")
+        module = problem_modules.get(problem)
+        instance = json.loads((task / "environment" / "instance.json").read_text())
+        solution, _ = module.reference(instance, time_limit_s=budget_s, workers=1)
+        out = scratch / "solution.json"
+        out.write_text(json.dumps(solution))
+        return out
+    source = scratch / "solve.py"
+    source.write_text(program(problem, policy, budget_s))
+    if level == 2:
+        return source
+    out = scratch / "solution.json"
+    limit = budget_s * 3 + 60  # the rule is meant to take seconds, the search its budget
+    try:
+        done = subprocess.run([sys.executable, "-I", str(source), str(task / "environment" / "instance.json"),
+                               str(out)], cwd=scratch, capture_output=True, text=True, timeout=limit)
+    except subprocess.TimeoutExpired:
+        raise LadderError(f"{policy}.py ran over {limit:g} s") from None
+    if done.returncode != 0 or not out.exists():
+        tail = done.stderr.strip().splitlines()[-1:] or ["no output"]
+        raise LadderError(f"{policy}.py failed (exit {done.returncode}): {tail[0]}")
+    return out
