@@ -313,6 +313,8 @@ def test_reference_lies_between_the_optimum_and_the_baseline(folder, name, optim
     assert optimum <= value == meta["objective"] <= cvrp.evaluate(inst, cvrp.baseline(inst))
     assert meta["bound"] <= optimum and meta["solver"] == "ortools-routing" and meta["workers"] == 1
     assert meta["metaheuristic"] == "GUIDED_LOCAL_SEARCH" and meta["status"] == "FEASIBLE"
+    # a first solution of its own, not the naive routes (guided local search barely leaves those on large instances)
+    assert meta["started_from"] == "PATH_CHEAPEST_ARC"
 
 
 def test_lower_bound_is_valid(folder):

@@ -87,6 +87,7 @@ def provenance(recipe: Recipe, out: Path) -> dict:
     cpu = wall = 0.0
     instances = skipped = 0
     statuses: dict[str, int] = {}
+    shares = []  # CPU seconds per wall second of each solve that ran to its time limit
     for part in recipe.parts:
         for row in iter_rows(out / part.file):
             metas = [row["reference_meta"]] if row["level"] == 1 else row["eval_reference_metas"]
@@ -95,12 +96,17 @@ def provenance(recipe: Recipe, out: Path) -> dict:
                 cpu += float(meta.get("cpu_time_s", 0.0))
                 wall += float(meta.get("wall_time_s", 0.0))
                 statuses[str(meta.get("status"))] = statuses.get(str(meta.get("status")), 0) + 1
+                if meta.get("status") != "OPTIMAL" and meta.get("cpu_time_s") is not None and meta.get("wall_time_s"):
+                    shares.append(float(meta["cpu_time_s"]) / float(meta["wall_time_s"]))
             skipped += len(row.get("skipped_seeds", []))
     return {
         "name": recipe.name, "version": recipe.version, "tag": recipe.tag,
         "parts": [{"file": part.file, "rows": part.plan.num_rows} for part in recipe.parts],
         "instances": instances, "seeds_passed_over": skipped, "reference_statuses": statuses,
         "solve_cpu_time_s": round(cpu, 1), "reference_wall_time_s": round(wall, 1),
+        # how much of a core the references that used their whole limit got (1.0 on an otherwise idle machine)
+        "reference_cpu_share": {"min": round(min(shares), 2), "median": round(sorted(shares)[len(shares) // 2], 2)}
+        if shares else None,
         "built_with": {"orharbor": _version("orharbor"), "ortools": _version("ortools"), "harbor": _version("harbor"),
                        "python": platform.python_version(), "cpu": cpu_model(), "cores": os.cpu_count()},
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

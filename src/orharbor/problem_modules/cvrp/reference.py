@@ -3,10 +3,16 @@
 One vehicle per route with the instance's capacity (a ``Capacity`` dimension
 over the demands), integer arc costs from the instance's own rounding rule
 (the verifier's ``distance_function``), PATH_CHEAPEST_ARC as the first
-solution strategy and GUIDED_LOCAL_SEARCH until the time limit. The search
-starts from the baseline's routes (``ReadAssignmentFromRoutes`` then
-``SolveFromAssignmentWithParameters``), so it is never worse than the baseline.
-The fleet is the baseline's number of routes plus a margin
+solution strategy and GUIDED_LOCAL_SEARCH until the time limit; the baseline
+is returned if that finds nothing better, so the reference is never worse.
+
+Why not start from the baseline's routes (``ReadAssignmentFromRoutes``), as
+before? The baseline is about as good as a random answer, and guided local
+search barely leaves such a start on large instances: on n400 seed 0, 44534
+after 20 s from the baseline against 42745 from PATH_CHEAPEST_ARC, so the
+Clarke-Wright savings rule alone (42630) beat a 60 s reference. The
+baseline's routes remain the starting point when PATH_CHEAPEST_ARC finds no
+first solution. The fleet is the baseline's number of routes plus a margin
 (:func:`fleet_size`); unused vehicles cost nothing, so the fleet does not bind
 the search. Routing is single-threaded (``workers`` is recorded as 1) and
 proves no optimality: ``bound`` is the cheap arc bound of :func:`lower_bound`.
@@ -21,8 +27,8 @@ from .baseline import baseline
 from .verify import distance_function, evaluate
 
 #: The reference method, as the instruction names it.
-REFERENCE = ("OR-Tools routing (a capacity dimension) with guided local search, started from the naive "
-             "solution's routes")
+REFERENCE = ("OR-Tools routing (a capacity dimension): a first solution by PATH_CHEAPEST_ARC, improved by guided "
+             "local search (the naive solution when it finds nothing better)")
 
 
 def fleet_size(n_baseline_routes: int, n_customers: int) -> int:
@@ -72,18 +78,23 @@ def reference(instance: dict, *, time_limit_s: float, workers: int = 1, seed: in
     params.local_search_metaheuristic = routing_enums_pb2.LocalSearchMetaheuristic.GUIDED_LOCAL_SEARCH
     remaining = max(0.1, float(time_limit_s) - (time.perf_counter() - start))
     params.time_limit.FromMilliseconds(int(remaining * 1000))
-    routing.CloseModelWithParameters(params)
-    initial = routing.ReadAssignmentFromRoutes(
-        [[manager.NodeToIndex(c) for c in route] for route in base["routes"]], True)
-    assignment = routing.SolveFromAssignmentWithParameters(initial, params) if initial else None
-    if assignment is None:  # never expected: the baseline is a feasible start
-        assignment = routing.SolveWithParameters(params)
+    assignment = routing.SolveWithParameters(params)
+    started_from = "PATH_CHEAPEST_ARC"
+    left = float(time_limit_s) - (time.perf_counter() - start)
+    if assignment is None and left > 0.05:  # no first solution: search from the baseline's routes
+        params.time_limit.FromMilliseconds(max(1, int(left * 1000)))
+        initial = routing.ReadAssignmentFromRoutes(
+            [[manager.NodeToIndex(c) for c in route] for route in base["routes"]], True)
+        if initial is not None:
+            assignment = routing.SolveFromAssignmentWithParameters(initial, params)
+            started_from = "baseline"
 
     meta = {
         "solver": "ortools-routing",
         "version": ortools.__version__,
         "first_solution_strategy": "PATH_CHEAPEST_ARC",
         "metaheuristic": "GUIDED_LOCAL_SEARCH",
+        "started_from": started_from,
         "vehicles": vehicles,
         "time_limit_s": time_limit_s,
         "workers": 1,
