@@ -301,3 +301,64 @@ def test_a_tier_can_pass_over_instances_whose_reference_is_zero(tmp_path):
             late += max(0, end - instance["due_dates"][job])
         assert late == 0
     assert all(row["reference"] > 0 for row in rows if row["reference_meta"]["status"] == "OPTIMAL")
+
+
+# ------------------------------------------------------------------ the calibration ladder
+
+
+@pytest.fixture(scope="module")
+def tiny_tasks(built, tmp_path_factory):
+    """The tiny release exported (separate verifier, as the benchmark ships)."""
+    _, release, _ = built
+    out = tmp_path_factory.mktemp("ladder") / "tasks"
+    done = run("export", "--release", release, "--verifier-mode", "separate", "--out", out)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def test_every_class_has_a_rule_and_a_search_whose_budget_the_ladder_sets():
+    from orharbor.benchmark.ladder import LadderError, program
+
+    for problem in problem_modules.PROBLEMS:
+        rule, search = program(problem, "rule", 3), program(problem, "search", 3.5)
+        assert "TIME_LIMIT_S = 3.5\n" in search and "TIME_LIMIT_S = 3.5" not in rule
+    with pytest.raises(LadderError, match="no ladder policy 'magic'"):
+        program("jobshop", "magic", 1)
+
+
+@pytest.mark.sandbox
+def test_every_rung_is_scored_by_the_tasks_own_verifier(tiny_tasks):
+    from orharbor.benchmark.ladder import aggregate, algorithm_tasks, run_policy
+
+    tasks = {task.name: task for task in algorithm_tasks(tiny_tasks, [], None)}
+    results = [run_policy(tasks[name], policy, 1.0)
+               for name in ("jobshop-ta01-l1", "rcpsp-j30-l2-s1000") for policy in ("naive", "rule", "search")]
+    results.append(run_policy(tasks["jobshop-ta01-l1"], "ortools", 1.0))
+    results.append(run_policy(tasks["rcpsp-j30-l2-s1000"], "ortools", 1.0))
+    by = {(r.task, r.policy): r for r in results}
+    for task in ("jobshop-ta01-l1", "rcpsp-j30-l2-s1000"):
+        assert by[(task, "naive")].reward == 0.0 and by[(task, "naive")].error is None
+        rule, search = by[(task, "rule")], by[(task, "search")]
+        assert rule.error is None and rule.reward > -1.0
+        # the search starts from the rule's answer and keeps the best: never worse, on every instance
+        assert all(s >= r - 1e-9 for s, r in zip(search.instance_rewards, rule.instance_rewards))
+    assert len(by[("rcpsp-j30-l2-s1000", "rule")].instance_rewards) == 2  # one per hidden instance
+    ta01 = by[("jobshop-ta01-l1", "ortools")]
+    assert ta01.error is None and ta01.gap_bks >= 0  # nothing beats ta01's proven optimum 1231
+    assert by[("rcpsp-j30-l2-s1000", "ortools")].error.startswith("the ortools rung runs at level 1 only")
+    rows = aggregate(results, ["naive", "rule", "search", "ortools"])
+    assert [(r["problem"], r["size"], r["level"]) for r in rows] == [("jobshop", "15x15", 1), ("rcpsp", "j30", 2)]
+    assert rows[0]["policies"]["naive"]["mean"] == 0.0 and rows[0]["policies"]["rule"]["n"] == 1
+
+
+def test_the_ladders_verdict_names_what_a_tier_fails():
+    from orharbor.benchmark.ladder import verdict
+
+    def stats(**means):
+        return {policy: {"mean": mean} for policy, mean in means.items()}
+
+    assert verdict(stats(naive=0, rule=0.4, search=0.7, ortools=0.9)) == "ok"
+    assert verdict(stats(naive=0, rule=0.4, search=1.1, ortools=0.9)) == "ok"  # search may beat a generic solver
+    assert verdict(stats(naive=0, rule=0.4, search=0.3, ortools=0.9)) == "search < rule"
+    assert verdict(stats(naive=0, rule=1.0, search=1.0, ortools=1.0)) == "rule not inside (0, 1); saturated"
+    assert verdict(stats(naive=0, rule=0.0, search=0.01, ortools=0.0)) == "rule not inside (0, 1); dead"

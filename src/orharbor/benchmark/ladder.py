@@ -25,9 +25,11 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections import defaultdict
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from statistics import fmean
 
 from orharbor import problem_modules
 from orharbor.errors import UserError
@@ -121,4 +123,90 @@ def _answer(task: Path, problem: str, level: int, policy: str, budget_s: float, 
     if done.returncode != 0 or not out.exists():
         tail = done.stderr.strip().splitlines()[-1:] or ["no output"]
         raise LadderError(f"{policy}.py failed (exit {done.returncode}): {tail[0]}")
+    return out
+
+
+#: A mean this close to 1 (or 0) counts as at the reference (or at naive) in the verdict.
+TOLERANCE = 0.02
+
+
+def algorithm_tasks(folder: Path, problems: list[str], level: int | None) -> list[Path]:
+    """The algorithm tasks of an export, optionally of some classes or one level."""
+    from orharbor.task_toml import read_task_toml
+
+    tasks = []
+    for toml in sorted(folder.glob("*/task.toml")):
+        metadata = read_task_toml(toml).get("metadata", {})
+        if "problem" not in metadata or metadata.get("kind") == "modelling":
+            continue
+        if (problems and metadata["problem"] not in problems) or (level and metadata.get("level") != level):
+            continue
+        tasks.append(toml.parent)
+    return tasks
+
+
+def aggregate(results: list[Result], policies: list[str]) -> list[dict]:
+    """One row per problem x size x level: per policy the mean, interval and count; the verdict."""
+    from orharbor.report.stats import bootstrap_ci
+    from orharbor.report.tables import size_order
+
+    groups: dict[tuple, dict[str, list[Result]]] = defaultdict(lambda: defaultdict(list))
+    for r in results:
+        groups[(r.problem, r.size, r.level)][r.policy].append(r)
+    rows = []
+    for key in sorted(groups, key=lambda k: (k[0], size_order(k[0], k[1]), k[2])):
+        row = {"problem": key[0], "size": key[1], "level": key[2], "policies": {}}
+        for policy in policies:
+            found = groups[key].get(policy, [])
+            values = [v for r in found for v in r.instance_rewards]
+            if not values:
+                continue
+            gaps = [r.gap_bks for r in found if r.gap_bks is not None]
+            row["policies"][policy] = {"mean": fmean(values), "ci": bootstrap_ci(values), "n": len(values),
+                                       "gap_bks": fmean(gaps) if gaps else None,
+                                       "errors": sorted({r.error for r in found if r.error})[:3]}
+        row["verdict"] = verdict(row["policies"])
+        rows.append(row)
+    return rows
+
+
+def verdict(stats: dict[str, dict]) -> str:
+    """ok, or what the tier fails of the ladder's test."""
+    means = [(p, stats[p]["mean"]) for p in POLICIES if p in stats]
+    problems = []
+    # Two chains of known strength: naive < rule < search (from the rule), and naive < rule < ortools; which of
+    # search and ortools is stronger depends on the class (a hand-written search can beat a generic solver).
+    for chain in (("naive", "rule", "search"), ("naive", "rule", "ortools")):
+        found = [(p, stats[p]["mean"]) for p in chain if p in stats]
+        for (weaker, low), (stronger, high) in zip(found, found[1:]):
+            if high < low - TOLERANCE and f"{stronger} < {weaker}" not in problems:
+                problems.append(f"{stronger} < {weaker}")
+    rule = stats.get("rule", {}).get("mean")
+    if rule is not None and not TOLERANCE < rule < 1 - TOLERANCE:
+        problems.append("rule not inside (0, 1)")
+    values = [m for p, m in means if p != "naive"]  # naive is 0 by construction
+    if values and all(m >= 1 - TOLERANCE for m in values):
+        problems.append("saturated")
+    if values and all(m <= TOLERANCE for m in values):
+        problems.append("dead")
+    return "ok" if not problems else "; ".join(problems)
+
+
+def table(rows: list[dict], policies: list[str]) -> list[list[str]]:
+    """The ladder as cells, header first: mean [interval] n= per policy, the gap to the best known, the verdict."""
+    header = ["problem", "size", "level", *policies, "gap bks", "verdict"]
+    out = [header]
+    for row in rows:
+        cells = [row["problem"], row["size"], str(row["level"])]
+        for policy in policies:
+            stat = row["policies"].get(policy)
+            if stat is None:
+                cells.append("-")
+                continue
+            ci = stat["ci"]
+            cells.append(f"{stat['mean']:+.2f} [{ci[0]:+.2f}, {ci[1]:+.2f}] n={stat['n']}")
+        gaps = [(p, s["gap_bks"]) for p, s in row["policies"].items() if s.get("gap_bks") is not None]
+        cells.append(" ".join(f"{p} {g:+.1%}" for p, g in gaps) or "-")
+        cells.append(row["verdict"])
+        out.append(cells)
     return out
