@@ -11,9 +11,12 @@ on wt40 instances 2, 4 and 5 it reaches 1226, 2094 and 990 in 10 s against
 Booleans, so larger instances use intervals alone (where CP-SAT rarely
 improves on the hint within seconds).
 
-The best of three cheap sequences (the typical-random-permutation baseline,
-earliest due date first, weighted shortest processing time first) is given as a solution hint
-and returned if CP-SAT finds nothing in time. The CP-SAT schedule becomes a
+The best of four cheap sequences (the typical-random-permutation baseline,
+earliest due date first, weighted shortest processing time first, and the
+apparent tardiness cost rule) is given as a solution hint and returned if
+CP-SAT finds nothing in time. Without ATC, one CP-SAT worker barely left the
+EDD hint on 100 jobs in 60 s (128312 against EDD's 129291, where ATC alone
+gives 32698), so the reference was four times a one-line rule. The CP-SAT schedule becomes a
 sequence by sorting the jobs by start time, which removes any idle time and so
 never increases the objective.
 """
@@ -34,7 +37,9 @@ PROBING_MAX_JOBS = 100
 #: The reference method, as the instruction names it.
 REFERENCE = ("OR-Tools CP-SAT (an interval per job with no overlap, plus an order Boolean per pair of jobs "
              f"up to {PRECEDENCE_MAX_JOBS} jobs), started from the best of the naive order, earliest due date "
-             "first and weighted shortest processing time first")
+             "first, weighted shortest processing time first and the apparent tardiness cost rule")
+#: Look-ahead parameters K of the ATC rule tried for the hint (Vepsalainen and Morton 1987 suggest 0.5 to 4.5).
+ATC_K = (0.5, 1.0, 2.0, 3.0, 4.5)
 
 
 def edd(instance: dict) -> list[int]:
@@ -50,9 +55,28 @@ def wspt(instance: dict) -> list[int]:
     return sorted(range(instance["n_jobs"]), key=lambda j: (w[j] == 0, Fraction(p[j], w[j]) if w[j] else 0, j))
 
 
+def atc(instance: dict, k: float) -> list[int]:
+    """Apparent tardiness cost (Vepsalainen and Morton 1987): at each step the job of largest
+    ``w/p * exp(-max(d - p - t, 0) / (k * mean p))``; zero-length jobs first, ties by index."""
+    import math
+
+    p, w, d = instance["processing_times"], instance["weights"], instance["due_dates"]
+    left = [j for j in range(instance["n_jobs"]) if p[j] > 0]
+    order = [j for j in range(instance["n_jobs"]) if p[j] == 0]
+    scale = k * (sum(p) / max(len(left), 1)) or 1.0
+    t = 0
+    while left:
+        best = max(left, key=lambda j: (w[j] / p[j] * math.exp(-max(d[j] - p[j] - t, 0) / scale), -j))
+        left.remove(best)
+        order.append(best)
+        t += p[best]
+    return order
+
+
 def best_rule(instance: dict) -> list[int]:
-    """The best of the baseline, EDD and WSPT (first one wins ties)."""
-    candidates = [baseline(instance)["sequence"], edd(instance), wspt(instance)]
+    """The best of the baseline, EDD, WSPT and ATC (first one wins ties)."""
+    candidates = [baseline(instance)["sequence"], edd(instance), wspt(instance),
+                  *(atc(instance, k) for k in ATC_K)]
     return min(candidates, key=lambda seq: weighted_tardiness(instance, seq))
 
 
