@@ -24,8 +24,11 @@ def taillard_set() -> list[dict]:
     table = _taillard_table()
     out = []
     for entry in table["instances"]:
-        instance = taillard(entry["time_seed"], entry["machine_seed"], entry["n_jobs"], entry["n_machines"])
-        instance["name"] = entry["name"]
+        made = taillard(entry["time_seed"], entry["machine_seed"], entry["n_jobs"], entry["n_machines"])
+        # What the agent sees names neither the instance nor its seeds: its bounds are published. The row's
+        # source (task.toml, hidden from the agent) keeps them.
+        instance = {key: made[key] for key in ("problem", "n_jobs", "n_machines", "machines", "durations")}
+        instance["name"] = f"jobshop-{entry['n_jobs']}x{entry['n_machines']}"
         out.append({
             "name": entry["name"],
             "size": f"{entry['n_jobs']}x{entry['n_machines']}",
