@@ -367,3 +367,28 @@ def test_the_ladders_verdict_names_what_a_tier_fails():
     assert verdict(stats(naive=0, rule=0.4, search=0.3, ortools=0.9)) == "search < rule"
     assert verdict(stats(naive=0, rule=1.0, search=1.0, ortools=1.0)) == "rule not inside (0, 1); saturated"
     assert verdict(stats(naive=0, rule=0.0, search=0.01, ortools=0.0)) == "rule not inside (0, 1); dead"
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_harbor_runs_the_smoke_subset_by_name_and_report_gives_the_gap_to_the_best_known(built, tmp_path):
+    """`harbor run -d NAME@VERSION-smoke` with Harbor's oracle on the bubblewrap environment: 1.0 everywhere."""
+    from click.testing import CliRunner
+
+    from orharbor.cli import main
+    from harbor_runs import harbor_run
+
+    _, release, _ = built
+    smoke = tmp_path / "smoke"
+    assert run("export", "--release", release, "--smoke", "--verifier-mode", "separate", "--out", smoke).returncode == 0
+    job, trials = harbor_run(["-d", "tiny-bench@0.1-smoke", "--registry-path", str(smoke / "registry.json"),
+                              "-a", "oracle"], tmp_path / "jobs", "smoke")
+    assert job["n_total_trials"] == len(trials) == 4
+    for trial in trials:
+        assert trial["exception_info"] is None and trial["verifier_result"]["rewards"] == {"reward": 1.0}
+    result = CliRunner().invoke(main, ["report", str(tmp_path / "jobs"), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    rows = {(r["problem"], r["level"]): r for r in json.loads(result.stdout)["algorithm"]}
+    ta01 = read_rows(release / "jobshop-taillard.jsonl")[0]
+    assert rows[("jobshop", 1)]["gap_bks"] == pytest.approx((ta01["reference"] - 1231) / 1231)
+    assert rows[("rcpsp", 1)]["gap_bks"] is None

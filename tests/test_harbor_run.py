@@ -10,7 +10,6 @@ registry.json that export writes.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,8 +19,8 @@ import pytest
 from orharbor.verifiers import contract
 from orharbor.exporter.dataset_index import package_version
 
-HARBOR = Path(sys.executable).with_name("harbor")
-ENVIRONMENT = "orharbor.harbor_env:BubblewrapEnvironment"
+from harbor_runs import harbor_run as _harbor_run
+
 
 
 @pytest.fixture(scope="module")
@@ -31,18 +30,6 @@ def shipped_export(tmp_path_factory) -> Path:
     subprocess.run([Path(sys.executable).with_name("orharbor"), "export", "--out", str(out)], check=True,
                    capture_output=True)
     return out
-
-
-def _harbor_run(args: list[str], jobs: Path, name: str) -> tuple[dict, list[dict]]:
-    env = {**os.environ, "HARBOR_TELEMETRY": "0", "LITELLM_LOCAL_MODEL_COST_MAP": "True", "COLUMNS": "120"}
-    # every shipped task, two trials at a time: minutes on an idle machine, several times that on a loaded
-    # one; the timeout is only a safety net against a hang
-    done = subprocess.run([HARBOR, "run", *args, "-e", ENVIRONMENT, "-o", str(jobs), "-n", "2", "-q",
-                           "--job-name", name], env=env, capture_output=True, text=True, timeout=3600)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    job = jobs / name
-    trials = [json.loads(p.read_text()) for p in sorted(job.glob("*/result.json"))]
-    return json.loads((job / "result.json").read_text()), trials
 
 
 def _kind(task: Path) -> str:
