@@ -7,7 +7,8 @@ reference is not optimal. The rungs, weakest first:
 
 - ``naive``: the task's own naive answer (``solution/naive``): 0 by construction;
 - ``rule``: the class's constructive rule (``problem_modules/<class>/ladder/rule.py``);
-- ``search``: a local search from the rule's answer (``ladder/search.py``), for ``budget_s`` seconds;
+- ``search``: a local search from the rule's answer, for ``budget_s`` seconds: rule.py's code followed by
+  ``ladder/search.py``, which holds only what the search adds (see :func:`program`);
 - ``ortools``: the class's OR-Tools reference model at ``budget_s`` seconds, one thread
   (level 1 only: a level-2 task's interpreter has no OR-Tools unless exported with --allow-ortools).
 
@@ -20,6 +21,7 @@ and their answer is handed in. Either way the reward is what
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import subprocess
@@ -59,16 +61,31 @@ class Result:
 
 
 def program(problem: str, policy: str, budget_s: float) -> str:
-    """The source of a class's ``rule`` or ``search`` program, its budget set to ``budget_s``."""
+    """The source of a class's ``rule`` or ``search`` program, a search's budget set to ``budget_s``.
+
+    ``rule`` is ladder/rule.py. ``search`` is one file made of two: rule.py without its final
+    ``if __name__ == "__main__":`` block, then ladder/search.py with its ``TIME_LIMIT_S`` line set to
+    ``budget_s``. search.py holds only what the search adds: it calls the rule's functions (reading the
+    instance, building the start, writing the answer) and has its own entry point.
+    """
+    text = _ladder_file(problem, policy)
+    if policy != "search":
+        return text
+    rule = _ladder_file(problem, "rule")
+    last = ast.parse(rule).body[-1:]
+    if not (last and isinstance(last[0], ast.If) and ast.unparse(last[0].test) == "__name__ == '__main__'"):
+        raise LadderError(f"{problem} ladder/rule.py does not end with an 'if __name__ == \"__main__\":' block")
+    if not BUDGET_LINE.search(text):
+        raise LadderError(f"{problem} ladder/search.py has no 'TIME_LIMIT_S = <seconds>' line")
+    head = "\n".join(rule.split("\n")[:last[0].lineno - 1])
+    return head + "\n" + BUDGET_LINE.sub(f"TIME_LIMIT_S = {float(budget_s)!r}", text, count=1)
+
+
+def _ladder_file(problem: str, policy: str) -> str:
     path = resources.files(problem_modules.PROBLEMS[problem]).joinpath("ladder", f"{policy}.py")
     if not path.is_file():
         raise LadderError(f"{problem} has no ladder policy {policy!r} (ladder/{policy}.py)")
-    text = path.read_text(encoding="utf-8")
-    if policy == "search":
-        if not BUDGET_LINE.search(text):
-            raise LadderError(f"{problem} ladder/search.py has no 'TIME_LIMIT_S = <seconds>' line")
-        text = BUDGET_LINE.sub(f"TIME_LIMIT_S = {float(budget_s)!r}", text, count=1)
-    return text
+    return path.read_text(encoding="utf-8")
 
 
 def run_policy(task: Path, policy: str, budget_s: float) -> Result:

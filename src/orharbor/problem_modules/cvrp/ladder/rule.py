@@ -62,10 +62,16 @@ def savings_routes(d, demands, capacity):
     return list(routes.values())
 
 
-def main(instance_path, solution_path):
+def clarke_wright(instance):
+    """The rule's routes for ``instance``."""
+    return savings_routes(distance_matrix(instance), instance["demands"], instance["capacity"])
+
+
+def main(instance_path, solution_path, routes_for=clarke_wright):
+    """Write the routes ``routes_for(instance)`` gives (the rule's by default) for the instance."""
     with open(instance_path) as f:
         instance = json.load(f)
-    routes = savings_routes(distance_matrix(instance), instance["demands"], instance["capacity"])
+    routes = routes_for(instance)
     with open(solution_path, "w") as f:
         json.dump({"routes": [[int(c) for c in route] for route in routes]}, f)
 

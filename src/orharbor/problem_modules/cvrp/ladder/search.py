@@ -1,7 +1,6 @@
 """CVRP by Clarke-Wright savings, then iterated local search until a time budget.
 
-1. Start: the Clarke-Wright parallel savings routes (Clarke and Wright 1964,
-   Operations Research 12, 568-581), as in rule.py.
+1. Start: the rule's routes (Clarke-Wright parallel savings).
 2. Local search, first improvement over granular neighbourhoods (each customer
    u against its NEIGHBOURS nearest customers v, after Toth and Vigo 2003,
    INFORMS Journal on Computing 15, 333-346): relocate u next to v (same or
@@ -22,19 +21,18 @@
 Distances are the statement's: Euclidean rounded to the nearest integer
 ("nint"), or the instance's matrix ("explicit").
 
-Usage: python3 search.py INSTANCE.json SOLUTION.json
+It runs after rule.py's code, as one program (orharbor.benchmark.ladder.program:
+rule.py without its entry point, then this file). From the rule it takes
+distance_matrix() and savings_routes() for the start, and main() to read the
+instance and write the answer.
 """
 
+import random
 import time
+from collections import deque
 
+#: The search's clock starts after the rule's imports (numpy); SAFETY's margin covers them with the rest of start-up.
 START = time.monotonic()
-
-import json  # noqa: E402
-import random  # noqa: E402
-import sys  # noqa: E402
-from collections import deque  # noqa: E402
-
-import numpy as np  # noqa: E402
 
 TIME_LIMIT_S = 10.0
 #: The search stops at this share of TIME_LIMIT_S; the rest covers start-up and writing.
@@ -43,47 +41,6 @@ SAFETY = 0.8
 NEIGHBOURS = 20
 #: A perturbation removes between these many customers (at most n).
 RUIN = (5, 25)
-
-
-def distance_matrix(instance):
-    """d(i, j) for nodes 0..n as the verifier computes it (int(sqrt(dx^2 + dy^2) + 0.5) for "nint")."""
-    if instance["rounding"] == "explicit":
-        return np.array(instance["distances"], dtype=np.int64)
-    xy = np.array(instance["coords"], dtype=np.int64)
-    diff = xy[:, None, :] - xy[None, :, :]
-    squared = (diff * diff).sum(axis=2).astype(np.float64)
-    return np.floor(np.sqrt(squared) + 0.5).astype(np.int64)
-
-
-def savings_routes(d, demands, capacity):
-    """Clarke-Wright parallel savings routes, each a list of customers."""
-    n = len(demands) - 1
-    i, j = np.triu_indices(n, k=1)
-    i, j = i + 1, j + 1
-    saving = d[0, i] + d[0, j] - d[i, j]
-    order = np.lexsort((j, i, -saving))  # decreasing saving, then by (i, j)
-    order = order[saving[order] > 0]
-    route_of = list(range(n + 1))  # route id of each customer (its first customer's id at creation)
-    routes = {c: [c] for c in range(1, n + 1)}
-    load = {c: demands[c] for c in range(1, n + 1)}
-    for a, b in zip(i[order].tolist(), j[order].tolist()):
-        ra, rb = route_of[a], route_of[b]
-        if ra == rb or load[ra] + load[rb] > capacity:
-            continue
-        first, second = routes[ra], routes[rb]
-        if first[-1] != a:  # put a at the end of its route
-            if first[0] != a:
-                continue
-            first.reverse()
-        if second[0] != b:  # and b at the start of its own
-            if second[-1] != b:
-                continue
-            second.reverse()
-        first.extend(second)
-        load[ra] += load.pop(rb)
-        for c in routes.pop(rb):
-            route_of[c] = ra
-    return list(routes.values())
 
 
 class Routes:
@@ -276,13 +233,5 @@ def solve(instance, deadline):
         state.local_search(state.ruin_and_recreate(rng), deadline)
 
 
-def main(instance_path, solution_path):
-    with open(instance_path) as f:
-        instance = json.load(f)
-    routes = solve(instance, START + SAFETY * TIME_LIMIT_S)
-    with open(solution_path, "w") as f:
-        json.dump({"routes": [[int(c) for c in route] for route in routes]}, f)
-
-
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1], sys.argv[2], lambda instance: solve(instance, START + SAFETY * TIME_LIMIT_S))

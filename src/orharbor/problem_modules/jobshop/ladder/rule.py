@@ -52,10 +52,11 @@ def giffler_thompson_mwkr(machines, durations):
     return starts
 
 
-def main():
+def main(schedule=giffler_thompson_mwkr):
+    """Write the ``starts`` that ``schedule(machines, durations)`` gives (the rule's by default) for the instance."""
     with open(sys.argv[1]) as f:
         instance = json.load(f)
-    starts = giffler_thompson_mwkr(instance["machines"], instance["durations"])
+    starts = schedule(instance["machines"], instance["durations"])
     with open(sys.argv[2], "w") as f:
         json.dump({"starts": starts}, f)
 

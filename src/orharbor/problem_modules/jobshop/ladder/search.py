@@ -1,30 +1,31 @@
 """Job shop, local search: iterated descent in the N5 neighbourhood from the Giffler-Thompson/MWKR schedule.
 
-Start: the Giffler-Thompson active schedule with the MWKR priority (Giffler and
-Thompson 1960), read as one operation sequence per machine. A sequence fixes
-the schedule: every operation starts when both its job predecessor and its
-machine predecessor have ended. A longest (critical) path then splits into
-blocks, runs of consecutive operations on one machine. Neighbourhood N5
-(Nowicki and Smutnicki 1996, "A fast taboo search algorithm for the job shop
-problem", Management Science 42(6)): swap the first two or the last two
-operations of a block (not the first two of the first block, not the last two
-of the last one). Such swaps of adjacent critical operations never create a
-cycle (van Laarhoven, Aarts and Lenstra 1992). Every neighbour is evaluated by
-recomputing the whole schedule; the descent takes the best neighbour while it
-shortens the makespan. At a local optimum, a kick of a few random swaps of
-adjacent critical operations (neighbourhood N1 of van Laarhoven et al.) restarts
-the descent (iterated local search, Lourenco, Martin and Stuetzle 2003); a new
-local optimum replaces the current one if it is no longer, and the search goes
-back to the best one after a run without improvement. It stops at the time
-budget or at the lower bound (longest job or most loaded machine) and writes the
-best schedule found, never worse than the rule's.
+Start: the rule's schedule (Giffler-Thompson with the MWKR priority), read as
+one operation sequence per machine. A sequence fixes the schedule: every
+operation starts when both its job predecessor and its machine predecessor have
+ended. A longest (critical) path then splits into blocks, runs of consecutive
+operations on one machine. Neighbourhood N5 (Nowicki and Smutnicki 1996, "A fast
+taboo search algorithm for the job shop problem", Management Science 42(6)):
+swap the first two or the last two operations of a block (not the first two of
+the first block, not the last two of the last one). Such swaps of adjacent
+critical operations never create a cycle (van Laarhoven, Aarts and Lenstra
+1992). Every neighbour is evaluated by recomputing the whole schedule; the
+descent takes the best neighbour while it shortens the makespan. At a local
+optimum, a kick of a few random swaps of adjacent critical operations
+(neighbourhood N1 of van Laarhoven et al.) restarts the descent (iterated local
+search, Lourenco, Martin and Stuetzle 2003); a new local optimum replaces the
+current one if it is no longer, and the search goes back to the best one after a
+run without improvement. It stops at the time budget or at the lower bound
+(longest job or most loaded machine) and writes the best schedule found, never
+worse than the rule's.
 
-Usage: python3 -I search.py INSTANCE.json SOLUTION.json
+It runs after rule.py's code, as one program (orharbor.benchmark.ladder.program:
+rule.py without its entry point, then this file). From the rule it takes
+giffler_thompson_mwkr() for the start, and main() to read the instance and write
+the answer.
 """
 
-import json
 import random
-import sys
 import time
 
 TIME_LIMIT_S = 10.0
@@ -35,39 +36,6 @@ BUDGET_FRACTION = 0.8
 KICK_SWAPS = 3
 #: Kicks without a new best before going back to the best schedule.
 PATIENCE = 50
-
-
-def giffler_thompson_mwkr(machines, durations):
-    """starts[j][k] of the Giffler-Thompson schedule with the MWKR priority."""
-    n, m = len(machines), len(machines[0])
-    next_op = [0] * n
-    job_ready = [0] * n
-    machine_ready = [0] * m
-    work_left = [sum(row) for row in durations]
-    starts = [[0] * m for _ in range(n)]
-    for _ in range(n * m):
-        first_job, first_end = -1, None
-        for j in range(n):
-            k = next_op[j]
-            if k < m:
-                end = max(job_ready[j], machine_ready[machines[j][k]]) + durations[j][k]
-                if first_end is None or end < first_end:
-                    first_job, first_end = j, end
-        machine = machines[first_job][next_op[first_job]]
-        chosen = first_job
-        for j in range(n):
-            k = next_op[j]
-            if k < m and machines[j][k] == machine and max(job_ready[j], machine_ready[machine]) < first_end:
-                if work_left[j] > work_left[chosen] or (work_left[j] == work_left[chosen] and j < chosen):
-                    chosen = j
-        k = next_op[chosen]
-        start = max(job_ready[chosen], machine_ready[machine])
-        end = start + durations[chosen][k]
-        starts[chosen][k] = start
-        job_ready[chosen] = machine_ready[machine] = end
-        work_left[chosen] -= durations[chosen][k]
-        next_op[chosen] = k + 1
-    return starts
 
 
 class JobShop:
@@ -226,18 +194,15 @@ def iterated_local_search(shop, starts, deadline):
     return best
 
 
-def main():
+def searched_starts(machines, durations):
+    """starts[j][k] of the best schedule the search finds from the rule's before its deadline."""
     deadline = time.monotonic() + BUDGET_FRACTION * TIME_LIMIT_S
-    with open(sys.argv[1]) as f:
-        instance = json.load(f)
-    machines, durations = instance["machines"], instance["durations"]
     shop = JobShop(machines, durations)
     seqs, _ = iterated_local_search(shop, giffler_thompson_mwkr(machines, durations), deadline)
     start = shop.schedule(seqs)[0]
     m = shop.m
-    with open(sys.argv[2], "w") as f:
-        json.dump({"starts": [start[j * m:(j + 1) * m] for j in range(shop.n)]}, f)
+    return [start[j * m:(j + 1) * m] for j in range(shop.n)]
 
 
 if __name__ == "__main__":
-    main()
+    main(searched_starts)

@@ -35,26 +35,29 @@ def topological_order(successors):
     return order
 
 
-def latest_finish_times(durations, successors):
-    """Latest finish times of the critical path method, for a deadline of the critical path length."""
-    order = topological_order(successors)
-    earliest = [0] * len(durations)  # earliest start
-    for i in order:
+def earliest_starts(durations, successors):
+    """Earliest starts of the critical path method (precedence only)."""
+    earliest = [0] * len(durations)
+    for i in topological_order(successors):
         for j in successors[i]:
             earliest[j] = max(earliest[j], earliest[i] + durations[i])
-    length = max((earliest[i] + durations[i] for i in order), default=0)
+    return earliest
+
+
+def latest_finish_times(durations, successors):
+    """Latest finish times of the critical path method, for a deadline of the critical path length."""
+    earliest = earliest_starts(durations, successors)
+    length = max((s + d for s, d in zip(earliest, durations)), default=0)
     latest = [length] * len(durations)
-    for i in reversed(order):
+    for i in reversed(topological_order(successors)):
         for j in successors[i]:
             latest[i] = min(latest[i], latest[j] - durations[j])
     return latest
 
 
-def serial_sgs(instance, priority):
-    """Start times of the serial SGS that always takes the eligible activity of smallest ``priority``."""
-    n = instance["n_activities"]
-    durations, demands = instance["durations"], instance["demands"]
-    capacities, successors = instance["capacities"], instance["successors"]
+def serial_sgs(durations, demands, capacities, successors, priority):
+    """(start times, activity list) of the serial SGS taking the eligible activity of smallest ``priority``."""
+    n = len(durations)
     horizon = sum(durations) + 1
     free = [[c] * horizon for c in capacities]  # free[k][t]: units of resource k left at time t
     waiting = [0] * n
@@ -65,8 +68,10 @@ def serial_sgs(instance, priority):
     heap = [(priority[i], i) for i in range(n) if waiting[i] == 0]
     heapq.heapify(heap)
     starts = [0] * n
+    order = []
     while heap:
         _, a = heapq.heappop(heap)
+        order.append(a)
         d = durations[a]
         needs = [(free[k], r) for k, r in enumerate(demands[a]) if r]
         t = ready_at[a]
@@ -85,14 +90,23 @@ def serial_sgs(instance, priority):
             waiting[j] -= 1
             if waiting[j] == 0:
                 heapq.heappush(heap, (priority[j], j))
+    return starts, order
+
+
+def lft_schedule(instance):
+    """Start times of the serial SGS with the LFT priority (ties to the lower activity number)."""
+    durations, successors = instance["durations"], instance["successors"]
+    latest = latest_finish_times(durations, successors)
+    starts, _ = serial_sgs(durations, instance["demands"], instance["capacities"], successors,
+                           [(latest[i], i) for i in range(len(latest))])
     return starts
 
 
-def main():
+def main(schedule=lft_schedule):
+    """Write the ``starts`` that ``schedule(instance)`` gives (the rule's by default) for the instance."""
     with open(sys.argv[1]) as f:
         instance = json.load(f)
-    latest = latest_finish_times(instance["durations"], instance["successors"])
-    starts = serial_sgs(instance, [(latest[i], i) for i in range(instance["n_activities"])])
+    starts = schedule(instance)
     with open(sys.argv[2], "w") as f:
         json.dump({"starts": starts}, f)
 

@@ -1,110 +1,35 @@
 """RCPSP, local search: activity-list moves decoded by the serial SGS, each followed by forward-backward improvement.
 
-Start: the serial schedule generation scheme with the latest-finish-time
-priority (Kolisch 1996). A solution is an activity list, decoded by the serial
-SGS (each activity in list order at its earliest precedence- and
-resource-feasible start). Every schedule is then improved by double
-justification, the forward-backward improvement of Valls, Ballestin and
-Quintanilla (2005, "Justification and RCPSP: a technique that pays", European
-Journal of Operational Research 165): schedule the activities again backwards,
-latest finish first, each as late as possible before the makespan; then
-forwards, earliest start of that schedule first, each as early as possible. It
-never lengthens the schedule and often shortens it. A move takes one activity
-of the current list and reinserts it at a random position between its last
-predecessor and its first successor; the justified result replaces the current
-list if its makespan is no longer (so the search also walks across plateaus).
-It stops at the time budget or at a lower bound (critical path, resource loads)
-and writes the best schedule found, never worse than the rule's.
+Start: the rule's schedule (the serial SGS with the latest-finish-time
+priority). A solution is an activity list, decoded by the serial SGS (each
+activity in list order at its earliest precedence- and resource-feasible start).
+Every schedule is then improved by double justification, the forward-backward
+improvement of Valls, Ballestin and Quintanilla (2005, "Justification and RCPSP:
+a technique that pays", European Journal of Operational Research 165): schedule
+the activities again backwards, latest finish first, each as late as possible
+before the makespan; then forwards, earliest start of that schedule first, each
+as early as possible. It never lengthens the schedule and often shortens it. A
+move takes one activity of the current list and reinserts it at a random
+position between its last predecessor and its first successor; the justified
+result replaces the current list if its makespan is no longer (so the search
+also walks across plateaus). It stops at the time budget or at a lower bound
+(critical path, resource loads) and writes the best schedule found, never worse
+than the rule's.
 
-Usage: python3 -I search.py INSTANCE.json SOLUTION.json
+It runs after rule.py's code, as one program (orharbor.benchmark.ladder.program:
+rule.py without its entry point, then this file). From the rule it takes
+lft_schedule() for the start, serial_sgs() to decode activity lists and
+earliest_starts() for the bound, and main() to read the instance and write the
+answer.
 """
 
-import heapq
-import json
 import random
-import sys
 import time
 
 TIME_LIMIT_S = 10.0
 
 #: Fraction of TIME_LIMIT_S used for searching; the rest is the safety margin.
 BUDGET_FRACTION = 0.8
-
-
-def topological_order(successors):
-    """Activities in an order where every predecessor comes before its successors."""
-    waiting = [0] * len(successors)
-    for after in successors:
-        for j in after:
-            waiting[j] += 1
-    ready = [i for i, w in enumerate(waiting) if w == 0]
-    order = []
-    while ready:
-        i = ready.pop()
-        order.append(i)
-        for j in successors[i]:
-            waiting[j] -= 1
-            if waiting[j] == 0:
-                ready.append(j)
-    return order
-
-
-def earliest_starts(durations, successors):
-    """Earliest starts of the critical path method (precedence only)."""
-    earliest = [0] * len(durations)
-    for i in topological_order(successors):
-        for j in successors[i]:
-            earliest[j] = max(earliest[j], earliest[i] + durations[i])
-    return earliest
-
-
-def latest_finish_times(durations, successors):
-    """Latest finish times of the critical path method, for a deadline of the critical path length."""
-    earliest = earliest_starts(durations, successors)
-    length = max((s + d for s, d in zip(earliest, durations)), default=0)
-    latest = [length] * len(durations)
-    for i in reversed(topological_order(successors)):
-        for j in successors[i]:
-            latest[i] = min(latest[i], latest[j] - durations[j])
-    return latest
-
-
-def serial_sgs(durations, demands, capacities, successors, priority):
-    """(start times, activity list) of the serial SGS taking the eligible activity of smallest ``priority``."""
-    n = len(durations)
-    horizon = sum(durations) + 1
-    free = [[c] * horizon for c in capacities]  # free[k][t]: units of resource k left at time t
-    waiting = [0] * n
-    for after in successors:
-        for j in after:
-            waiting[j] += 1
-    ready_at = [0] * n  # latest end among the scheduled predecessors
-    heap = [(priority[i], i) for i in range(n) if waiting[i] == 0]
-    heapq.heapify(heap)
-    starts = [0] * n
-    order = []
-    while heap:
-        _, a = heapq.heappop(heap)
-        order.append(a)
-        d = durations[a]
-        needs = [(free[k], r) for k, r in enumerate(demands[a]) if r]
-        t = ready_at[a]
-        if d and needs:
-            u = t
-            while u < t + d:  # slide the window [t, t + d) until every resource has room throughout
-                if any(row[u] < r for row, r in needs):
-                    t = u + 1
-                u += 1
-            for row, r in needs:
-                for u in range(t, t + d):
-                    row[u] -= r
-        starts[a] = t
-        for j in successors[a]:
-            ready_at[j] = max(ready_at[j], t + d)
-            waiting[j] -= 1
-            if waiting[j] == 0:
-                heapq.heappush(heap, (priority[j], j))
-    return starts, order
 
 
 class Project:
@@ -179,18 +104,13 @@ def local_search(project, starts, deadline):
     return best
 
 
-def main():
+def searched_starts(instance):
+    """Start times of the best schedule the search finds from the rule's before its deadline."""
     deadline = time.monotonic() + BUDGET_FRACTION * TIME_LIMIT_S
-    with open(sys.argv[1]) as f:
-        instance = json.load(f)
     project = Project(instance)
-    latest = latest_finish_times(project.durations, project.successors)
-    starts, _ = serial_sgs(project.durations, project.demands, project.capacities, project.successors,
-                           [(latest[i], i) for i in range(len(latest))])
-    best, _ = local_search(project, starts, deadline)
-    with open(sys.argv[2], "w") as f:
-        json.dump({"starts": best}, f)
+    best, _ = local_search(project, lft_schedule(instance), deadline)
+    return best
 
 
 if __name__ == "__main__":
-    main()
+    main(searched_starts)

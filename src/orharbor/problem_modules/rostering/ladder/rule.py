@@ -250,18 +250,20 @@ def greedy_roster(inst, contracts):
     return lines
 
 
-def solve(inst):
-    """The rule's roster in the solution format."""
+def solve(inst, roster):
+    """The roster ``roster(inst, contracts)`` gives, in the solution format."""
     ids = [s["id"] for s in inst["shifts"]]
-    lines = greedy_roster(inst, [Contract(p, inst["shifts"], inst["horizon"]) for p in inst["staff"]])
+    lines = roster(inst, [Contract(p, inst["shifts"], inst["horizon"]) for p in inst["staff"]])
     return {"roster": {p["id"]: ["" if v == OFF else ids[v] for v in line] for p, line in zip(inst["staff"], lines)}}
 
 
-def main():
+def main(roster=greedy_roster):
+    """Write the roster ``roster(inst, contracts)`` gives (the rule's by default) for the instance."""
     with open(sys.argv[1]) as f:
         inst = json.load(f)
+    solution = solve(inst, roster)
     with open(sys.argv[2], "w") as f:
-        json.dump(solve(inst), f)
+        json.dump(solution, f)
 
 
 if __name__ == "__main__":

@@ -1,250 +1,30 @@
 """Shift scheduling, local search: single-day changes and same-day swaps from the greedy roster.
 
-Start: the constructive rule of rule.py (greedy day-by-day, shift-by-shift
-cover with an exact legality test per employee; Burke, De Causmaecker, Vanden
-Berghe and Van Landeghem 2004, "The state of the art of nurse rostering",
-Journal of Scheduling 7(6)), on the shift scheduling benchmark of Curtois and
-Qu (2014). Then a descent that accepts sideways moves, over the two classic
-nurse-rostering neighbourhoods: change the shift of one employee on one day
-(another shift, or a day off; half of the time the new shift is one the day
-is short of), and swap the assignments of two employees on one day. A move is
-kept if the total penalty does not increase and the changed lines still meet
-every hard constraint (each changed line is checked whole). Penalty changes
+Start: the rule's roster (greedy day-by-day, shift-by-shift cover with an exact
+legality test per employee). Then a descent that accepts sideways moves, over
+the two classic nurse-rostering neighbourhoods: change the shift of one employee
+on one day (another shift, or a day off; half of the time the new shift is one
+the day is short of), and swap the assignments of two employees on one day. A
+move is kept if the total penalty does not increase and the changed lines still
+meet every hard constraint (each changed line is checked whole). Penalty changes
 are computed incrementally from the cover counts and the requests. Moves are
 drawn with random.Random(0), so a run of the same number of moves is
-reproducible; the search stops at a share of TIME_LIMIT_S and writes the
-last roster, which is never worse than the rule's.
+reproducible; the search stops at a share of TIME_LIMIT_S and writes the last
+roster, which is never worse than the rule's.
 
-Usage: python3 -I search.py INSTANCE.json SOLUTION.json
+It runs after rule.py's code, as one program (orharbor.benchmark.ladder.program:
+rule.py without its entry point, then this file). From the rule it takes
+greedy_roster() for the start, Contract to check lines, wishes() to price them,
+and main() to read the instance and write the answer.
 """
 
-import json
 import random
-import sys
 import time
-from math import gcd
 
 START_TIME = time.monotonic()
 TIME_LIMIT_S = 10.0
 #: Fraction of TIME_LIMIT_S used for searching; the rest is the safety margin.
 BUDGET_FRACTION = 0.8
-
-OFF = -1
-START, RESTING, WORKING = 0, 1, 2  # kinds of line state; a state is (kind, shift, run length, run began on day 0)
-BEGIN = (START, OFF, 0, False)  # the state before day 0
-
-
-class Contract:
-    """One employee's hard constraints and the backward table of the states a line can be completed from."""
-
-    def __init__(self, person, shifts, horizon):
-        self.horizon = horizon
-        self.limit = [person["max_shifts"][s["id"]] for s in shifts]
-        self.minutes = [s["minutes"] for s in shifts]
-        index = {s["id"]: j for j, s in enumerate(shifts)}
-        self.forbidden = [{index[f] for f in s["forbidden_next"]} for s in shifts]
-        self.types = [j for j in range(len(shifts)) if self.limit[j] > 0]
-        self.free = [j for j in self.types if self.limit[j] >= horizon]  # their maximum can never bind
-        self.days_off = set(person["days_off"])
-        self.lo, self.hi = person["min_total_minutes"], person["max_total_minutes"]
-        self.cmax, self.cmin = person["max_consecutive_shifts"], person["min_consecutive_shifts"]
-        self.omin = max(1, person["min_consecutive_days_off"])
-        self.weekends = person["max_weekends"]
-        self.unit = 0
-        for j in self.types:
-            self.unit = gcd(self.unit, self.minutes[j])
-        self.unit = self.unit or 1
-        self.top = self.hi // self.unit  # most minute units worth tracking
-        self.block = self.top + 1 + max([self.minutes[j] // self.unit for j in self.types] + [0])
-        self.table = self._table()
-
-    def step(self, state, day, v):
-        """``(next state, weekends used)`` after working ``v`` (or OFF) on ``day``; None if a rule forbids it."""
-        kind, shift, run, first = state
-        if v == OFF:
-            if kind == WORKING:
-                return None if run < self.cmin and not first else ((RESTING, OFF, 1, False), 0)
-            return (RESTING, OFF, self.omin if kind == START else min(run + 1, self.omin), False), 0
-        if day in self.days_off:
-            return None
-        weekend = int(day % 7 == 5 or (day % 7 == 6 and kind != WORKING))
-        if kind == WORKING:
-            if v in self.forbidden[shift] or run >= self.cmax:
-                return None
-            return (WORKING, v, run + 1, first), weekend
-        if kind == RESTING and run < self.omin:
-            return None
-        return (WORKING, v, 1, kind == START), weekend
-
-    def _states(self, day):
-        """Every state a line can be in before ``day``."""
-        if day == 0:
-            return [(START, OFF, 0, False)]
-        out = [(RESTING, OFF, r, False) for r in range(1, self.omin + 1)]
-        for j in self.types:
-            out += [(WORKING, j, r, False) for r in range(1, min(self.cmax, day - 1) + 1)]
-            if day <= self.cmax:
-                out.append((WORKING, j, day, True))
-        return out
-
-    def _table(self):
-        """``table[day][state]``: bit ``a * block + m`` set if the days from ``day`` on can be completed
-        with at most ``a`` more weekends and exactly ``m`` more minute units, by the unlimited types."""
-        width = (1 << (self.top + 1)) - 1
-        mask = sum(width << (a * self.block) for a in range(self.weekends + 1))
-        done = sum(1 << (a * self.block) for a in range(self.weekends + 1))
-        table = [None] * (self.horizon + 1)
-        table[self.horizon] = {s: done for s in self._states(self.horizon)}
-        edges = {}  # (state, kind of day) -> [(next state, bit shift)]: the same on every day of that kind
-        for day in range(self.horizon - 1, -1, -1):
-            later = table[day + 1]
-            now = {}
-            kind = (day % 7 if day % 7 >= 5 else 0, day in self.days_off)
-            for state in self._states(day):
-                if (state, kind) not in edges:
-                    edges[state, kind] = [
-                        (move[0], 0 if v == OFF else self.minutes[v] // self.unit + move[1] * self.block)
-                        for v in [OFF] + self.free for move in [self.step(state, day, v)] if move is not None]
-                bits = 0
-                for nxt, shift in edges[state, kind]:
-                    bits |= (later[nxt] << shift) & mask
-                now[state] = bits
-            table[day] = now
-        return table
-
-    def completable(self, day, state, minutes, weekends):
-        """Can a line in ``state`` before ``day``, with ``minutes`` and ``weekends`` worked, be completed?"""
-        left = self.weekends - weekends
-        low = max(0, -(-(self.lo - minutes) // self.unit))
-        high = (self.hi - minutes) // self.unit
-        if left < 0 or high < low:
-            return False
-        bits = self.table[day][state] >> (left * self.block + low)
-        return bits & ((1 << (high - low + 1)) - 1) != 0
-
-    def exhaustive_line(self):
-        """A feasible line with every shift type (depth-first search, failed states remembered), or None."""
-        failed = set()
-
-        def extend(day, state, minutes, weekends, counts):
-            if day == self.horizon:
-                return [] if self.lo <= minutes else None
-            key = (day, state, minutes, weekends, counts)
-            if key in failed:
-                return None
-            for v in self.types + [OFF]:
-                if v != OFF and counts[v] >= self.limit[v]:
-                    continue
-                move = self.step(state, day, v)
-                if move is None:
-                    continue
-                used = minutes + (0 if v == OFF else self.minutes[v])
-                if used > self.hi or weekends + move[1] > self.weekends:
-                    continue
-                more = counts if v == OFF else counts[:v] + (counts[v] + 1,) + counts[v + 1:]
-                rest = extend(day + 1, move[0], used, weekends + move[1], more)
-                if rest is not None:
-                    return [v] + rest
-            failed.add(key)
-            return None
-
-        sys.setrecursionlimit(max(1000, 4 * self.horizon + 100))
-        return extend(0, BEGIN, 0, 0, (0,) * len(self.limit))
-
-
-def wishes(inst):
-    """Per employee, ``(day, shift) -> added penalty`` of working that shift that day instead of resting."""
-    index = {s["id"]: j for j, s in enumerate(inst["shifts"])}
-    person = {p["id"]: e for e, p in enumerate(inst["staff"])}
-    wish = [dict() for _ in inst["staff"]]
-    for key, sign in (("shift_on_requests", -1), ("shift_off_requests", 1)):
-        for r in inst[key]:
-            mine, at = wish[person[r["employee"]]], (r["day"], index[r["shift"]])
-            mine[at] = mine.get(at, 0) + sign * r["weight"]
-    return wish
-
-
-def greedy_roster(inst, contracts):
-    """The roster of the rule, as one list of shift indices (OFF for a day off) per employee."""
-    horizon, shifts = inst["horizon"], inst["shifts"]
-    n = len(contracts)
-    index = {s["id"]: j for j, s in enumerate(shifts)}
-    fixed = [None if c.completable(0, BEGIN, 0, 0) else c.exhaustive_line() or [OFF] * horizon
-             for c in contracts]  # all days off only if the contract has no feasible line at all
-    wish = wishes(inst)
-    need = {(c["day"], index[c["shift"]]): c for c in inst["cover"]}
-
-    lines = [[OFF] * horizon for _ in range(n)]
-    state = [BEGIN] * n
-    minutes, weekends = [0] * n, [0] * n
-    counts = [[0] * len(shifts) for _ in range(n)]
-    saturdays = range(5, horizon, 7)
-    weekends_left = [sum(1 for d in saturdays if d + 1 >= day) for day in range(horizon)]
-    for day in range(horizon):
-        options = []  # per employee: shift or OFF -> (next state, weekends used)
-        on_duty = [0] * len(shifts)
-        taken = [OFF] * n
-        assigned = [line is not None for line in fixed]
-        for e, c in enumerate(contracts):
-            allowed = {}
-            if fixed[e] is not None:
-                taken[e] = fixed[e][day]
-                if taken[e] != OFF:
-                    on_duty[taken[e]] += 1
-            else:
-                for v in [OFF] + c.types:
-                    if v != OFF and counts[e][v] >= c.limit[v]:
-                        continue
-                    move = c.step(state[e], day, v)
-                    if move is None:
-                        continue
-                    used = minutes[e] + (0 if v == OFF else c.minutes[v])
-                    if c.completable(day + 1, move[0], used, weekends[e] + move[1]):
-                        allowed[v] = move
-            options.append(allowed)
-
-        def spare(e):
-            c = contracts[e]
-            pace = (c.hi - minutes[e]) / (horizon - day)
-            if day % 7 >= 5:
-                return (c.weekends - weekends[e]) / weekends_left[day], pace
-            return pace, 0.0
-
-        def wanted(j):
-            row = need.get((day, j))
-            return row["requirement"] if row else 0
-
-        order = sorted(range(len(shifts)), key=lambda j: (sum(j in o for o in options) - wanted(j), j))
-        for j in order:
-            ranked = sorted((e for e in range(n) if j in options[e]),
-                            key=lambda e: (wish[e].get((day, j), 0), OFF in options[e], [-x for x in spare(e)], e))
-            for e in ranked:
-                if on_duty[j] >= wanted(j):
-                    break
-                if not assigned[e]:
-                    taken[e], assigned[e] = j, True
-                    on_duty[j] += 1
-        for e in range(n):
-            if not assigned[e] and OFF not in options[e]:  # must work today: the cheapest shift left
-
-                def added(j):
-                    row = need.get((day, j))
-                    cover = 0 if row is None else (row["over_weight"] if on_duty[j] >= row["requirement"]
-                                                   else -row["under_weight"])
-                    return wish[e].get((day, j), 0) + cover, j
-
-                taken[e] = min(options[e], key=added)
-                on_duty[taken[e]] += 1
-        for e in range(n):
-            v = lines[e][day] = taken[e]
-            if fixed[e] is not None:
-                continue
-            state[e], used = options[e][v]
-            weekends[e] += used
-            if v != OFF:
-                minutes[e] += contracts[e].minutes[v]
-                counts[e][v] += 1
-    return lines
 
 
 def line_ok(c, line):
@@ -333,21 +113,11 @@ def local_search(inst, contracts, lines, deadline):
     return lines
 
 
-def solve(inst, deadline):
-    """The searched roster in the solution format."""
-    ids = [s["id"] for s in inst["shifts"]]
-    contracts = [Contract(p, inst["shifts"], inst["horizon"]) for p in inst["staff"]]
-    lines = local_search(inst, contracts, greedy_roster(inst, contracts), deadline)
-    return {"roster": {p["id"]: ["" if v == OFF else ids[v] for v in line] for p, line in zip(inst["staff"], lines)}}
-
-
-def main():
-    with open(sys.argv[1]) as f:
-        inst = json.load(f)
-    solution = solve(inst, START_TIME + BUDGET_FRACTION * TIME_LIMIT_S)
-    with open(sys.argv[2], "w") as f:
-        json.dump(solution, f)
+def searched_roster(inst, contracts):
+    """The rule's roster after the local search, as one list of shift indices (OFF for a day off) per employee."""
+    deadline = START_TIME + BUDGET_FRACTION * TIME_LIMIT_S
+    return local_search(inst, contracts, greedy_roster(inst, contracts), deadline)
 
 
 if __name__ == "__main__":
-    main()
+    main(searched_roster)

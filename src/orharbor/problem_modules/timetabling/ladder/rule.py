@@ -194,11 +194,13 @@ def blockers(tt, c, p, unassigned):
     return out
 
 
-def main():
+def main(timetable=construct):
+    """Write the timetable that ``timetable(inst)`` builds (the rule's by default) for the instance."""
     with open(sys.argv[1]) as f:
         inst = json.load(f)
+    solution = timetable(inst).solution()
     with open(sys.argv[2], "w") as f:
-        json.dump(construct(inst).solution(), f)
+        json.dump(solution, f)
 
 
 if __name__ == "__main__":

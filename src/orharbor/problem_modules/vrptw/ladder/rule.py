@@ -111,10 +111,16 @@ def best_i1(inst):
     return min(runs, key=inst.length)
 
 
-def main(instance_path, solution_path):
+def solomon_i1(instance):
+    """The rule's routes for ``instance``."""
+    return best_i1(Instance(instance))
+
+
+def main(instance_path, solution_path, routes_for=solomon_i1):
+    """Write the routes ``routes_for(instance)`` gives (the rule's by default) for the instance."""
     with open(instance_path) as f:
         instance = json.load(f)
-    routes = best_i1(Instance(instance))
+    routes = routes_for(instance)
     with open(solution_path, "w") as f:
         json.dump({"routes": [[int(c) for c in route] for route in routes]}, f)
 

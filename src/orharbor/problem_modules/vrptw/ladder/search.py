@@ -1,8 +1,7 @@
 """VRPTW by Solomon's I1 insertion, then iterated local search until a time budget.
 
-1. Start: Solomon's I1 insertion heuristic (Solomon 1987, Operations Research
-   35, 254-265), as in rule.py: the shortest of his four parameter settings
-   with both seed rules.
+1. Start: the rule's routes (Solomon's I1 insertion, the shortest over his four
+   parameter settings and both seed rules).
 2. Local search, first improvement over granular neighbourhoods (each customer
    u against its NEIGHBOURS nearest customers v, after Toth and Vigo 2003,
    INFORMS Journal on Computing 15, 333-346): relocate u next to v (same or
@@ -24,20 +23,18 @@
 Distances are unrounded Euclidean; the total is summed with math.fsum as the
 verifier does.
 
-Usage: python3 search.py INSTANCE.json SOLUTION.json
+It runs after rule.py's code, as one program (orharbor.benchmark.ladder.program:
+rule.py without its entry point, then this file). From the rule it takes
+Instance and best_i1() for the start, and main() to read the instance and write
+the answer.
 """
 
+import random
 import time
+from collections import deque
 
+#: The search's clock starts after the rule's imports (numpy); SAFETY's margin covers them with the rest of start-up.
 START = time.monotonic()
-
-import json  # noqa: E402
-import math  # noqa: E402
-import random  # noqa: E402
-import sys  # noqa: E402
-from collections import deque  # noqa: E402
-
-import numpy as np  # noqa: E402
 
 TIME_LIMIT_S = 10.0
 #: The search stops at this share of TIME_LIMIT_S; the rest covers start-up and writing.
@@ -48,87 +45,6 @@ NEIGHBOURS = 20
 RUIN = (5, 25)
 #: A move must shorten the routes by more than this (float sums of square roots).
 EPS = 1e-9
-#: Solomon's I1 parameter settings (mu, lam, a1, a2).
-SETTINGS = ((1.0, 1.0, 1.0, 0.0), (1.0, 2.0, 1.0, 0.0), (1.0, 1.0, 0.0, 1.0), (1.0, 2.0, 0.0, 1.0))
-
-
-def distance_matrix(coords):
-    """Unrounded Euclidean distances: sqrt of the integer sum of squares, as the verifier computes them."""
-    xy = np.array(coords, dtype=np.int64)
-    diff = xy[:, None, :] - xy[None, :, :]
-    return np.sqrt((diff * diff).sum(axis=2).astype(np.float64))
-
-
-class Instance:
-    """The instance's arrays and Solomon's I1 on them."""
-
-    def __init__(self, instance):
-        self.d = distance_matrix(instance["coords"])
-        self.demand = np.array(instance["demands"], dtype=np.int64)
-        self.ready = np.array(instance["ready"], dtype=np.float64)
-        self.due = np.array(instance["due"], dtype=np.float64)
-        self.service = np.array(instance["service"], dtype=np.float64)
-        self.capacity = instance["capacity"]
-        self.n = len(instance["demands"]) - 1
-
-    def schedule(self, stops):
-        """Service starts along depot, stops..., depot (the last entry: the return time) and latest starts."""
-        d, ready, service = self.d, self.ready, self.service
-        start = [float(ready[0])]
-        for prev, c in zip(stops, stops[1:]):
-            start.append(max(start[-1] + service[prev] + d[prev, c], ready[c]))
-        latest = [float(self.due[0])]
-        for c, nxt in zip(stops[-2::-1], stops[:0:-1]):
-            latest.append(min(self.due[c], latest[-1] - service[c] - d[c, nxt]))
-        return np.array(start), np.array(latest[::-1])
-
-    def insertion(self, unrouted, stops, load, setting):
-        """For each unrouted customer, c1 and the index of its best feasible place (c1 = inf if none)."""
-        mu, _, a1, a2 = setting
-        d, u = self.d, unrouted
-        start, latest = self.schedule(stops)
-        i, j = np.array(stops[:-1]), np.array(stops[1:])
-        arrive = start[None, :-1] + self.service[i][None, :] + d[np.ix_(u, i)]
-        begin = np.maximum(arrive, self.ready[u][:, None])
-        pushed = np.maximum(begin + self.service[u][:, None] + d[np.ix_(u, j)], self.ready[j][None, :])
-        c1 = a1 * (d[np.ix_(u, i)] + d[np.ix_(u, j)] - mu * d[i, j][None, :]) + a2 * (pushed - start[None, 1:])
-        ok = (arrive <= self.due[u][:, None]) & (pushed <= latest[None, 1:])
-        ok &= (load + self.demand[u] <= self.capacity)[:, None]
-        c1 = np.where(ok, c1, np.inf)
-        place = np.argmin(c1, axis=1)
-        return c1[np.arange(len(u)), place], place
-
-    def i1(self, setting, seed_rule):
-        """Routes of I1 with one parameter setting and one seed rule."""
-        lam = setting[1]
-        unrouted = list(range(1, self.n + 1))
-        routes = []
-        while unrouted:
-            key = (lambda c: -self.d[0, c]) if seed_rule == "farthest" else (lambda c: self.due[c])
-            seed = min(unrouted, key=lambda c: (key(c), c))
-            unrouted.remove(seed)
-            stops, load = [0, seed, 0], int(self.demand[seed])
-            while unrouted:
-                u = np.array(unrouted)
-                c1, place = self.insertion(u, stops, load, setting)
-                c2 = np.where(np.isfinite(c1), lam * self.d[0, u] - c1, -np.inf)
-                best = int(np.argmax(c2))
-                if not np.isfinite(c2[best]):
-                    break
-                customer = unrouted.pop(best)
-                stops.insert(int(place[best]) + 1, customer)
-                load += int(self.demand[customer])
-            routes.append(stops[1:-1])
-        return routes
-
-    def length(self, routes):
-        return math.fsum(self.d[a, b] for route in routes for a, b in zip([0] + route, route + [0]))
-
-
-def best_i1(inst):
-    """The shortest I1 solution over Solomon's parameter settings and both seed rules."""
-    runs = [inst.i1(setting, rule) for setting in SETTINGS for rule in ("farthest", "earliest due")]
-    return min(runs, key=inst.length)
 
 
 class Routes:
@@ -338,13 +254,5 @@ def solve(instance, deadline):
         state.local_search(state.ruin_and_recreate(rng), deadline)
 
 
-def main(instance_path, solution_path):
-    with open(instance_path) as f:
-        instance = json.load(f)
-    routes = solve(instance, START + SAFETY * TIME_LIMIT_S)
-    with open(solution_path, "w") as f:
-        json.dump({"routes": [[int(c) for c in route] for route in routes]}, f)
-
-
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1], sys.argv[2], lambda instance: solve(instance, START + SAFETY * TIME_LIMIT_S))

@@ -53,10 +53,11 @@ def atc(p, w, d):
     return min(sequences, key=lambda s: total_weighted_tardiness(p, w, d, s))
 
 
-def main():
+def main(order=atc):
+    """Write the ``sequence`` that ``order(p, w, d)`` gives (the rule's by default) for the instance."""
     with open(sys.argv[1]) as f:
         instance = json.load(f)
-    sequence = atc(instance["processing_times"], instance["weights"], instance["due_dates"])
+    sequence = order(instance["processing_times"], instance["weights"], instance["due_dates"])
     with open(sys.argv[2], "w") as f:
         json.dump({"sequence": sequence}, f)
 

@@ -1,68 +1,37 @@
 """Weighted tardiness, local search: interchange and insertion descent from the ATC sequence, iterated.
 
-Start: the apparent tardiness cost rule (Vepsalainen and Morton 1987), best over
-a small grid of its look-ahead parameter. Descent: adjacent pairwise
-interchange (swap two neighbours), then insertion (take one job out and put it
-back at the best other position), repeated while either improves; the
-neighbourhoods of the local search study of Crauwels, Potts and Van Wassenhove
-(1998, "Local search heuristics for the single machine total weighted
-tardiness scheduling problem", INFORMS Journal on Computing 10). Insertion
-moves are evaluated incrementally: moving a job shifts only the jobs it
-passes, so all positions for one job cost O(n) together. At a local optimum,
-a kick of a few random interchanges restarts the descent (iterated local
-search, Lourenco, Martin and Stuetzle 2003); a new local optimum replaces the
-current one if it is no worse, and the search goes back to the best one after
-a run without improvement. It stops at the time budget or at zero, and writes
-the best sequence found, never worse than the rule's.
+Start: the rule's sequence (apparent tardiness cost, best over a small grid of
+its look-ahead parameter). Descent: adjacent pairwise interchange (swap two
+neighbours), then insertion (take one job out and put it back at the best other
+position), repeated while either improves; the neighbourhoods of the local
+search study of Crauwels, Potts and Van Wassenhove (1998, "Local search
+heuristics for the single machine total weighted tardiness scheduling problem",
+INFORMS Journal on Computing 10). Insertion moves are evaluated incrementally:
+moving a job shifts only the jobs it passes, so all positions for one job cost
+O(n) together. At a local optimum, a kick of a few random interchanges restarts
+the descent (iterated local search, Lourenco, Martin and Stuetzle 2003); a new
+local optimum replaces the current one if it is no worse, and the search goes
+back to the best one after a run without improvement. It stops at the time
+budget or at zero, and writes the best sequence found, never worse than the
+rule's.
 
-Usage: python3 -I search.py INSTANCE.json SOLUTION.json
+It runs after rule.py's code, as one program (orharbor.benchmark.ladder.program:
+rule.py without its entry point, then this file). From the rule it takes atc()
+for the start and total_weighted_tardiness() to score sequences, and main() to
+read the instance and write the answer.
 """
 
-import json
-import math
 import random
-import sys
 import time
 
 TIME_LIMIT_S = 10.0
 
 #: Fraction of TIME_LIMIT_S used for searching; the rest is the safety margin.
 BUDGET_FRACTION = 0.8
-#: Look-ahead parameters of the ATC rule tried.
-K_VALUES = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.5)
 #: Random interchanges in one kick.
 KICK_SWAPS = 3
 #: Kicks without a new best before going back to the best sequence.
 PATIENCE = 100
-
-
-def total_weighted_tardiness(p, w, d, sequence):
-    time = total = 0
-    for j in sequence:
-        time += p[j]
-        total += w[j] * max(0, time - d[j])
-    return total
-
-
-def atc_sequence(p, w, d, k):
-    """The ATC sequence for look-ahead parameter ``k`` (ties to the lower job number)."""
-    sequence = [j for j in range(len(p)) if p[j] == 0]
-    left = [j for j in range(len(p)) if p[j] > 0]
-    time = 0
-    while left:
-        scale = k * sum(p[j] for j in left) / len(left)
-        best = max(left, key=lambda j: (math.log(w[j] / p[j]) - max(0, d[j] - p[j] - time) / scale
-                                        if w[j] else -math.inf, -j))
-        left.remove(best)
-        sequence.append(best)
-        time += p[best]
-    return sequence
-
-
-def atc(p, w, d):
-    """The best ATC sequence over K_VALUES (the first such on ties)."""
-    sequences = [atc_sequence(p, w, d, k) for k in K_VALUES]
-    return min(sequences, key=lambda s: total_weighted_tardiness(p, w, d, s))
 
 
 def interchange_pass(p, w, d, seq):
@@ -157,15 +126,12 @@ def iterated_local_search(p, w, d, seq, deadline):
     return best
 
 
-def main():
+def searched_sequence(p, w, d):
+    """The best sequence the search finds from the rule's before its deadline."""
     deadline = time.monotonic() + BUDGET_FRACTION * TIME_LIMIT_S
-    with open(sys.argv[1]) as f:
-        instance = json.load(f)
-    p, w, d = instance["processing_times"], instance["weights"], instance["due_dates"]
     sequence, _ = iterated_local_search(p, w, d, atc(p, w, d), deadline)
-    with open(sys.argv[2], "w") as f:
-        json.dump({"sequence": sequence}, f)
+    return sequence
 
 
 if __name__ == "__main__":
-    main()
+    main(searched_sequence)
