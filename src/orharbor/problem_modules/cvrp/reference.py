@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 
-from ..routing import keep_better, routes_from
+from ..routing import keep_better, routes_from, solve_from_first_solution
 from .baseline import baseline
 from .verify import distance_function, evaluate
 
@@ -78,16 +78,8 @@ def reference(instance: dict, *, time_limit_s: float, workers: int = 1, seed: in
     params.local_search_metaheuristic = routing_enums_pb2.LocalSearchMetaheuristic.GUIDED_LOCAL_SEARCH
     remaining = max(0.1, float(time_limit_s) - (time.perf_counter() - start))
     params.time_limit.FromMilliseconds(int(remaining * 1000))
-    assignment = routing.SolveWithParameters(params)
-    started_from = "PATH_CHEAPEST_ARC"
-    left = float(time_limit_s) - (time.perf_counter() - start)
-    if assignment is None and left > 0.05:  # no first solution: search from the baseline's routes
-        params.time_limit.FromMilliseconds(max(1, int(left * 1000)))
-        initial = routing.ReadAssignmentFromRoutes(
-            [[manager.NodeToIndex(c) for c in route] for route in base["routes"]], True)
-        if initial is not None:
-            assignment = routing.SolveFromAssignmentWithParameters(initial, params)
-            started_from = "baseline"
+    assignment, started_from = solve_from_first_solution(routing, manager, params, base["routes"],
+                                                         start + float(time_limit_s), "PATH_CHEAPEST_ARC")
 
     meta = {
         "solver": "ortools-routing",

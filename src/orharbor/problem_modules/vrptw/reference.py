@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import time
 
-from ..routing import keep_better, routes_from
+from ..routing import keep_better, routes_from, solve_from_first_solution
 from .baseline import baseline
 from .verify import evaluate
 
@@ -99,16 +99,8 @@ def reference(instance: dict, *, time_limit_s: float, workers: int = 1, seed: in
     params.local_search_metaheuristic = getattr(routing_enums_pb2.LocalSearchMetaheuristic, METAHEURISTIC)
     params.time_limit.FromMilliseconds(max(1, int(time_limit_s * 1000)))
 
-    assignment = routing.SolveWithParameters(params)
-    started_from = FIRST_SOLUTION
-    left = time_limit_s - (time.perf_counter() - start_clock)
-    if assignment is None and left > 0.05:  # no first solution: search from the baseline's routes
-        params.time_limit.FromMilliseconds(max(1, int(left * 1000)))
-        initial = routing.ReadAssignmentFromRoutes(
-            [[manager.NodeToIndex(c) for c in route] for route in hint["routes"]], True)
-        if initial is not None:
-            assignment = routing.SolveFromAssignmentWithParameters(initial, params)
-            started_from = "baseline"
+    assignment, started_from = solve_from_first_solution(routing, manager, params, hint["routes"],
+                                                         start_clock + time_limit_s, FIRST_SOLUTION)
 
     meta = {
         "solver": "ortools-routing",
