@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/ladder.py TASKS [--budget 10] [-j 2] [--policies naive,rule,search,ortools]
                                            [--problem NAME ...] [--level 1|2] [--json FILE] [--markdown]
+    .venv/bin/python bench/ladder.py --program jobshop/search [--budget 10] > solve.py
 
 TASKS is an exported release (``orharbor export --release bench-1/ --out TASKS``).
 Every policy of :mod:`orharbor.benchmark.ladder` runs on every algorithm task
@@ -25,7 +26,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict
 from pathlib import Path
 
-from orharbor.benchmark.ladder import POLICIES, aggregate, algorithm_tasks, run_policy, table
+from orharbor.benchmark.ladder import (POLICIES, LadderError, aggregate, algorithm_tasks, program, run_policy,
+                                      table)
 from orharbor.check.output import columns
 from orharbor.task_toml import read_task_toml
 
@@ -36,7 +38,9 @@ def markdown(cells: list[list[str]]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("tasks", type=Path)
+    parser.add_argument("tasks", type=Path, nargs="?")
+    parser.add_argument("--program", metavar="CLASS/POLICY",
+                        help="print one ladder program as a standalone solve.py (e.g. jobshop/search) and exit")
     parser.add_argument("--budget", type=float, default=10.0, help="seconds of the search and ortools rungs")
     parser.add_argument("-j", "--jobs", type=int, default=2)
     parser.add_argument("--policies", default=",".join(POLICIES))
@@ -45,6 +49,15 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="also write every result and the table here")
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args()
+    if args.program:
+        problem, _, policy = args.program.partition("/")
+        try:
+            print(program(problem, policy, args.budget), end="")
+        except (LadderError, KeyError) as exc:
+            parser.error(f"no ladder program {args.program!r}: {exc}")
+        return 0
+    if args.tasks is None:
+        parser.error("give an exported release (TASKS), or --program CLASS/POLICY")
     policies = [p for p in args.policies.split(",") if p]
     unknown = [p for p in policies if p not in POLICIES]
     if unknown:
