@@ -55,11 +55,11 @@ def _metas(row: dict) -> list[dict]:
 
 
 def _rows(path: Path) -> list[dict]:
-    """The rows of a file, wall times and the machine's CPU aside."""
+    """The rows of a file, wall and CPU times and the machine's CPU aside."""
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     for row in rows:
         for meta in _metas(row):
-            meta.pop("wall_time_s"), meta.pop("cpu")
+            meta.pop("wall_time_s"), meta.pop("cpu_time_s"), meta.pop("cpu")
     return rows
 
 
