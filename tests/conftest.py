@@ -9,6 +9,7 @@ run them.
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,13 @@ from orharbor.datasets.rows import read_rows, shipped_datasets
 from orharbor.exporter import ExportOptions, export_dataset
 
 from quick_retail import QUICK_RETAIL
+
+# A suite started in the background by a shell without job control (`cmd &` in a script, `nohup`) inherits
+# SIGINT ignored, and so does every process it starts: Python then keeps ignoring it, as the convention for
+# background jobs asks, so the interrupt tests would wait an hour for a Ctrl-C that can never arrive (and
+# leave that process running). The tests send their own signals; they need Python's normal handler.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"

@@ -274,6 +274,11 @@ def test_solve_stops_its_search_on_an_interrupt(tmp_path, signum):
     wait_until(lambda: catches(signal.SIGTERM, process.pid), "installing the SIGTERM handler")
     time.sleep(3.0)  # into the search (the interrupt is handled the same before it, as the other tests show)
     process.send_signal(signum)
-    stdout, stderr = process.communicate(timeout=600)  # a search that ignored the interrupt would run an hour
+    try:
+        stdout, stderr = process.communicate(timeout=600)  # a search that ignored the interrupt would run an hour
+    except subprocess.TimeoutExpired:
+        process.kill()  # not left running for the rest of the suite
+        process.communicate()
+        raise
     assert process.returncode == 128 + signum, stderr
     assert stderr.strip().splitlines() == [f"interrupted ({signal.Signals(signum).name})"] and stdout == ""
