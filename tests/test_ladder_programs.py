@@ -3,9 +3,11 @@
 Each class ships two level-2 programs in its ``ladder/`` folder: ``rule.py``, a classic constructive rule,
 and ``search.py``, a local search started from that rule that stops at the budget of its
 ``TIME_LIMIT_S = ...`` line. Every program is the text :func:`orharbor.benchmark.ladder.program` gives, the
-very text a task runs: for ``search``, rule.py's code followed by search.py, which is never run alone. It
-runs here exactly as a task's verifier runs a ``solve.py``: ``python -I solve.py instance.json
-solution.json`` in an empty folder, with the search's budget set small. Nothing checked depends on how many
+very text a task runs: first the shared files rule.py names (``# ladder: shared NAME``: code written once
+in ``problem_modules/ladder_shared/`` for several classes), then rule.py, or for ``search`` rule.py's code
+followed by search.py, which is never run alone. It runs here exactly as a task's verifier runs a
+``solve.py``: ``python -I solve.py instance.json solution.json`` in an empty folder, with the search's
+budget set small. Nothing checked depends on how many
 iterations a search manages in its budget: only feasibility, the rule's determinism, the search never
 ending worse than the rule it starts from, and the rule beating the naive baseline at the benchmark's tier
 sizes.
@@ -32,7 +34,7 @@ from pathlib import Path
 import pytest
 
 from orharbor import problem_modules
-from orharbor.benchmark.ladder import program
+from orharbor.benchmark.ladder import SHARED_FOLDER, SHARED_LINE, LadderError, program
 from orharbor.problem_modules.timetabling.generator import build
 
 
@@ -127,16 +129,82 @@ def test_search_has_one_time_limit_line(name):
     assert "TIME_LIMIT_S" not in program(name, "rule", 2.5)
 
 
+def _ladder_text(name: str, policy: str) -> str:
+    return resources.files(problem_modules.PROBLEMS[name]).joinpath("ladder", f"{policy}.py").read_text()
+
+
+def _shared_text(shared: str) -> str:
+    return resources.files(problem_modules).joinpath(SHARED_FOLDER, f"{shared}.py").read_text()
+
+
 @pytest.mark.parametrize("name", LADDERS)
 def test_search_starts_from_the_rule(name):
-    """The search program is rule.py up to its entry point, then search.py, which redefines none of the rule's
-    names: the rule's functions run in it as in rule.py, so the search starts from the rule's very answer."""
-    rule, search = program(name, "rule", 2.5), program(name, "search", 2.5)
+    """The rule program is the shared files rule.py names, then rule.py; the search program is the same
+    shared files, rule.py up to its entry point, then search.py. No part rebinds a name of a part before it:
+    the rule's functions run in the search as in the rule, so the search starts from the rule's very answer."""
+    rule, added = _ladder_text(name, "rule"), _ladder_text(name, "search")
+    shared = [_shared_text(shared) for shared in SHARED_LINE.findall(rule)]
     head = rule[:rule.rindex('\nif __name__ == "__main__":') + 1]
-    added = resources.files(problem_modules.get(name).package).joinpath("ladder", "search.py").read_text()
-    assert search == head + TIME_LIMIT_LINE.sub("TIME_LIMIT_S = 2.5", added)
-    redefined = _top_level_names(head) & _top_level_names(added)
-    assert not redefined, f"{name} search.py redefines the rule's {sorted(redefined)}"
+    assert program(name, "rule", 2.5) == "".join(text + "\n\n" for text in shared) + rule
+    assert program(name, "search", 2.5) == "".join(text + "\n\n" for text in shared) + head + \
+        TIME_LIMIT_LINE.sub("TIME_LIMIT_S = 2.5", added)
+    bound = set()
+    for part, text in [*((f"shared file {i}", text) for i, text in enumerate(shared)), ("rule.py", head),
+                       ("search.py", added)]:
+        redefined = bound & _top_level_names(text)
+        assert not redefined, f"{name} {part} redefines {sorted(redefined)}"
+        bound |= _top_level_names(text)
+
+
+def test_the_routing_classes_share_one_file():
+    """cvrp and vrptw name ladder_shared/routing.py: both their programs begin with it, so the answer file and
+    the local search's frame are written once for the two."""
+    routing = _shared_text("routing") + "\n\n"
+    for name in ("cvrp", "vrptw"):
+        assert SHARED_LINE.findall(_ladder_text(name, "rule")) == ["routing"]
+        for policy in POLICIES:
+            assert program(name, policy, 2.5).startswith(routing), f"{name} {policy}"
+
+
+@pytest.fixture
+def made_up_class(tmp_path, monkeypatch):
+    """A class ``madeup`` whose ladder files the test writes: ``made_up_class(rule, search)``."""
+    package = tmp_path / "madeup_ladder_class"
+    (package / "ladder").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(problem_modules.PROBLEMS, "madeup", package.name)
+
+    def write(rule: str, search: str = "TIME_LIMIT_S = 1.0\n") -> None:
+        (package / "ladder" / "rule.py").write_text(rule)
+        (package / "ladder" / "search.py").write_text(search)
+    return write
+
+
+def test_a_shared_file_comes_first_and_must_exist(made_up_class, tmp_path):
+    """A rule.py that opts into a shared file gets it first in both programs, and the program runs standalone;
+    an unknown shared name, a ``# ladder:`` line of another form, or one in search.py is a LadderError."""
+    body = ('import sys\n\n# ladder: shared routing\n\n\ndef nothing(instance):\n    return []\n\n\n'
+            'if __name__ == "__main__":\n    main(sys.argv[1], sys.argv[2], nothing)\n')
+    made_up_class(body)
+    routing = _shared_text("routing") + "\n\n"
+    assert program("madeup", "rule", 1.0) == routing + body
+    assert program("madeup", "search", 2.0) == routing + body[:body.index("if __name__")] + "TIME_LIMIT_S = 2.0\n"
+    (tmp_path / "solve.py").write_text(program("madeup", "rule", 1.0))
+    (tmp_path / "instance.json").write_text("{}")
+    done = subprocess.run([sys.executable, "-I", "solve.py", "instance.json", "solution.json"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "solution.json").read_text()) == {"routes": []}
+    made_up_class(body.replace("shared routing", "shared nosuch"))
+    with pytest.raises(LadderError, match="unknown shared file 'nosuch'.*routing"):
+        program("madeup", "rule", 1.0)
+    made_up_class(body.replace("shared routing", "shared ../routing"))
+    with pytest.raises(LadderError, match="is not '# ladder: shared NAME'"):
+        program("madeup", "rule", 1.0)
+    made_up_class(body, "# ladder: shared routing\nTIME_LIMIT_S = 1.0\n")
+    with pytest.raises(LadderError, match="search.py names shared files"):
+        program("madeup", "search", 1.0)
 
 
 @pytest.mark.parametrize("name", ("rostering", "timetabling"))

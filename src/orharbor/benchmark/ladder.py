@@ -12,6 +12,10 @@ reference is not optimal. The rungs, weakest first:
 - ``ortools``: the class's OR-Tools reference model at ``budget_s`` seconds, one thread
   (level 1 only: a level-2 task's interpreter has no OR-Tools unless exported with --allow-ortools).
 
+Code that several classes' ``rule`` and ``search`` programs share (the routing classes' answer file and
+local-search frame) is written once, in ``problem_modules/ladder_shared/NAME.py``: a rule.py with the line
+``# ladder: shared NAME`` gets that file first in both its programs.
+
 ``rule`` and ``search`` are level-2 ``solve.py`` programs (standard library,
 numpy and scipy), so at level 2 the task's verifier runs them in its sandbox
 on the hidden instances; at level 1 they run here on ``/app/instance.json``
@@ -39,6 +43,10 @@ from orharbor.errors import UserError
 POLICIES = ("naive", "rule", "search", "ortools")
 #: The line of search.py that sets its budget; the ladder rewrites it.
 BUDGET_LINE = re.compile(r"^TIME_LIMIT_S = [0-9.]+$", re.MULTILINE)
+#: A line of rule.py that puts ``problem_modules/ladder_shared/NAME.py`` first in the class's programs.
+SHARED_LINE = re.compile(r"^# ladder: shared (\w+)$", re.MULTILINE)
+#: The folder of the files that SHARED_LINE names.
+SHARED_FOLDER = "ladder_shared"
 
 
 class LadderError(UserError):
@@ -63,28 +71,59 @@ class Result:
 def program(problem: str, policy: str, budget_s: float) -> str:
     """The source of a class's ``rule`` or ``search`` program, a search's budget set to ``budget_s``.
 
-    ``rule`` is ladder/rule.py. ``search`` is one file made of two: rule.py without its final
-    ``if __name__ == "__main__":`` block, then ladder/search.py with its ``TIME_LIMIT_S`` line set to
-    ``budget_s``. search.py holds only what the search adds: it calls the rule's functions (reading the
-    instance, building the start, writing the answer) and has its own entry point.
+    One self-contained file, made of, in order:
+
+    1. the shared files rule.py names, each by a line ``# ladder: shared NAME``: the text of
+       ``problem_modules/ladder_shared/NAME.py``, code that several classes' programs share, written once
+       (the routing classes' answer file and local-search frame);
+    2. ladder/rule.py: all of it for ``rule``; for ``search``, without its final ``if __name__ ==
+       "__main__":`` block;
+    3. for ``search``, ladder/search.py with its ``TIME_LIMIT_S`` line set to ``budget_s``.
+
+    Each part uses the imports and names of the parts before it and rebinds none of them. search.py holds
+    only what the search adds: it calls the rule's functions (reading the instance, building the start,
+    writing the answer) and has its own entry point. A shared name with no file, a ``# ladder:`` line of
+    another form, or such a line in search.py (the rule's shared files are the search's) is a
+    :class:`LadderError`.
     """
     text = _ladder_file(problem, policy)
+    rule = text if policy == "rule" else _ladder_file(problem, "rule")
+    shared = "".join(_shared_file(problem, name) + "\n\n" for name in _shared_names(problem, "rule", rule))
     if policy != "search":
-        return text
-    rule = _ladder_file(problem, "rule")
+        return shared + text
+    if _shared_names(problem, "search", text):
+        raise LadderError(f"{problem} ladder/search.py names shared files: rule.py names them for both programs")
     last = ast.parse(rule).body[-1:]
     if not (last and isinstance(last[0], ast.If) and ast.unparse(last[0].test) == "__name__ == '__main__'"):
         raise LadderError(f"{problem} ladder/rule.py does not end with an 'if __name__ == \"__main__\":' block")
     if not BUDGET_LINE.search(text):
         raise LadderError(f"{problem} ladder/search.py has no 'TIME_LIMIT_S = <seconds>' line")
     head = "\n".join(rule.split("\n")[:last[0].lineno - 1])
-    return head + "\n" + BUDGET_LINE.sub(f"TIME_LIMIT_S = {float(budget_s)!r}", text, count=1)
+    return shared + head + "\n" + BUDGET_LINE.sub(f"TIME_LIMIT_S = {float(budget_s)!r}", text, count=1)
 
 
 def _ladder_file(problem: str, policy: str) -> str:
     path = resources.files(problem_modules.PROBLEMS[problem]).joinpath("ladder", f"{policy}.py")
     if not path.is_file():
         raise LadderError(f"{problem} has no ladder policy {policy!r} (ladder/{policy}.py)")
+    return path.read_text(encoding="utf-8")
+
+
+def _shared_names(problem: str, policy: str, text: str) -> list[str]:
+    """The shared files ladder/POLICY.py names, in order, once each; a ``# ladder:`` line of another form is refused."""
+    for line in re.findall(r"^#\s*ladder:.*$", text, re.MULTILINE):
+        if not SHARED_LINE.fullmatch(line):
+            raise LadderError(f"{problem} ladder/{policy}.py: {line!r} is not '# ladder: shared NAME'")
+    return list(dict.fromkeys(SHARED_LINE.findall(text)))
+
+
+def _shared_file(problem: str, name: str) -> str:
+    folder = resources.files(problem_modules).joinpath(SHARED_FOLDER)
+    path = folder.joinpath(f"{name}.py")
+    if not path.is_file():
+        known = sorted(p.name.removesuffix(".py") for p in folder.iterdir() if p.name.endswith(".py"))
+        raise LadderError(f"{problem} ladder/rule.py names an unknown shared file {name!r} "
+                          f"(problem_modules/{SHARED_FOLDER}/: {', '.join(known)})")
     return path.read_text(encoding="utf-8")
 
 

@@ -12,13 +12,14 @@ fits the capacity. Distances are the statement's: Euclidean rounded to the
 nearest integer ("nint"), or the instance's matrix ("explicit").
 Deterministic; O(n^2 log n).
 
-Usage: python3 rule.py INSTANCE.json SOLUTION.json
+It runs as one program with ladder_shared/routing.py before it (orharbor.benchmark.ladder.program,
+from the "# ladder: shared routing" line below): that file imports numpy as np and gives main(),
+which reads the instance and writes the answer. Usage: python3 solve.py INSTANCE.json SOLUTION.json
 """
 
-import json
 import sys
 
-import numpy as np
+# ladder: shared routing
 
 
 def distance_matrix(instance):
@@ -67,14 +68,5 @@ def clarke_wright(instance):
     return savings_routes(distance_matrix(instance), instance["demands"], instance["capacity"])
 
 
-def main(instance_path, solution_path, routes_for=clarke_wright):
-    """Write the routes ``routes_for(instance)`` gives (the rule's by default) for the instance."""
-    with open(instance_path) as f:
-        instance = json.load(f)
-    routes = routes_for(instance)
-    with open(solution_path, "w") as f:
-        json.dump({"routes": [[int(c) for c in route] for route in routes]}, f)
-
-
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1], sys.argv[2], clarke_wright)

@@ -22,16 +22,13 @@ Distances are the statement's: Euclidean rounded to the nearest integer
 ("nint"), or the instance's matrix ("explicit").
 
 It runs after rule.py's code, as one program (orharbor.benchmark.ladder.program:
-rule.py without its entry point, then this file). From the rule it takes
-distance_matrix() and savings_routes() for the start, and main() to read the
-instance and write the answer.
+the shared file rule.py names, rule.py without its entry point, then this file).
+From the rule it takes distance_matrix() and savings_routes() for the start. Its
+Routes gives CVRP's moves to RouteSearch of ladder_shared/routing.py, which runs
+steps 2 and 3 over them; main() and nearest() come from that file too.
 """
 
-import random
-import time
-from collections import deque
-
-#: The search's clock starts after the rule's imports (numpy); SAFETY's margin covers them with the rest of start-up.
+#: The search's clock starts after the program's imports (numpy); SAFETY's margin covers them with the rest of start-up.
 START = time.monotonic()
 
 TIME_LIMIT_S = 10.0
@@ -43,31 +40,8 @@ NEIGHBOURS = 20
 RUIN = (5, 25)
 
 
-class Routes:
-    """A set of routes with each customer's route and position, and each route's load and load prefixes."""
-
-    def __init__(self, routes, d, near, demands, capacity):
-        self.d, self.near, self.demands, self.capacity = d, near, demands, capacity
-        n = len(demands) - 1
-        self.route_of = [0] * (n + 1)
-        self.pos = [0] * (n + 1)
-        self.upto = [0] * (n + 1)  # load of the route from its start through this customer
-        self.set(routes)
-
-    def set(self, routes):
-        self.routes = [list(r) for r in routes if r]
-        self.load = [0] * len(self.routes)
-        for r in range(len(self.routes)):
-            self.touch(r)
-
-    def touch(self, r):
-        """Recompute positions and loads of route r after a change."""
-        total = 0
-        for k, c in enumerate(self.routes[r]):
-            self.route_of[c], self.pos[c] = r, k
-            total += self.demands[c]
-            self.upto[c] = total
-        self.load[r] = total
+class Routes(RouteSearch):
+    """CVRP's moves, applied when they shorten the routes and keep every load within the capacity."""
 
     def length(self):
         d, total = self.d, 0
@@ -76,11 +50,6 @@ class Routes:
                 total += d[0][route[0]] + d[route[-1]][0]
                 total += sum(d[a][b] for a, b in zip(route, route[1:]))
         return total
-
-    def neighbours(self, c):
-        """(previous, next) node of customer c on its route, 0 for the depot."""
-        route, k = self.routes[self.route_of[c]], self.pos[c]
-        return (route[k - 1] if k else 0), (route[k + 1] if k + 1 < len(route) else 0)
 
     def improve(self, u):
         """Apply the first improving move found for u; the routes it changed, or () if none."""
@@ -152,38 +121,12 @@ class Routes:
         self.touch(r2)
         return (r1, r2)
 
-    def local_search(self, customers, deadline):
-        """Improve until no move helps any queued customer (customers of changed routes are requeued)."""
-        queue = deque(customers)
-        queued = set(customers)
-        steps = 0
-        while queue:
-            steps += 1
-            if steps % 64 == 0 and time.monotonic() > deadline:
-                return
-            u = queue.popleft()
-            queued.discard(u)
-            for r in self.improve(u):
-                for c in self.routes[r]:
-                    if c not in queued:
-                        queued.add(c)
-                        queue.append(c)
-
     def ruin_and_recreate(self, rng):
         """Remove a random customer and some of its nearest; reinsert each at its cheapest place.
 
         Returns the customers that moved.
         """
-        n = len(self.demands) - 1
-        seed = rng.randint(1, n)
-        count = rng.randint(min(n, RUIN[0]), min(n, RUIN[1]))
-        removed = [seed] + self.near[seed][:count - 1]
-        gone = set(removed)
-        changed = {self.route_of[c] for c in removed}
-        for r in changed:
-            self.routes[r] = [c for c in self.routes[r] if c not in gone]
-            self.touch(r)
-        rng.shuffle(removed)
+        removed, gone = self.ruin(rng, RUIN)
         d, dem = self.d, self.demands
         for u in removed:
             best = (2 * d[0][u], 0, 0)  # v = 0: a new route
@@ -211,26 +154,9 @@ class Routes:
 def solve(instance, deadline):
     demands, capacity = instance["demands"], instance["capacity"]
     matrix = distance_matrix(instance)
-    n = len(demands) - 1
-    k = min(NEIGHBOURS, n - 1)
-    between = matrix[1:, 1:].copy()
-    np.fill_diagonal(between, np.iinfo(np.int64).max)  # a customer is not its own neighbour
-    near = [[]] + (np.argsort(between, axis=1, kind="stable")[:, :k] + 1).tolist()
+    near = nearest(matrix, NEIGHBOURS)
     state = Routes(savings_routes(matrix, demands, capacity), matrix.tolist(), near, demands, capacity)
-    best, best_length = [list(r) for r in state.routes], state.length()
-    rng = random.Random(0)
-    order = list(range(1, n + 1))
-    rng.shuffle(order)
-    state.local_search(order, deadline)
-    while True:
-        length = state.length()
-        if length <= best_length:
-            best, best_length = [list(r) for r in state.routes if r], length
-        else:
-            state.set(best)
-        if time.monotonic() >= deadline:
-            return best
-        state.local_search(state.ruin_and_recreate(rng), deadline)
+    return state.search(deadline)
 
 
 if __name__ == "__main__":

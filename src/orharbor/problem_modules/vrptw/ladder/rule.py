@@ -20,14 +20,15 @@ route still meets its due dates and the horizon). Times and distances follow
 the statement: unrounded Euclidean distances, waiting allowed, no tolerance
 used here (the verifier's 1e-6 only adds slack). Deterministic.
 
-Usage: python3 rule.py INSTANCE.json SOLUTION.json
+It runs as one program with ladder_shared/routing.py before it (orharbor.benchmark.ladder.program,
+from the "# ladder: shared routing" line below): that file imports numpy as np and gives main(),
+which reads the instance and writes the answer. Usage: python3 solve.py INSTANCE.json SOLUTION.json
 """
 
-import json
 import math
 import sys
 
-import numpy as np
+# ladder: shared routing
 
 SETTINGS = ((1.0, 1.0, 1.0, 0.0), (1.0, 2.0, 1.0, 0.0), (1.0, 1.0, 0.0, 1.0), (1.0, 2.0, 0.0, 1.0))
 
@@ -116,14 +117,5 @@ def solomon_i1(instance):
     return best_i1(Instance(instance))
 
 
-def main(instance_path, solution_path, routes_for=solomon_i1):
-    """Write the routes ``routes_for(instance)`` gives (the rule's by default) for the instance."""
-    with open(instance_path) as f:
-        instance = json.load(f)
-    routes = routes_for(instance)
-    with open(solution_path, "w") as f:
-        json.dump({"routes": [[int(c) for c in route] for route in routes]}, f)
-
-
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1], sys.argv[2], solomon_i1)

@@ -24,16 +24,13 @@ Distances are unrounded Euclidean; the total is summed with math.fsum as the
 verifier does.
 
 It runs after rule.py's code, as one program (orharbor.benchmark.ladder.program:
-rule.py without its entry point, then this file). From the rule it takes
-Instance and best_i1() for the start, and main() to read the instance and write
-the answer.
+the shared file rule.py names, rule.py without its entry point, then this file).
+From the rule it takes Instance and best_i1() for the start. Routes here checks
+the time windows of VRPTW's moves, and RouteSearch (ladder_shared/routing.py,
+like main() and nearest()) runs steps 2 and 3 over them.
 """
 
-import random
-import time
-from collections import deque
-
-#: The search's clock starts after the rule's imports (numpy); SAFETY's margin covers them with the rest of start-up.
+#: The search's clock starts after the program's imports (numpy); SAFETY's margin covers them with the rest of start-up.
 START = time.monotonic()
 
 TIME_LIMIT_S = 10.0
@@ -47,34 +44,13 @@ RUIN = (5, 25)
 EPS = 1e-9
 
 
-class Routes:
-    """A set of routes with each customer's route and position, and each route's load and load prefixes."""
+class Routes(RouteSearch):
+    """VRPTW's moves, applied when they shorten the routes and the changed routes stay feasible."""
 
     def __init__(self, routes, d, near, instance):
-        self.d, self.near = d, near
-        self.demands, self.capacity = instance["demands"], instance["capacity"]
         self.ready, self.due, self.service = instance["ready"], instance["due"], instance["service"]
         self.tol = instance.get("time_tolerance", 1e-6)
-        n = len(self.demands) - 1
-        self.route_of = [0] * (n + 1)
-        self.pos = [0] * (n + 1)
-        self.upto = [0] * (n + 1)  # load of the route from its start through this customer
-        self.set(routes)
-
-    def set(self, routes):
-        self.routes = [list(r) for r in routes if r]
-        self.load = [0] * len(self.routes)
-        for r in range(len(self.routes)):
-            self.touch(r)
-
-    def touch(self, r):
-        """Recompute positions and loads of route r after a change."""
-        total = 0
-        for k, c in enumerate(self.routes[r]):
-            self.route_of[c], self.pos[c] = r, k
-            total += self.demands[c]
-            self.upto[c] = total
-        self.load[r] = total
+        super().__init__(routes, d, near, instance["demands"], instance["capacity"])
 
     def length(self):
         """Total distance, summed exactly as the verifier does."""
@@ -93,11 +69,6 @@ class Routes:
             time_ = max(arrival, ready[c]) + service[c]
             prev = c
         return time_ + d[prev][0] <= due[0] + tol
-
-    def neighbours(self, c):
-        """(previous, next) node of customer c on its route, 0 for the depot."""
-        route, k = self.routes[self.route_of[c]], self.pos[c]
-        return (route[k - 1] if k else 0), (route[k + 1] if k + 1 < len(route) else 0)
 
     def replace(self, changes):
         """Apply {route index: new customers} if every new route is on time; the changed routes, or ()."""
@@ -172,37 +143,12 @@ class Routes:
                     return moved
         return ()
 
-    def local_search(self, customers, deadline):
-        """Improve until no move helps any queued customer (customers of changed routes are requeued)."""
-        queue = deque(customers)
-        queued = set(customers)
-        steps = 0
-        while queue:
-            steps += 1
-            if steps % 64 == 0 and time.monotonic() > deadline:
-                return
-            u = queue.popleft()
-            queued.discard(u)
-            for r in self.improve(u):
-                for c in self.routes[r]:
-                    if c not in queued:
-                        queued.add(c)
-                        queue.append(c)
-
     def ruin_and_recreate(self, rng):
         """Remove a random customer and some of its nearest; reinsert each at its cheapest feasible place.
 
         Returns the customers that moved.
         """
-        n = len(self.demands) - 1
-        seed = rng.randint(1, n)
-        count = rng.randint(min(n, RUIN[0]), min(n, RUIN[1]))
-        removed = [seed] + self.near[seed][:count - 1]
-        gone = set(removed)
-        for r in {self.route_of[c] for c in removed}:
-            self.routes[r] = [c for c in self.routes[r] if c not in gone]
-            self.touch(r)
-        rng.shuffle(removed)
+        removed, gone = self.ruin(rng, RUIN)
         d, dem = self.d, self.demands
         for u in removed:
             places = []
@@ -232,26 +178,9 @@ class Routes:
 
 def solve(instance, deadline):
     inst = Instance(instance)
-    n = inst.n
-    k = min(NEIGHBOURS, n - 1)
-    between = inst.d[1:, 1:].copy()
-    np.fill_diagonal(between, np.inf)  # a customer is not its own neighbour
-    near = [[]] + (np.argsort(between, axis=1, kind="stable")[:, :k] + 1).tolist()
+    near = nearest(inst.d, NEIGHBOURS)
     state = Routes(best_i1(inst), inst.d.tolist(), near, instance)
-    best, best_length = [list(r) for r in state.routes], state.length()
-    rng = random.Random(0)
-    order = list(range(1, n + 1))
-    rng.shuffle(order)
-    state.local_search(order, deadline)
-    while True:
-        length = state.length()
-        if length <= best_length:
-            best, best_length = [list(r) for r in state.routes if r], length
-        else:
-            state.set(best)
-        if time.monotonic() >= deadline:
-            return best
-        state.local_search(state.ruin_and_recreate(rng), deadline)
+    return state.search(deadline)
 
 
 if __name__ == "__main__":
