@@ -200,7 +200,8 @@ def build_release(recipe: str | Path, out: str | Path, *, workers: int | None = 
     from orharbor.benchmark.recipe import load_recipe
     from orharbor.benchmark.release import build_release as build
 
-    solver_workers = max(part.plan.solver_workers for part in load_recipe(recipe).parts)
+    recipe = load_recipe(recipe)
+    solver_workers = max(part.plan.solver_workers for part in recipe.parts)
     pools = []
 
     def pool():

@@ -305,24 +305,17 @@ def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agen
         raise click.UsageError("--smoke picks the smoke subset of a --release")
     if release and (datasets or specs_dir):
         raise click.UsageError("--release exports a built benchmark; drop --dataset and --specs")
-    if release:  # the recipe's export settings, unless a flag here says otherwise
+    settings = {"verifier_mode": verifier_mode, "agent_network": agent_network, "allow_ortools": allow_ortools}
+    if release:  # the recipe's export settings (ExportOptions fields), unless a flag here says otherwise
         release_plan = api.plan_release_export(release, out, smoke=smoke, problems=problems, force=force)
-        declared = release_plan.recipe.export
-        for name in ("verifier_mode", "agent_network", "allow_ortools"):
-            if name in declared and ctx.get_parameter_source(name) == ParameterSource.DEFAULT:
-                value = declared[name]
-                verifier_mode, agent_network, allow_ortools = (
-                    value if name == "verifier_mode" else verifier_mode,
-                    value if name == "agent_network" else agent_network,
-                    value if name == "allow_ortools" else allow_ortools)
-    if allowed_hosts and agent_network != "allowlist":  # explicit beats implied: no allowlist from hosts alone
+        settings.update((name, value) for name, value in release_plan.recipe.export.items()
+                        if ctx.get_parameter_source(name) in (None, ParameterSource.DEFAULT))
+    if allowed_hosts and settings["agent_network"] != "allowlist":  # explicit beats implied: no allowlist from hosts
         raise click.UsageError("--allowed-hosts needs --agent-network allowlist (without it the agent's network "
                                "is public and no allowlist is written)")
-    resources = {k: v for k, v in (release_plan.recipe.export if release else {}).items() if k in ("cpus", "memory_mb")}
-    options = ExportOptions(verifier_mode=verifier_mode, allow_ortools=allow_ortools, agent_network=agent_network,
-                            allowed_hosts=tuple(allowed_hosts), agent_timeout_s=agent_timeout, base_image=base_image,
-                            verifier_network=verifier_network, **resources)
-    if verifier_network != "no-network" and verifier_mode == "separate":
+    options = ExportOptions(allowed_hosts=tuple(allowed_hosts), agent_timeout_s=agent_timeout, base_image=base_image,
+                            verifier_network=verifier_network, **settings)
+    if verifier_network != "no-network" and options.verifier_mode == "separate":
         click.echo("warning: --verifier-network public: the separate verifier runs with the network on; "
                    "for testing on engines without no-network support only, not a benchmark export", err=True)
     if provider is not None:

@@ -30,10 +30,10 @@ class ReleaseError(UserError):
     """A release folder that this command cannot build into or export from."""
 
 
-def build_release(recipe_ref: str | Path, out: str | Path, pool_factory: Callable, *, resume: bool = False,
+def build_release(recipe: Recipe | str | Path, out: str | Path, pool_factory: Callable, *, resume: bool = False,
                   force: bool = False, progress_factory: Callable[[int], object] | None = None,
                   warn: Callable[[str], None] = lambda m: None, say: Callable[[str], None] = lambda m: None) -> Recipe:
-    """Build every part of the recipe into the folder ``out``; return the recipe.
+    """Build every part of ``recipe`` (a :class:`Recipe`, a shipped name or a file) into the folder ``out``; return it.
 
     Refused before anything is solved: a folder built from another recipe, and
     (without ``resume`` or ``force``) a folder holding any of the parts or their
@@ -42,7 +42,8 @@ def build_release(recipe_ref: str | Path, out: str | Path, pool_factory: Callabl
     """
     from orharbor.datasets.engine import finished_rows, journal_path, run_builds
 
-    recipe = load_recipe(recipe_ref)
+    if not isinstance(recipe, Recipe):
+        recipe = load_recipe(recipe)
     out = Path(out)
     require_parent(out, "--out")
     if out.exists() and not out.is_dir():
