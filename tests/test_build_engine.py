@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import signal
 import subprocess
@@ -14,7 +15,7 @@ import pytest
 from waiting import catches, wait_until
 
 from orharbor.datasets.build import build_dataset
-from orharbor.datasets.engine import BuildPlan, Progress
+from orharbor.datasets.engine import BuildPlan, Progress, cpu_share
 
 ORHARBOR = Path(sys.executable).with_name("orharbor")
 #: 120 small job shops, each proved optimal in milliseconds; the limit is far above that, for a loaded machine.
@@ -211,3 +212,35 @@ def test_the_plan_decides_the_seeds():
     plan = BuildPlan("jobshop", ("4x4",), 2, 5, 1.0, eval_instances=3)
     seeds = {plan.seed(r, s, a) for r in range(5) for s in range(3) for a in range(4)}
     assert len(seeds) == 5 * 3 * 4  # every candidate of every slot is a different instance
+
+
+def _on_cpu0():
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+
+def test_a_reference_starved_of_cpu_is_reported(tmp_path):
+    """A build sharing its one CPU with a busy loop gets about half a core per reference, and says so.
+
+    Job shop 30x20 is never proved optimal in 3 s, so the reference runs to
+    its limit; a slower machine only starves it more.
+    """
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"], preexec_fn=_on_cpu0)
+    try:
+        done = subprocess.run([ORHARBOR, "build-dataset", "--problem", "jobshop", "--sizes", "30x20", "--num-rows", "1",
+                               "--reference-time-limit", "3", "--workers", "1", "--out", str(tmp_path / "rows.jsonl")],
+                              capture_output=True, text=True, timeout=300, preexec_fn=_on_cpu0)
+    finally:
+        hog.kill()
+        hog.wait()
+    assert done.returncode == 0, done.stderr
+    [row] = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
+    meta = row["reference_meta"]
+    assert meta["status"] != "OPTIMAL" and meta["cpu_time_s"] / meta["wall_time_s"] < 0.8
+    assert "1 reference(s) got under 80% of the CPU their 1 solver worker(s) could use" in done.stderr
+
+
+def test_cpu_share_counts_only_references_that_ran_to_their_limit():
+    assert cpu_share({"status": "FEASIBLE", "cpu_time_s": 30.0, "wall_time_s": 60.0}) == 0.5
+    assert cpu_share({"status": "OPTIMAL", "cpu_time_s": 1.0, "wall_time_s": 60.0}) is None
+    assert cpu_share({"status": "FEASIBLE", "cpu_time_s": 0.1, "wall_time_s": 0.5}) is None  # too short to say
+    assert cpu_share({"status": "FEASIBLE", "wall_time_s": 60.0}) is None  # built before cpu_time_s was recorded

@@ -162,7 +162,7 @@ class Journal:
 
     def __init__(self, path: Path, plan: BuildPlan, resume: bool):
         self.path = path
-        self.done: dict[tuple[int, int, int], tuple[int, float, bool]] = {}
+        self.done: dict[tuple[int, int, int], tuple[int, float, bool, bool, float | None]] = {}
         if resume and path.exists():
             self._read(plan)
             self._file = path.open("ab")
@@ -224,13 +224,32 @@ class Journal:
         self._file.close()
 
 
+#: A reference that ran to its limit with less than this share of its solver
+#: workers' CPU was starved by other work, and the build warns about it.
+STARVED_SHARE = 0.8
+
+
 def _line(entry: dict) -> bytes:
     return json.dumps(entry, separators=(",", ":"), allow_nan=False).encode() + b"\n"
 
 
-def _figures(result: dict) -> tuple[float, bool, bool]:
-    return (relative_gap(result), bool(result["reference_meta"].get("improved_on_baseline", True)),
-            result["reference"] == 0)
+def _figures(result: dict) -> tuple[float, bool, bool, float | None]:
+    meta = result["reference_meta"]
+    return (relative_gap(result), bool(meta.get("improved_on_baseline", True)), result["reference"] == 0,
+            cpu_share(meta))
+
+
+def cpu_share(meta: dict) -> float | None:
+    """CPU seconds per wall second of a reference that ran to its limit (None if it stopped early, or is unknown).
+
+    Run with one solver worker on an idle core it is about 1.0; well below
+    that, other work took the CPU and the reference is weaker than its limit
+    promises, which no later check can see from the objective alone.
+    """
+    cpu, wall = meta.get("cpu_time_s"), meta.get("wall_time_s")
+    if str(meta.get("status")) == "OPTIMAL" or not isinstance(cpu, (int, float)) or not isinstance(wall, (int, float)):
+        return None
+    return cpu / wall if wall >= 1.0 else None
 
 
 def line_ends(path: Path) -> bool:
@@ -416,16 +435,22 @@ def assemble(plan: BuildPlan, rows: list[dict], chosen: dict, journal: Journal, 
     that never reached ``min_gap``.
     """
     per_row = 1 if plan.level == 1 else plan.eval_instances
-    unimproved = unmet = 0
+    unimproved = unmet = starved = 0
     with journal.path.open("rb") as reader:
         yield from _assembled(plan, rows, chosen, journal, reader, per_row)
-    for key, (_, gap, improved, zero) in journal.done.items():
+    for key, (_, gap, improved, zero, share) in journal.done.items():
         if chosen.get(key[:2]) == key[2]:
             unmet += not plan.accepts(gap, zero)
             unimproved += not improved
+            starved += share is not None and share < STARVED_SHARE * plan.solver_workers
     if unimproved:
         warn(f"{unimproved} reference(s) did not improve on the naive baseline (flagged improved_on_baseline: "
              "false in reference_meta): a longer --reference-time-limit may help")
+    if starved:
+        warn(f"{starved} reference(s) got under {STARVED_SHARE:.0%} of the CPU their {plan.solver_workers} solver "
+             "worker(s) could use (cpu_time_s / wall_time_s in reference_meta): other work shared the machine, so "
+             "they are weaker than their time limit promises; build again with --force on a quieter machine, "
+             "or with fewer --workers")
     if unmet:
         warn(f"{unmet} instance(s) kept a gap below --min-gap (or a reference of 0 the recipe skips) after "
              f"{MAX_ATTEMPTS} seeds")
