@@ -9,8 +9,9 @@ Every policy of :mod:`orharbor.benchmark.ladder` runs on every algorithm task
 and is scored by the task's own verifier (level 2 in its sandbox, so as root
 with bubblewrap). One row per class x size x level: each policy's mean reward
 and 95% bootstrap interval (over the level-1 tasks, or the level-2 hidden
-instances), the mean gap to the best known value where one is published, and
-the verdict the benchmark needs: rewards rising with strength (naive, rule, then
+instances), the mean gap to the best known value where one is published, the
+ceiling (the reward an answer at the reference solver's proved bound would earn,
+over the level-1 tasks: how much room there is above 1.0), and the verdict the benchmark needs: rewards rising with strength (naive, rule, then
 search or ortools), the rule inside
 (0, 1), the tier neither saturated (every policy at 1) nor dead (every policy
 at or below 0).

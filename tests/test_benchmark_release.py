@@ -354,6 +354,17 @@ def test_every_rung_is_scored_by_the_tasks_own_verifier(tiny_tasks):
     rows = aggregate(results, ["naive", "rule", "search", "ortools"])
     assert [(r["problem"], r["size"], r["level"]) for r in rows] == [("jobshop", "15x15", 1), ("rcpsp", "j30", 2)]
     assert rows[0]["policies"]["naive"]["mean"] == 0.0 and rows[0]["policies"]["rule"]["n"] == 1
+    assert rows[0]["ceiling"] >= 1.0 and rows[1]["ceiling"] is None  # a proved bound is never above the reference
+
+
+def test_the_ceiling_is_the_reward_of_an_answer_at_the_proved_bound():
+    from orharbor.benchmark.ladder import ceiling
+
+    assert ceiling({"reference": 80, "baseline": 100, "bound": 70}) == 1.5
+    assert ceiling({"reference": 80, "baseline": 100, "bound": 80}) == 1.0  # the reference is optimal
+    assert ceiling({"reference": 5, "baseline": 100, "bound": -3.5}) == 100 / 95  # no objective is below 0
+    assert ceiling({"reference": 80, "baseline": 100}) is None  # no bound recorded (level 2)
+    assert ceiling({"reference": 100, "baseline": 100, "bound": 90}) is None
 
 
 def test_the_ladders_verdict_names_what_a_tier_fails():

@@ -66,6 +66,8 @@ class Result:
     instance_rewards: tuple[float, ...]
     gap_bks: float | None = None
     error: str | None = None
+    #: The reward of an answer at the reference solver's proved bound (level 1): the room above 1.0 there is.
+    ceiling: float | None = None
 
 
 def program(problem: str, policy: str, budget_s: float) -> str:
@@ -149,7 +151,19 @@ def run_policy(task: Path, policy: str, budget_s: float) -> Result:
     if level == 1 and best and details.get("feasible") and details.get("objective") is not None:
         gap = (float(details["objective"]) - best) / max(abs(best), 1.0)
     return Result(**base, reward=float(reward), instance_rewards=instances or (float(reward),), gap_bks=gap,
-                  error=details.get("error"))
+                  error=details.get("error"), ceiling=ceiling(metadata))
+
+
+def ceiling(metadata: dict) -> float | None:
+    """The reward an answer at the reference's proved lower bound would earn (1.0 when the reference is optimal).
+
+    Read from a level-1 task's metadata (reference, naive baseline, bound);
+    None where no bound was recorded. Above 1.0 is room to beat the reference.
+    """
+    ref, naive, bound = metadata.get("reference"), metadata.get("baseline"), metadata.get("bound")
+    if not all(isinstance(v, (int, float)) for v in (ref, naive, bound)) or naive == ref:
+        return None
+    return (naive - max(bound, 0.0)) / (naive - ref)
 
 
 def _answer(task: Path, problem: str, level: int, policy: str, budget_s: float, scratch: Path) -> Path:
@@ -212,6 +226,8 @@ def aggregate(results: list[Result], policies: list[str]) -> list[dict]:
     rows = []
     for key in sorted(groups, key=lambda k: (k[0], size_order(k[0], k[1]), k[2])):
         row = {"problem": key[0], "size": key[1], "level": key[2], "policies": {}}
+        ceilings = {r.task: r.ceiling for found in groups[key].values() for r in found if r.ceiling is not None}
+        row["ceiling"] = fmean(ceilings.values()) if ceilings else None
         for policy in policies:
             found = groups[key].get(policy, [])
             values = [v for r in found for v in r.instance_rewards]
@@ -250,7 +266,7 @@ def verdict(stats: dict[str, dict]) -> str:
 
 def table(rows: list[dict], policies: list[str]) -> list[list[str]]:
     """The ladder as cells, header first: mean [interval] n= per policy, the gap to the best known, the verdict."""
-    header = ["problem", "size", "level", *policies, "gap bks", "verdict"]
+    header = ["problem", "size", "level", *policies, "gap bks", "ceiling", "verdict"]
     out = [header]
     for row in rows:
         cells = [row["problem"], row["size"], str(row["level"])]
@@ -263,6 +279,7 @@ def table(rows: list[dict], policies: list[str]) -> list[list[str]]:
             cells.append(f"{stat['mean']:+.2f} [{ci[0]:+.2f}, {ci[1]:+.2f}] n={stat['n']}")
         gaps = [(p, s["gap_bks"]) for p, s in row["policies"].items() if s.get("gap_bks") is not None]
         cells.append(" ".join(f"{p} {g:+.1%}" for p, g in gaps) or "-")
+        cells.append("-" if row.get("ceiling") is None else f"{row['ceiling']:.2f}")
         cells.append(row["verdict"])
         out.append(cells)
     return out
