@@ -15,7 +15,8 @@ import pytest
 from waiting import catches, wait_until
 
 from orharbor.datasets.build import build_dataset
-from orharbor.datasets.engine import BuildPlan, Progress, cpu_share
+from orharbor.datasets.engine import BuildPlan, NotThisBuild, Progress, cpu_share, finished_rows
+from orharbor.datasets.rows import write_rows
 
 ORHARBOR = Path(sys.executable).with_name("orharbor")
 #: 120 small job shops, each proved optimal in milliseconds; the limit is far above that, for a loaded machine.
@@ -177,10 +178,21 @@ def test_resume_is_idempotent_a_fresh_start_then_success_on_the_finished_build(t
     assert out.read_bytes() == built
 
 
-def test_min_gap_replaces_trivial_instances_with_the_next_seeds():
-    """RCPSP j10 rows where naive already matches the reference are replaced; the seeds passed over are kept."""
+def test_min_gap_replaces_trivial_instances_with_the_next_seeds(tmp_path):
+    """RCPSP j10 rows where naive already matches the reference are replaced; the seeds passed over are kept.
+
+    Such a build is finished for --resume: its rows name the seeds kept, not the planned ones.
+    """
     plain = build_dataset("rcpsp", ["j10"], 1, 12, reference_time_limit_s=5, workers=2)
     gapped = build_dataset("rcpsp", ["j10"], 1, 12, reference_time_limit_s=5, workers=2, min_gap=0.01)
+    write_rows(gapped, tmp_path / "rows.jsonl")
+    plan = BuildPlan("rcpsp", ("j10",), 1, 12, 5.0, min_gap=0.01)
+    assert finished_rows(plan, tmp_path / "rows.jsonl") == 12
+    moved = next(i for i, row in enumerate(gapped) if row.get("skipped_seeds"))
+    for tamper in ({"skipped_seeds": gapped[moved]["skipped_seeds"][1:]}, {"id": f"rcpsp-j10-l1-s{10**6}"}):
+        write_rows([dict(row, **tamper) if i == moved else row for i, row in enumerate(gapped)], tmp_path / "x.jsonl")
+        with pytest.raises(NotThisBuild, match=f"its row {moved + 1} differs in"):
+            finished_rows(plan, tmp_path / "x.jsonl")
     trivial = [r for r in plain if (r["baseline"] - r["reference"]) / r["baseline"] < 0.01]
     assert trivial, "the first 12 seeds hold no trivial instance: pick another start seed for this test"
     for row in gapped:

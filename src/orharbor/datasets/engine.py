@@ -119,8 +119,8 @@ def finished_rows(plan: BuildPlan, out: Path) -> int:
     count = 0
     try:
         for count, row in enumerate(iter_rows(out), 1):
-            want = planned[count - 1] if count <= len(planned) else None
-            differing = want and [f for f in PLANNED_FIELDS if row.get(f) != want.get(f)]
+            want = _as_kept(plan, count - 1, planned[count - 1], row) if count <= len(planned) else None
+            differing = want and [f for f in (*PLANNED_FIELDS, "skipped_seeds") if row.get(f) != want.get(f)]
             if want is None or differing or len(row.get("eval_seeds", ())) != len(want.get("eval_seeds", ())):
                 what = f"its row {count} differs in {', '.join(differing)}" if differing else \
                     f"its row {count} is not this build's"
@@ -135,6 +135,18 @@ def finished_rows(plan: BuildPlan, out: Path) -> int:
         raise NotThisBuild(f"nothing to resume, and {out} holds {count} rows where this build makes {len(planned)}; "
                            "--force builds it again")
     return count
+
+
+def _as_kept(plan: BuildPlan, r: int, planned: dict, row: dict) -> dict:
+    """The planned row as a finished build writes it: a level-1 row names the seed kept after those passed over."""
+    passed = row.get("skipped_seeds")
+    if plan.level != 1 or plan.published:  # a level-2 row's id names no seed; its eval_seeds are its own
+        return dict(planned, skipped_seeds=passed) if passed is not None else planned
+    if not isinstance(passed, list) or not 0 < len(passed) < MAX_ATTEMPTS:
+        return planned
+    seed = plan.seed(r, 0, len(passed))
+    return dict(planned, id=f"{plan.problem}-{planned['size']}-l1-s{seed}",
+                skipped_seeds=[plan.seed(r, 0, a) for a in range(len(passed))])
 
 
 def planned_rows(plan: BuildPlan) -> list[dict]:
