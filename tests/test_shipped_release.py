@@ -1,0 +1,77 @@
+"""The shipped build of orharbor-bench 1.0 (benchmarks/orharbor-bench-1/): this recipe's rows, sound references.
+
+What the release folder promises is checked from its data: it is the
+shipped recipe's build (the same check ``--resume`` makes, so a change to a
+generator or a plan that would silently give other instances fails here),
+every stored reference and naive answer scores what its row says under
+today's verifier, each kept instance clears ``min_gap``, and the references
+had their cores to themselves.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from orharbor import problem_modules
+from orharbor.benchmark.recipe import load_recipe
+from orharbor.benchmark.release import RELEASE_FILE, build_release, read_release
+from orharbor.datasets.engine import MAX_ATTEMPTS, STARVED_SHARE, relative_gap
+
+SHIPPED = Path(__file__).resolve().parents[1] / "benchmarks" / "orharbor-bench-1"
+
+
+@pytest.fixture(scope="module")
+def release():
+    return read_release(SHIPPED)
+
+
+def test_the_folder_is_the_shipped_recipe_built_whole(release, tmp_path):
+    recipe, rows = release
+    assert recipe.text == load_recipe("orharbor-bench-1").text
+    assert {name: len(r) for name, r in rows.items()} == {part.name: part.plan.num_rows for part in recipe.parts}
+    copy = tmp_path / "release"
+    shutil.copytree(SHIPPED, copy)
+
+    def no_solving():
+        raise AssertionError("a finished release must resume without solving anything")
+
+    said = []
+    build_release(recipe, copy, no_solving, resume=True, say=said.append)
+    assert said == [f"{copy} already holds every part of orharbor-bench@1.0: nothing to build"]
+
+
+def _solved(row: dict):
+    """(instance, reference, reference solution, naive, naive solution) of each instance of a row."""
+    module = problem_modules.get(row["problem"])
+    if row["level"] == 1:
+        instance = row["instance"] if "instance" in row else module.generate(row["instance_seed"], row["size"])
+        yield instance, row["reference"], row["reference_solution"], row["baseline"], row["baseline_solution"]
+        return
+    for i, seed in enumerate(row["eval_seeds"]):
+        yield (module.generate(seed, row["size"]), row["eval_references"][i], row["eval_reference_solutions"][i],
+               row["eval_baselines"][i], row["eval_baseline_solutions"][i])
+
+
+def test_every_stored_answer_scores_what_its_row_says_and_clears_min_gap(release):
+    recipe, rows = release
+    for part in recipe.parts:
+        module = problem_modules.get(part.plan.problem)
+        for row in rows[part.name]:
+            for instance, ref, ref_solution, naive, naive_solution in _solved(row):
+                assert module.evaluate(instance, ref_solution) == ref, row["id"]
+                assert module.evaluate(instance, naive_solution) == naive, row["id"]
+                assert ref <= naive, row["id"]
+                gave_up = len(row.get("skipped_seeds", [])) >= MAX_ATTEMPTS - 1
+                if not part.plan.published and not gave_up:
+                    gap = relative_gap({"baseline": naive, "reference": ref})
+                    assert part.plan.accepts(gap, ref == 0), (row["id"], gap)
+
+
+def test_the_references_had_their_cores_to_themselves(release):
+    provenance = json.loads((SHIPPED / RELEASE_FILE).read_text())
+    assert provenance["tag"] == "orharbor-bench@1.0"
+    assert provenance["reference_cpu_share"]["min"] >= STARVED_SHARE
