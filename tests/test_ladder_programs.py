@@ -284,3 +284,18 @@ def test_timetabling_rule_repairs_when_stuck(seed, tmp_path):
     assert repairs, "the rule never needed its repair here: pick a tighter instance"
     search = run("timetabling", "search", instance, tmp_path, budget_s)
     assert search <= run("timetabling", "rule", instance, tmp_path, budget_s)
+
+
+def test_rcpsp_rule_keeps_the_shortest_of_its_priority_rules(tmp_path):
+    """On orharbor-bench's first j30 level-2 instance, LFT alone is worse than naive; the multi-pass rule is not."""
+    rule = load("rcpsp", "rule", tmp_path)
+    rcpsp = problem_modules.get("rcpsp")
+    instance = rcpsp.generate(1003000, "j30")
+    naive = rcpsp.evaluate(instance, rcpsp.baseline(instance))
+    makespans = {}
+    for name, values in rule.priority_rules(instance).items():
+        starts, _ = rule.serial_sgs(instance["durations"], instance["demands"], instance["capacities"],
+                                    instance["successors"], [(v, i) for i, v in enumerate(values)])
+        makespans[name] = rcpsp.evaluate(instance, {"starts": starts})
+    assert list(makespans)[0] == "LFT" and makespans["LFT"] > naive
+    assert rcpsp.evaluate(instance, {"starts": rule.rule_schedule(instance)}) == min(makespans.values()) < naive

@@ -1,13 +1,19 @@
-"""RCPSP, constructive rule: serial schedule generation scheme with the latest-finish-time (LFT) priority.
+"""RCPSP, constructive rule: the serial schedule generation scheme, multi-pass over six classic priority rules.
 
 Serial SGS (Kelley 1963; Kolisch 1996, "Serial and parallel resource-constrained
 project scheduling methods revisited: theory and computation", European Journal
 of Operational Research 90): repeatedly take the eligible activity (all its
 predecessors scheduled) of highest priority and start it at the earliest time
 at which its predecessors have ended and its demand fits beside the activities
-already scheduled, over its whole duration. Priority: the smallest latest
-finish time of the critical path method without resources (LFT; ties to the
-lower activity number), one of the best single-pass rules in Kolisch's study.
+already scheduled, over its whole duration. Multi-pass (Boctor 1990; Kolisch and
+Hartmann 1999): one schedule per priority rule of the critical path method
+without resources, the shortest kept. The rules: latest finish time (LFT), latest
+start time (LST), minimum slack (MSLK), earliest start time (EST), most total
+successors (MTS) and greatest rank positional weight (GRPW); ties go to the
+lower activity number, and LFT's schedule wins ties between rules. A single
+pass of LFT, one of the best single rules in Kolisch's study, is still worse
+than a median random activity list on some j30 projects; the best of six is not
+worse than LFT on any.
 
 Usage: python3 -I rule.py INSTANCE.json SOLUTION.json
 """
@@ -93,16 +99,47 @@ def serial_sgs(durations, demands, capacities, successors, priority):
     return starts, order
 
 
-def lft_schedule(instance):
-    """Start times of the serial SGS with the LFT priority (ties to the lower activity number)."""
+def total_successors(successors):
+    """How many activities follow each one, directly or not."""
+    after = [set() for _ in successors]
+    for i in reversed(topological_order(successors)):
+        for j in successors[i]:
+            after[i] |= after[j]
+            after[i].add(j)
+    return [len(a) for a in after]
+
+
+def priority_rules(instance):
+    """The six priority rules, LFT first: name -> value per activity (smaller is scheduled first)."""
     durations, successors = instance["durations"], instance["successors"]
+    earliest = earliest_starts(durations, successors)
     latest = latest_finish_times(durations, successors)
-    starts, _ = serial_sgs(durations, instance["demands"], instance["capacities"], successors,
-                           [(latest[i], i) for i in range(len(latest))])
-    return starts
+    latest_start = [f - d for f, d in zip(latest, durations)]
+    follow = total_successors(successors)
+    return {
+        "LFT": latest,
+        "LST": latest_start,
+        "MSLK": [ls - es for ls, es in zip(latest_start, earliest)],
+        "EST": earliest,
+        "MTS": [-f for f in follow],
+        "GRPW": [-(durations[i] + sum(durations[j] for j in successors[i])) for i in range(len(durations))],
+    }
 
 
-def main(schedule=lft_schedule):
+def rule_schedule(instance):
+    """Start times of the shortest serial SGS schedule over the priority rules (the first rule's on ties)."""
+    durations = instance["durations"]
+    best, best_makespan = None, None
+    for values in priority_rules(instance).values():
+        starts, _ = serial_sgs(durations, instance["demands"], instance["capacities"], instance["successors"],
+                               [(values[i], i) for i in range(len(values))])
+        makespan = max((s + d for s, d in zip(starts, durations)), default=0)
+        if best_makespan is None or makespan < best_makespan:
+            best, best_makespan = starts, makespan
+    return best
+
+
+def main(schedule=rule_schedule):
     """Write the ``starts`` that ``schedule(instance)`` gives (the rule's by default) for the instance."""
     with open(sys.argv[1]) as f:
         instance = json.load(f)

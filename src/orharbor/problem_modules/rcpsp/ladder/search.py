@@ -1,7 +1,7 @@
 """RCPSP, local search: activity-list moves decoded by the serial SGS, each followed by forward-backward improvement.
 
-Start: the rule's schedule (the serial SGS with the latest-finish-time
-priority). A solution is an activity list, decoded by the serial SGS (each
+Start: the rule's schedule (the shortest serial SGS schedule over six priority
+rules). A solution is an activity list, decoded by the serial SGS (each
 activity in list order at its earliest precedence- and resource-feasible start).
 Every schedule is then improved by double justification, the forward-backward
 improvement of Valls, Ballestin and Quintanilla (2005, "Justification and RCPSP:
@@ -18,7 +18,7 @@ than the rule's.
 
 It runs after rule.py's code, as one program (orharbor.benchmark.ladder.program:
 rule.py without its entry point, then this file). From the rule it takes
-lft_schedule() for the start, serial_sgs() to decode activity lists and
+rule_schedule() for the start, serial_sgs() to decode activity lists and
 earliest_starts() for the bound, and main() to read the instance and write the
 answer.
 """
@@ -108,7 +108,7 @@ def searched_starts(instance):
     """Start times of the best schedule the search finds from the rule's before its deadline."""
     deadline = time.monotonic() + BUDGET_FRACTION * TIME_LIMIT_S
     project = Project(instance)
-    best, _ = local_search(project, lft_schedule(instance), deadline)
+    best, _ = local_search(project, rule_schedule(instance), deadline)
     return best
 
 
