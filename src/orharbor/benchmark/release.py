@@ -83,6 +83,7 @@ def build_release(recipe: Recipe | str | Path, out: str | Path, pool_factory: Ca
 def provenance(recipe: Recipe, out: Path) -> dict:
     """What the release was built with and how much it cost, from its rows."""
     from orharbor.datasets.build import cpu_model
+    from orharbor.datasets.engine import cpu_share
     from orharbor.datasets.rows import iter_rows
 
     cpu = wall = 0.0
@@ -97,8 +98,8 @@ def provenance(recipe: Recipe, out: Path) -> dict:
                 cpu += float(meta.get("cpu_time_s", 0.0))
                 wall += float(meta.get("wall_time_s", 0.0))
                 statuses[str(meta.get("status"))] = statuses.get(str(meta.get("status")), 0) + 1
-                if meta.get("status") != "OPTIMAL" and meta.get("cpu_time_s") is not None and meta.get("wall_time_s"):
-                    shares.append(float(meta["cpu_time_s"]) / float(meta["wall_time_s"]))
+                if (share := cpu_share(meta)) is not None:
+                    shares.append(share)
             skipped += len(row.get("skipped_seeds", []))
     return {
         "name": recipe.name, "version": recipe.version, "tag": recipe.tag,
