@@ -76,6 +76,8 @@ def build_release(recipe: Recipe | str | Path, out: str | Path, pool_factory: Ca
         say(f"built {len(todo)} parts in {time.monotonic() - start:.0f} s")
     else:
         say(f"{out} already holds every part of {recipe.tag}: nothing to build")
+        if (out / RELEASE_FILE).exists():
+            return recipe  # its provenance stays that of the machine and time that built it
     write_atomically(out / RELEASE_FILE, json.dumps(provenance(recipe, out), indent=1) + "\n")
     return recipe
 
