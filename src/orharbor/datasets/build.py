@@ -65,6 +65,11 @@ def _solve_generated(problem: str, size: str, seed: int, time_limit_s: float, wo
     return solve_instance(problem, module.generate(seed, size), time_limit_s, workers)
 
 
+def row_id(problem: str, size: str, level: int, seed: int) -> str:
+    """A generated row's id: its class, size, level and (first) instance seed."""
+    return f"{problem}-{size}-l{level}-s{seed}"
+
+
 def plan_rows(problem: str, sizes: list[str], level: int, num_rows: int, *, start_seed: int = 0,
               eval_instances: int = 4, solve_time_limit_s: float = 10.0,
               reference_time_limit_s: float = 60.0) -> list[dict]:
@@ -78,7 +83,7 @@ def plan_rows(problem: str, sizes: list[str], level: int, num_rows: int, *, star
     rows = []
     for i in range(num_rows):
         size, seed = sizes[i % len(sizes)], start_seed + i
-        row = {"id": f"{problem}-{size}-l{level}-s{seed}", "problem": problem, "size": size,
+        row = {"id": row_id(problem, size, level, seed), "problem": problem, "size": size,
                "level": level, "generator_version": module.GENERATOR_VERSION, "instance_seed": seed,
                "reference_time_limit_s": reference_time_limit_s}
         if level == 2:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from orharbor.datasets.build import EVAL_SEED_BASE, _solve_generated, attach_eval, plan_rows
+from orharbor.datasets.build import EVAL_SEED_BASE, _solve_generated, attach_eval, plan_rows, row_id
 from orharbor.datasets.published import _solve_published, published_rows
 from orharbor.datasets.pools import SolvePool
 from orharbor.datasets.rows import validate_row, write_rows
@@ -87,6 +87,10 @@ class BuildPlan:
     def slots(self) -> int:
         return self.num_rows * (1 if self.level == 1 else self.eval_instances)
 
+    def passed_over(self, row: int, slot: int, attempt: int) -> list[int]:
+        """The seeds a slot passed over before its ``attempt``-th candidate."""
+        return [self.seed(row, slot, a) for a in range(attempt)]
+
     def seed(self, row: int, slot: int, attempt: int) -> int:
         """The instance seed of a slot's ``attempt``-th candidate."""
         base = self.start_seed + row
@@ -144,9 +148,8 @@ def _as_kept(plan: BuildPlan, r: int, planned: dict, row: dict) -> dict:
         return dict(planned, skipped_seeds=passed) if passed is not None else planned
     if not isinstance(passed, list) or not 0 < len(passed) < MAX_ATTEMPTS:
         return planned
-    seed = plan.seed(r, 0, len(passed))
-    return dict(planned, id=f"{plan.problem}-{planned['size']}-l1-s{seed}",
-                skipped_seeds=[plan.seed(r, 0, a) for a in range(len(passed))])
+    return dict(planned, id=row_id(plan.problem, planned["size"], 1, plan.seed(r, 0, len(passed))),
+                skipped_seeds=plan.passed_over(r, 0, len(passed)))
 
 
 def planned_rows(plan: BuildPlan) -> list[dict]:
@@ -473,14 +476,14 @@ def _assembled(plan: BuildPlan, rows: list[dict], chosen: dict, journal: Journal
         attempts = [chosen[(r, s)] for s in range(per_row)]
         keys = [(r, s, a) for s, a in enumerate(attempts)]
         results = [journal.load(reader, key) for key in keys]
-        skipped = [plan.seed(r, s, a) for s, attempt in enumerate(attempts) for a in range(attempt)]
+        skipped = [seed for s, attempt in enumerate(attempts) for seed in plan.passed_over(r, s, attempt)]
         if plan.published:
             row.pop("source_name")
             row.update(results[0])
         elif plan.level == 1:
             seed = plan.seed(r, 0, attempts[0])
             row["instance_seed"] = seed
-            row["id"] = f"{plan.problem}-{row['size']}-l1-s{seed}"
+            row["id"] = row_id(plan.problem, row["size"], 1, seed)
             row.update(results[0])
         else:
             row["eval_seeds"] = [plan.seed(r, s, a) for s, a in enumerate(attempts)]
