@@ -19,6 +19,7 @@ from typing import Callable
 import tomli_w
 
 from orharbor.errors import UserError
+from orharbor.exporter.agent_requirements import agent_apt_packages
 from orharbor.exporter.agent_files import write_record
 from orharbor.exporter.bundle import write_bundle
 from orharbor.exporter.collect_hook import collect_hook
@@ -45,8 +46,9 @@ MODELLING_STACK = ("ortools", "pyomo", "highspy", "numpy", "scipy")
 SOLVER_PACKAGES = pinned(*SOLVER_STACK)
 ORTOOLS_PACKAGE = pinned("ortools")[0]
 MODELLING_PACKAGES = pinned(*MODELLING_STACK)
-#: Debian packages Harbor's installed agents check for (claude-code, codex, ...).
-AGENT_APT_PACKAGES = ("bash", "ca-certificates", "curl", "git", "nodejs", "npm", "procps", "ripgrep", "xz-utils")
+#: Debian packages Harbor's agents check for or install at setup (terminus-2, claude-code, codex, ...):
+#: see exporter/agent_requirements.py, which says where in Harbor each comes from.
+AGENT_APT_PACKAGES = agent_apt_packages()
 AGENT_USER = "agent"
 #: solve.py runs as this uid (Debian's ``nobody``) when scored outside a task container; inside
 #: one, every run gets a fresh uid of its own (verifiers/lockdown.py).

@@ -2,7 +2,8 @@
 
 No image is built: the sandbox mirrors the base image from host files. What the
 Dockerfile would download (``apt-get``, ``pip install``, ``python3 -m venv``) is
-replaced by venvs assembled from the packages installed here; ``useradd`` adds
+replaced by venvs assembled from the packages installed here, and by the host's
+files of the Debian packages ``apt-get install`` names (see :mod:`.debian`); ``useradd`` adds
 a user to the sandbox's own ``/etc/passwd``; ``COPY``, ``WORKDIR``, ``ENV``,
 ``USER`` and every other ``RUN`` command are carried out as Docker would.
 """
@@ -20,6 +21,7 @@ BASE_ENV = {"PATH": "/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bi
 _PROVISIONING = re.compile(r"^(apt-get|apt|pip3?|python3? -m pip)\b|^\S*/bin/pip3? |^rm -rf /var/lib/apt/lists")
 _VENV = re.compile(r"^python3? -m venv (\S+)$")
 _PIP = re.compile(r"^(?:(\S*)/bin/)?pip3? install (.*)$")
+_APT_INSTALL = re.compile(r"^apt(?:-get)? install (.*)$")
 
 
 class DockerfileError(ValueError):
@@ -55,6 +57,8 @@ class ImagePlan:
     venvs: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: packages ``pip install``-ed into the image's own python (``/usr/local``)
     local_packages: tuple[str, ...] = ()
+    #: Debian packages ``apt-get install``-ed (the sandbox shows their programs, and the base image's)
+    apt_packages: tuple[str, ...] = ()
 
 
 def read_dockerfile(path: Path) -> ImagePlan:
@@ -91,7 +95,9 @@ def read_dockerfile(path: Path) -> ImagePlan:
 def _plan_run(plan: ImagePlan, argument: str) -> None:
     """Split ``RUN a && b && c``: provisioning is mirrored, users are added, the rest runs."""
     for command in (c.strip() for c in argument.split("&&")):
-        if match := _VENV.match(command):
+        if match := _APT_INSTALL.match(command):
+            plan.apt_packages += tuple(p for p in shlex.split(match.group(1)) if not p.startswith("-"))
+        elif match := _VENV.match(command):
             plan.venvs.setdefault(match.group(1), ())
         elif match := _PIP.match(command):
             packages = tuple(_package_name(p) for p in shlex.split(match.group(2)) if not p.startswith("-"))
