@@ -251,7 +251,15 @@ def _base_image(ctx: click.Context, param: click.Parameter, value: str | None) -
 @click.option("--specs", "specs_dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="A folder of modelling specs (*.yaml); each becomes a task.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True)
-@click.option("--verifier-mode", type=click.Choice(["separate", "shared"]), default="separate", show_default=True)
+@click.option("--verifier-mode", type=click.Choice(["separate", "shared"]), default=None,
+              help="[default: separate; shared with --for tinker]")
+@click.option("--for", "consumer", type=click.Choice(["harbor", "tinker", "prime", "skyrl", "openenv", "trl"]),
+              default="harbor", show_default=True,
+              help="The trainer that reads the tasks: changes only what its loader needs (tinker: shared mode and "
+                   "a flat tests/; prime: a collect hook without user, and --image-prefix).")
+@click.option("--image-prefix", metavar="REGISTRY/NAME", default=None,
+              help="Write [environment] docker_image REGISTRY/NAME:TASK (and REGISTRY/NAME-verifier:TASK for a "
+                   "separate verifier) into task.toml; build and push them with `orharbor images`.")
 @click.option("--allow-ortools", is_flag=True, help="Let the agent and solve.py use OR-Tools (algorithm tasks).")
 @click.option("--agent-network", type=click.Choice(["public", "allowlist"]), default="public", show_default=True)
 @click.option("--allowed-hosts", multiple=True, help="Hosts the agent may reach with --agent-network allowlist.")
@@ -283,7 +291,7 @@ def _base_image(ctx: click.Context, param: click.Parameter, value: str | None) -
 @click.pass_context
 def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agent_network, allowed_hosts,
                agent_timeout, problems, hints, prompt, base_image, provider, verifier_network, release, smoke,
-               force) -> None:
+               force, consumer, image_prefix) -> None:
     """Export dataset rows and modelling specs as Harbor task directories.
 
     With neither --dataset nor --specs, exports everything shipped in the package:
@@ -298,6 +306,7 @@ def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agen
     from orharbor import providers
     from orharbor.exporter import ExportOptions
     from orharbor.exporter.dataset_index import DATASET_NAME, package_version
+    from orharbor.exporter.profiles import default_mode
 
     from click.core import ParameterSource
 
@@ -305,7 +314,8 @@ def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agen
         raise click.UsageError("--smoke picks the smoke subset of a --release")
     if release and (datasets or specs_dir):
         raise click.UsageError("--release exports a built benchmark; drop --dataset and --specs")
-    settings = {"verifier_mode": verifier_mode, "agent_network": agent_network, "allow_ortools": allow_ortools}
+    settings = {"verifier_mode": verifier_mode or default_mode(consumer), "agent_network": agent_network,
+                "allow_ortools": allow_ortools}
     if release:  # the recipe's export settings (ExportOptions fields), unless a flag here says otherwise
         release_plan = api.plan_release_export(release, out, smoke=smoke, problems=problems, force=force)
         settings.update((name, value) for name, value in release_plan.recipe.export.items()
@@ -314,7 +324,8 @@ def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agen
         raise click.UsageError("--allowed-hosts needs --agent-network allowlist (without it the agent's network "
                                "is public and no allowlist is written)")
     options = ExportOptions(allowed_hosts=tuple(allowed_hosts), agent_timeout_s=agent_timeout, base_image=base_image,
-                            verifier_network=verifier_network, **settings)
+                            verifier_network=verifier_network, consumer=consumer, image_prefix=image_prefix,
+                            **settings)
     if verifier_network != "no-network" and options.verifier_mode == "separate":
         click.echo("warning: --verifier-network public: the separate verifier runs with the network on; "
                    "for testing on engines without no-network support only, not a benchmark export", err=True)

@@ -117,8 +117,12 @@ def regular_deliverable(path: str) -> str:
     return "; ".join(steps)
 
 
-def collect_command(mode: str, artifacts: list[str]) -> str:
-    """The hook's shell for a task in verifier ``mode`` ("separate" or "shared") declaring ``artifacts``."""
+def collect_command(mode: str, artifacts: list[str], require_root: bool = False) -> str:
+    """The hook's shell for a task in verifier ``mode`` ("separate" or "shared") declaring ``artifacts``.
+
+    ``require_root``: the hook ends with a check that it ran as root (exit 1 otherwise), for a consumer
+    that runs hooks as its default user and fails the rollout on a failed hook (``--for prime``).
+    """
     if mode not in ("separate", "shared"):
         raise ValueError(f"verifier mode must be 'separate' or 'shared', got {mode!r}")
     parts = [KILL_NON_ROOT]
@@ -126,9 +130,15 @@ def collect_command(mode: str, artifacts: list[str]) -> str:
         parts.append(_verifier_and_tests())
     parts.append(bounded_artifacts())
     parts += [regular_deliverable(path) for path in artifacts]
-    return "; ".join(parts) + "; true"
+    return "; ".join(parts) + ('; [ "$(id -u)" = 0 ]' if require_root else "; true")
 
 
-def collect_hook(mode: str, artifacts: list[str]) -> dict:
-    """task.toml's ``[[verifier.collect]]`` entry: :func:`collect_command`, run as root."""
+def collect_hook(mode: str, artifacts: list[str], user: bool = True) -> dict:
+    """task.toml's ``[[verifier.collect]]`` entry: :func:`collect_command`, run as root.
+
+    Without ``user`` the entry names no user (the runtime's default, root in orharbor's
+    images) and the command itself fails unless it ran as root.
+    """
+    if not user:
+        return {"command": collect_command(mode, artifacts, require_root=True), "timeout_sec": HOOK_TIMEOUT_S}
     return {"command": collect_command(mode, artifacts), "user": "root", "timeout_sec": HOOK_TIMEOUT_S}

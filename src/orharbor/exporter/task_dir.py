@@ -22,6 +22,7 @@ from orharbor.errors import UserError
 from orharbor.exporter.agent_requirements import agent_apt_packages
 from orharbor.exporter.agent_files import write_record
 from orharbor.exporter.bundle import write_bundle
+from orharbor.exporter import profiles
 from orharbor.exporter.collect_hook import collect_hook
 from orharbor.files import replace_dir, staging_dir
 from orharbor.interrupts import deferred
@@ -78,6 +79,10 @@ class ExportOptions:
     #: Network of a separate verifier. "public" is for testing on an engine that cannot take a
     #: container offline (Docker or Podman without Harbor's egress sidecar), never for a benchmark.
     verifier_network: str = "no-network"
+    #: Who reads the export (``--for``): :data:`orharbor.exporter.profiles.PROFILES`.
+    consumer: str = "harbor"
+    #: Image repository the task images are named in (``--image-prefix``): task.toml gets docker_image.
+    image_prefix: str | None = None
 
     def __post_init__(self) -> None:
         if self.verifier_network not in ("no-network", "public"):
@@ -93,6 +98,10 @@ class ExportOptions:
             raise ExportOptionError("--allowed-hosts needs --agent-network allowlist (without it the agent's "
                                     "network is public and no allowlist is written)")
         check_base_image(self.base_image)
+        try:
+            profiles.check(self.consumer, self.verifier_mode, self.image_prefix)
+        except profiles.ProfileError as exc:
+            raise ExportOptionError(str(exc)) from None
 
     def agent_timeout(self, level: int) -> float:
         return self.agent_timeout_s or (1800.0 if level == 1 else 3600.0)
@@ -167,11 +176,12 @@ def task_toml(task_id: str, description: str, metadata: dict, options: ExportOpt
     verifier: dict = {"timeout_sec": verifier_timeout, "environment_mode": options.verifier_mode}
     if options.verifier_mode == "separate":
         verifier["environment"] = {**resources, "network_mode": options.verifier_network}
-    verifier["collect"] = [collect_hook(options.verifier_mode, artifacts)]
+    verifier["collect"] = [collect_hook(options.verifier_mode, artifacts,
+                                        user=profiles.PROFILES[options.consumer].hook_user)]
     agent: dict = {"timeout_sec": agent_timeout, "user": AGENT_USER}
     if options.agent_network == "allowlist":
         agent.update(network_mode="allowlist", allowed_hosts=list(options.allowed_hosts))
-    return {
+    config = {
         "schema_version": "1.4",
         "task": {"name": f"orharbor/{task_id}", "description": description, "keywords": metadata["tags"]},
         "metadata": {**metadata, "verifier_mode": options.verifier_mode},
@@ -180,6 +190,9 @@ def task_toml(task_id: str, description: str, metadata: dict, options: ExportOpt
         "environment": {**resources, "network_mode": "public"},
         "artifacts": artifacts,
     }
+    if options.consumer != "harbor":
+        config["metadata"]["consumer"] = options.consumer
+    return profiles.apply_images(config, task_id, options.image_prefix)
 
 
 def network_text(options: ExportOptions) -> str:
@@ -233,6 +246,8 @@ def seal(tests: Path) -> None:
     the moment between the upload and test.sh's own ``chmod``.
     """
     write_record(tests.parent)
+    if profiles.PROFILES[profiles.consumer_of(tests.parent)].flat_tests:
+        profiles.flatten(tests)
     write_manifest(tests)
     for path in (tests, *tests.rglob("*")):
         path.chmod(0o700 if path.is_dir() or path.name == "test.sh" else 0o600)

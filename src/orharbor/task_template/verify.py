@@ -26,6 +26,8 @@ import json  # noqa: E402
 import stat  # noqa: E402
 
 MANIFEST = "manifest.json"
+#: In a flat tests folder (``--for tinker``): which path of the tree each top-level file stands for.
+LAYOUT = "layout.json"
 #: Exit status when the folder differs from its manifest (test.sh: the failure reward, "tampered").
 TAMPERED = 3
 MAX_MANIFEST_BYTES = 16 << 20
@@ -188,6 +190,34 @@ def _shown(path: str) -> str:
     return path if path.isprintable() else ascii(path)[1:-1]
 
 
+def unflatten(folder: str):
+    """A flat tests folder (``orharbor export --for tinker``) rebuilt as its tree in a new private folder.
+
+    ``layout.json`` maps each top-level name to the path it stands for; the other
+    files keep their names. None when ``folder`` is not flat. Called after the
+    manifest check, so every file copied is one the export wrote.
+    """
+    path = os.path.join(folder, LAYOUT)
+    if not os.path.lexists(path):
+        return None
+    import shutil
+    import tempfile
+
+    with open(path, encoding="utf-8") as handle:
+        layout = json.load(handle)
+    root = tempfile.mkdtemp(prefix="orharbor-tests.")  # 0700, a name no one else can take
+    for name in sorted(os.listdir(folder)):
+        if name == LAYOUT:
+            continue
+        relative = layout.get(name, name)
+        parts = relative.split("/")
+        if relative.startswith("/") or any(part in ("", ".", "..") for part in parts):
+            raise ValueError(f"{LAYOUT} names {relative!r}, which is not a path inside the tests folder")
+        os.makedirs(os.path.join(root, *parts[:-1]), mode=0o700, exist_ok=True)
+        shutil.copyfile(os.path.join(folder, name), os.path.join(root, *parts))
+    return root
+
+
 def run() -> int:
     here = os.path.dirname(os.path.abspath(__file__))
     if "--in-container" in sys.argv[1:]:
@@ -195,10 +225,19 @@ def run() -> int:
         if found:
             print("verifier environment tampered: " + "; ".join(found), flush=True)
             return TAMPERED
-    sys.path.insert(0, here)
+    tree = unflatten(here)
+    if tree is not None:
+        sys.argv[1:1] = ["--tests-dir", tree]
+    sys.path.insert(0, tree or here)
     from orharbor.verifiers.main import main
 
-    return main()
+    try:
+        return main()
+    finally:
+        if tree is not None:
+            import shutil
+
+            shutil.rmtree(tree, ignore_errors=True)
 
 
 if __name__ == "__main__":
