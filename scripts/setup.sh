@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Set up a fresh machine for orharbor: bubblewrap and slirp4netns (for `orharbor check`) and a
-# Python >= 3.12 virtual environment in .venv with orharbor and its test extra.
+# Set up a fresh machine for orharbor: bubblewrap and slirp4netns (for `orharbor check`), a
+# Python >= 3.12 virtual environment in .venv with orharbor and its test extra, and the Debian
+# packages the task images install (the sandbox shows them from this machine's files).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,4 +35,14 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".[test]"
+
+# The bubblewrap environment shows a task image's programs from this machine's files of the Debian
+# packages the image installs (tmux, ripgrep, ...): install those this machine lacks.
+image_missing=$(.venv/bin/python -c 'from orharbor.harbor_env.debian import main; main()')
+if [ -n "$image_missing" ]; then
+  echo "setup: installing the task images' packages: $image_missing" >&2
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends $image_missing >/dev/null
+fi
 echo "setup: ready (.venv/bin/orharbor)" >&2

@@ -19,7 +19,8 @@ with the Docker default it mirrors and the number it enforces:
 - :mod:`.transfer`: uploads and downloads (``docker cp``), done by the host
   through a descriptor of the sandbox's root, no symlink followed, within
   depth, count and size limits;
-- :mod:`.image`: the Dockerfile, carried out without building an image.
+- :mod:`.image`: the Dockerfile, carried out without building an image;
+- :mod:`.debian`: the programs the image has (its Debian packages' files), no other host program.
 
 What it copies from Harbor's Docker environment, because the verifier and the
 attacks depend on it: one sandbox lives for the whole phase, its PID 1 is
@@ -49,7 +50,7 @@ from harbor.environments.base import BaseEnvironment, ExecResult
 from harbor.environments.capabilities import EnvironmentCapabilities
 
 from orharbor.check.sandbox import installed_paths, require_bwrap
-from orharbor.harbor_env import launch, rootfs, transfer, users
+from orharbor.harbor_env import debian, launch, rootfs, transfer, users
 from orharbor.harbor_env.seccomp import compile_bpf
 from orharbor.harbor_env.enter import ENTER_FAILED, NAMESPACES, Target, enter_argv, host_python
 from orharbor.harbor_env.image import Copy, ImagePlan, read_dockerfile
@@ -110,6 +111,7 @@ class BubblewrapEnvironment(BaseEnvironment):
     async def start(self, force_build: bool) -> None:
         """Start the sandbox (keepalive as PID 1), then carry out the Dockerfile's steps."""
         bwrap = require_bwrap()
+        debian.programs(self._plan.apt_packages)  # the image's programs (MissingPackages when the host lacks some)
         self._scratch = Path(tempfile.mkdtemp(prefix="orh-bwrap-"))
         self._accounts = users.accounts(self._plan.users)
         self._seccomp = compile_bpf()
@@ -251,7 +253,8 @@ class BubblewrapEnvironment(BaseEnvironment):
 
     def _mounts_args(self, etc: dict[str, int], config: Path) -> list[str]:
         python = rootfs.host_python()
-        args = [*rootfs.base_args(), *rootfs.etc_args(etc), *rootfs.scratch_args(),
+        args = [*rootfs.base_args(), *debian.program_args(self._plan.apt_packages), *rootfs.etc_args(etc),
+                *rootfs.scratch_args(),
                 *rootfs.python_args(python, _packages(self._plan.local_packages))]
         for path, packages in self._plan.venvs.items():
             args += rootfs.venv_args(path, _packages(packages), config)
