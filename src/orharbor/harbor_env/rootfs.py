@@ -9,7 +9,9 @@ The task images are ``python:3.12-slim`` (Debian with Python under
 is assembled from host files, read-only where the image's are root's alone:
 
 - ``/usr`` is the host's, read-only: it stands for the image's Debian base
-  (``/bin``, ``/lib``... are the usual symlinks into it);
+  (``/bin``, ``/lib``... are the usual symlinks into it), except that its
+  program folders show only the programs of the image's Debian packages
+  (:mod:`.debian`);
 - ``/etc`` is a fresh folder holding only what a Debian base image has
   (:data:`ETC_FROM_HOST`, read-only) and files written for the sandbox:
   passwd, group, shadow, hostname, hosts, resolv.conf. The host's other
