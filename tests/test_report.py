@@ -117,7 +117,8 @@ def test_every_algorithm_column_matches_the_hand_computation(mixed_job):
         "errors": {"AgentTimeoutError": 1, "ApiRateLimitError": 1, "SandboxBuildFailedError": 1},
         "timeouts": 1, "solver_timeouts": 0,
         "gap_reference": (-0.1 + 0.0 + 0.5 + 1.0) / 4, "gap_bound": (10 / 90 + 20 / 100 + 70 / 150 + 120 / 200) / 4,
-        "gap_bks": (-5 / 95 + 5 / 95 + 55 / 95 + 105 / 95) / 4, "instance_std": None, "instance_min": None, "instance_max": None})
+        "gap_bks": (-5 / 95 + 5 / 95 + 55 / 95 + 105 / 95) / 4, "instance_std": None, "instance_min": None, "instance_max": None,
+        "best_of_k": {}})  # one scored trial per task: no best of k
 
     level2 = rows[("codex", "rcpsp", 2)]
     per_instance = [1.0, 0.5, -1.0, 1.0, 1.0, 1.0]
@@ -127,7 +128,8 @@ def test_every_algorithm_column_matches_the_hand_computation(mixed_job):
         "feasible_rate": 0.5, "beat_reference_rate": 0.0, "at_or_below_naive_rate": 0.0, "errors": {},
         "timeouts": 0, "solver_timeouts": 1,
         "gap_reference": ((0.0 + 0.5) / 2 + 0.0) / 2, "gap_bound": ((1 / 10 + 6 / 15) / 2 + 1 / 10) / 2,
-        "gap_bks": None, "instance_std": pstdev(per_instance), "instance_min": -1.0, "instance_max": 1.0})
+        "gap_bks": None, "instance_std": pstdev(per_instance), "instance_min": -1.0, "instance_max": 1.0,
+        "best_of_k": {}})
 
     claude = rows[("claude-code", "jobshop", 1)]
     assert (claude["model"], claude["trials"], claude["mean_reward"], claude["ci_low"], claude["ci_high"]) == \

@@ -33,7 +33,8 @@ def test_exported_task_json_round_trips_through_the_typed_classes(exported, expo
         assert contract.dump(loaded) == data, task.name
         toml = tomllib.loads((task / "task.toml").read_text())
         assert loaded.task_id == task.name
-        assert toml["metadata"] == {**loaded.metadata, "verifier_mode": toml["verifier"]["environment_mode"]}
+        assert toml["metadata"] == {**loaded.metadata, "verifier_mode": toml["verifier"]["environment_mode"],
+                                    "reward_scale": loaded.reward_scale}
         if loaded.kind.deliverable is not None:
             assert loaded.deliverables == (loaded.kind.deliverable,)
         seen.add(loaded.KIND)

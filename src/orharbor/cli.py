@@ -281,6 +281,10 @@ def _base_image(ctx: click.Context, param: click.Parameter, value: str | None) -
               help="Separate mode: the verifier container's network. 'public' is for TESTING ONLY, on an engine "
                    "that cannot take a container offline (Docker or Podman without Harbor's egress sidecar, e.g. "
                    "scripts/e2e-podman.sh); never publish such an export as a benchmark.")
+@click.option("--reward-scale", type=click.Choice(["orharbor", "unit"]), default="orharbor", show_default=True,
+              help="The scale reward.json is written on: orharbor (failure -1, naive 0, reference 1) or unit, what "
+                   "RL trainers assume (failure 0, naive 0.5, reference 1; modelling 1 correct, 0 not). Above the "
+                   "reference stays above 1 on both.")
 @click.option("--release", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="A benchmark release folder (build-dataset --recipe): its tasks, with the recipe's budgets, "
                    "resources and network policy (flags given here override them), registered as NAME@VERSION.")
@@ -290,8 +294,8 @@ def _base_image(ctx: click.Context, param: click.Parameter, value: str | None) -
               help="Replace task folders of the same id already in --out (without it they are refused).")
 @click.pass_context
 def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agent_network, allowed_hosts,
-               agent_timeout, problems, hints, prompt, base_image, provider, verifier_network, release, smoke,
-               force, consumer, image_prefix) -> None:
+               agent_timeout, problems, hints, prompt, base_image, provider, verifier_network, reward_scale, release,
+               smoke, force, consumer, image_prefix) -> None:
     """Export dataset rows and modelling specs as Harbor task directories.
 
     With neither --dataset nor --specs, exports everything shipped in the package:
@@ -325,7 +329,7 @@ def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agen
                                "is public and no allowlist is written)")
     options = ExportOptions(allowed_hosts=tuple(allowed_hosts), agent_timeout_s=agent_timeout, base_image=base_image,
                             verifier_network=verifier_network, consumer=consumer, image_prefix=image_prefix,
-                            **settings)
+                            reward_scale=reward_scale, **settings)
     if verifier_network != "no-network" and options.verifier_mode == "separate":
         click.echo("warning: --verifier-network public: the separate verifier runs with the network on; "
                    "for testing on engines without no-network support only, not a benchmark export", err=True)
@@ -378,7 +382,9 @@ def check_cmd(tasks: Path, workers: int, attacks: bool, jobs_dir: Path | None, e
     """Prove every task under TASKS solvable through Harbor's trial code.
 
     Oracle 1.0, naive 0.0, nothing the failure reward (-1.0; 0.0 for modelling
-    tasks); with --attacks, no attack above what its answer is worth.
+    tasks); with --attacks, no attack above what its answer is worth. A task
+    exported with --reward-scale unit: oracle 1.0, naive 0.5 (modelling 0.0),
+    nothing 0.0.
     """
     from orharbor import check
     from orharbor.files import require_parent

@@ -8,7 +8,9 @@ Docker daemon answers, else :class:`orharbor.harbor_env.BubblewrapEnvironment`
 verifier mode its task.toml asks for. A task whose ``environment/`` differs
 from what its ``tests/`` grades with (:mod:`orharbor.exporter.agent_files`)
 fails at once, without trials. Each policy must earn what the task
-contract says (``task.kind.policies``):
+contract says (``task.policies``), here on orharbor's reward scale (on the
+``unit`` scale of ``export --reward-scale unit``: oracle 1.0, naive 0.5 in
+algorithm tasks, nothing and every attack 0.0):
 
 - Harbor's ``oracle`` agent (``solution/solve.sh``) must score 1.0;
 - :class:`orharbor.check.agents.NaiveAgent` (``solution/naive/``) must score 0.0;

@@ -3,7 +3,7 @@
 Each trial is Harbor's own ``Trial.create(...).run()`` on the chosen Harbor
 environment (:mod:`orharbor.check.environment`: ``--env``, else docker when a
 daemon answers, else the bubblewrap environment); what a policy must earn comes from the task contract
-(``task.kind.policies``, and each attack's own expectation).
+(``task.policies``, and each attack's own expectation), on the task's reward scale.
 """
 
 from __future__ import annotations
@@ -170,13 +170,13 @@ def task_trials(task_dir: Path, task: contract.Task, attacks: bool) -> list[_Tri
     agents = {"oracle": {"name": "oracle"},
               "naive": {"import_path": NAIVE_AGENT, "kwargs": {"task_dir": str(task_dir.resolve())}},
               "nothing": {"name": "nop"}}
-    trials = [_Trial(task_dir, name, reward, False, agents[name]) for name, reward in task.kind.policies.items()]
+    trials = [_Trial(task_dir, name, reward, False, agents[name]) for name, reward in task.policies.items()]
     if attacks:
         from orharbor.check.agents import policy_to_kwargs
         from orharbor.check.attacks import attack_policies
 
-        for policy in attack_policies(task_dir, task):
-            trials.append(_Trial(task_dir, policy.name, policy.expected, True,
+        for policy in attack_policies(task_dir, task):  # attacks state orharbor-scale rewards
+            trials.append(_Trial(task_dir, policy.name, task.scaled(policy.expected), True,
                                  {"import_path": POLICY_AGENT, "kwargs": {"policy": policy_to_kwargs(policy)}}))
     return trials
 

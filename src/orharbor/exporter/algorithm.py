@@ -25,6 +25,7 @@ files beside the tasks by :mod:`orharbor.exporter.dataset_index`.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -38,6 +39,7 @@ from orharbor.exporter.task_dir import (AGENT_APT_PACKAGES, AGENT_USER, ORTOOLS_
 from orharbor.files import refuse_existing
 from orharbor.jsonio import canonical, digest
 from orharbor.verifiers import contract
+from orharbor.verifiers.reward_scale import to_scale
 from orharbor.verifiers.solver_run import Limits
 
 #: The deliverable of each level, from the task contract.
@@ -86,7 +88,8 @@ def _write_row_task(module, row: dict, task: Path, options: ExportOptions) -> Pa
     fresh_task(task)
     config = task_config(module, row, options)
     write = _write_level1 if row["level"] == 1 else _write_level2
-    write_tests(task / "tests", write(module, row, task, options, config["metadata"]), row["problem"])
+    written = replace(write(module, row, task, options, config["metadata"]), reward_scale=options.reward_scale)
+    write_tests(task / "tests", written, row["problem"])
     if options.verifier_mode == "separate":
         (task / "tests" / "Dockerfile").write_text(render("verifier.Dockerfile", {
             "task_id": row["id"], "base_image": options.base_image, "solver_venv": SOLVER_VENV,
@@ -226,6 +229,9 @@ def instruction(module, row: dict, options: ExportOptions) -> str:
     level = row["level"]
     example = module.generate(0, module.SIZES[0])
     packages = "numpy and scipy" + (" and ortools" if options.allow_ortools else "")
+    formula, meaning = SCORING_TEXT[options.reward_scale]
+    kind = contract.KINDS[f"level{level}"]
+    fail = f"{to_scale(kind.fail_reward, options.reward_scale, kind.fail_reward):.1f}"
     if level == 1:
         task_section = (
             "Read the instance in `/app/instance.json` and write your best solution to "
@@ -233,7 +239,7 @@ def instruction(module, row: dict, options: ExportOptions) -> str:
             "when you finish or when your time is up; it must be a single JSON value of at most "
             "32 MiB. Write a valid solution early and overwrite it as you improve it.")
         level_scoring = ""
-        fail_text = "An infeasible solution, or a missing or malformed `/app/solution.json`, scores -1.0."
+        fail_text = f"An infeasible solution, or a missing or malformed `/app/solution.json`, scores {fail}."
     else:
         limit = row["solve_time_limit_s"]
         task_section = (
@@ -250,14 +256,14 @@ def instruction(module, row: dict, options: ExportOptions) -> str:
             f"{Limits.disk_mb} MB in {Limits.max_files:,} files in all; "
             f"nothing else you install is visible to it and no other file of yours is copied, so "
             f"`solve.py` must be a single self-contained file. Stop well inside the time limit: a run "
-            f"that overruns it scores -1.0 for that instance."
+            f"that overruns it scores {fail} for that instance."
             + (" Before the hidden instances it is also run once, the same way, on "
                "`/app/examples/example_0.json`; that run does not count toward your reward."
                if _example_seeds(row, options) else ""))
         level_scoring = "Your reward is the mean of the per-instance rewards."
         fail_text = ("On an instance, a run that crashes, overruns its time limit, or writes an infeasible, "
-                     "missing or malformed solution scores -1.0; without `/app/solve.py` every instance "
-                     "scores -1.0.")
+                     f"missing or malformed solution scores {fail}; without `/app/solve.py` every instance "
+                     f"scores {fail}.")
     ortools_note = ("" if options.allow_ortools else
                     " OR-Tools is not available and may not be used.")
     return render("instruction.md", {
@@ -274,10 +280,23 @@ def instruction(module, row: dict, options: ExportOptions) -> str:
         "objective": module.OBJECTIVE,
         "reference_time_limit": f"{_reference_time_limit(row):g}",
         "reference": module.REFERENCE,
+        "reward_formula": formula,
+        "reward_meaning": meaning,
         "level_scoring": level_scoring,
         "fail_text": fail_text,
         "baseline": module.BASELINE.strip(),
     })
+
+
+#: The scoring paragraph of an algorithm task's instruction on each reward scale: (formula, what it means).
+SCORING_TEXT = {
+    "orharbor": ("(naive - objective) / (naive - reference)",
+                 "1.0 matches the reference, above 1.0 beats it, 0.0 is no better than naive, and the\n"
+                 "reward is clipped below at -1.0."),
+    "unit": ("(1 + (naive - objective) / (naive - reference)) / 2",
+             "1.0 matches the reference, above 1.0 beats it, 0.5 is no better than naive, and the\n"
+             "reward is clipped below at 0.0."),
+}
 
 
 def demote_headings(markdown: str) -> str:

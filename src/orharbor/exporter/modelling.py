@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 from orharbor.exporter.task_dir import (AGENT_APT_PACKAGES, AGENT_USER, MODELLING_PACKAGES, SOLVER_UID,
@@ -216,7 +217,7 @@ def _write_common(task: Path, contract_task: contract.Task, *, title: str, state
     their grading reads files only).
     """
     task_id, metadata = contract_task.task_id, contract_task.metadata
-    write_tests(task / "tests", contract_task)
+    write_tests(task / "tests", replace(contract_task, reward_scale=options.reward_scale))
     if options.verifier_mode == "separate":
         install = (f"# The modelling stack the agent's model.py runs under, pinned as in the agent image.\n"
                    f"RUN pip install --no-cache-dir {' '.join(verifier_packages)}" if verifier_packages else "")

@@ -27,6 +27,7 @@ from orharbor.exporter.collect_hook import collect_hook
 from orharbor.files import replace_dir, staging_dir
 from orharbor.interrupts import deferred
 from orharbor.verifiers import contract
+from orharbor.verifiers import reward_scale as reward_scales
 
 #: Pinned base image (python 3.12 slim on Debian bookworm, by digest).
 BASE_IMAGE = "python:3.12-slim-bookworm@sha256:782412e85d0f0984994c290652577d4018aff08145c85b262bb63dc0c7522254"
@@ -83,8 +84,15 @@ class ExportOptions:
     consumer: str = "harbor"
     #: Image repository the task images are named in (``--image-prefix``): task.toml gets docker_image.
     image_prefix: str | None = None
+    #: The scale reward.json is written on: "orharbor" (failure -1, naive 0, reference 1) or "unit"
+    #: (failure 0, naive 0.5, reference 1; what RL trainers assume): :mod:`orharbor.verifiers.reward_scale`.
+    reward_scale: str = reward_scales.DEFAULT
 
     def __post_init__(self) -> None:
+        try:
+            reward_scales.check_scale(self.reward_scale)
+        except reward_scales.UnknownScale as exc:
+            raise ExportOptionError(str(exc)) from None
         if self.verifier_network not in ("no-network", "public"):
             raise ExportOptionError(f"verifier network must be 'no-network' or 'public', got {self.verifier_network!r}")
         if self.verifier_mode not in ("separate", "shared"):
@@ -150,7 +158,7 @@ def write_tests(tests: Path, task: contract.Task, problem: str | None = None) ->
     write_json(tests / contract.TASK_FILE, contract.dump(task))
     write_bundle(problem, tests)
     copy_template("verify.py", tests / "verify.py")
-    write_test_sh(tests, task.kind)
+    write_test_sh(tests, task.kind, task.reward_scale)
 
 
 def write_task_toml(task: Path, config: dict) -> None:
@@ -184,7 +192,7 @@ def task_toml(task_id: str, description: str, metadata: dict, options: ExportOpt
     config = {
         "schema_version": "1.4",
         "task": {"name": f"orharbor/{task_id}", "description": description, "keywords": metadata["tags"]},
-        "metadata": {**metadata, "verifier_mode": options.verifier_mode},
+        "metadata": {**metadata, "verifier_mode": options.verifier_mode, "reward_scale": options.reward_scale},
         "verifier": verifier,
         "agent": agent,
         "environment": {**resources, "network_mode": "public"},
@@ -253,14 +261,16 @@ def seal(tests: Path) -> None:
         path.chmod(0o700 if path.is_dir() or path.name == "test.sh" else 0o600)
 
 
-def write_test_sh(tests: Path, kind: contract.Kind) -> None:
+def write_test_sh(tests: Path, kind: contract.Kind, scale: str = reward_scales.DEFAULT) -> None:
     """tests/test.sh; if Python itself fails it still leaves the failure reward, and says why in details.json.
 
     test.sh puts the reason (a tampered interpreter or tests folder, or a failed
-    Python) in place of ``@ERROR@``.
+    Python) in place of ``@ERROR@``. The failure reward is on the task's reward
+    ``scale`` (0.0 on ``unit`` for every kind), as the verifier's own is.
     """
-    reward = kind.fail_reward
-    details = {"kind": kind.family, "error": "@ERROR@", "reward": reward,
+    reward = reward_scales.to_scale(kind.fail_reward, scale, kind.fail_reward)
+    details = {"kind": kind.family, "error": "@ERROR@", "reward": reward, "reward_scale": scale,
+               "orharbor_reward": kind.fail_reward,
                **({"executed": 0, "correct": 0} if kind.family == "modelling" else {"feasible": 0})}
     (tests / "test.sh").write_text(render("test.sh", {"fail_reward": f"{reward:.1f}",
                                                      "fail_json": json.dumps({"reward": reward}),

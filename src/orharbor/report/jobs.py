@@ -2,7 +2,9 @@
 
 A trial's figures come from Harbor's own ``result.json`` (read with Harbor's
 ``TrialResult`` model: the reward, whether Harbor counts it as valid, the
-exception type). Its task's metadata (kind, problem, size, level, reference,
+exception type). A reward written on the ``unit`` scale (details.json's or the
+task's ``reward_scale``) is converted back to orharbor's, so trials of both
+exports compare. Its task's metadata (kind, problem, size, level, reference,
 baseline, bound) comes, in this order, from
 
 1. ``<trial>/verifier/details.json``: orharbor's verifier copies the task's
@@ -26,6 +28,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from orharbor.task_toml import TaskTomlError, read_task_toml, table
+from orharbor.verifiers import reward_scale
+from orharbor.verifiers.contract import KINDS
 from orharbor.verifiers.safe_json import BadOutput, read_regular_file
 
 #: How deep below a given folder trial folders are looked for (jobs/<job>/<trial>/ is depth 2).
@@ -34,6 +38,8 @@ MAX_DEPTH = 4
 MAX_FILE_BYTES = 16 * 1024 * 1024
 #: Agreement needed between details.json's reward and Harbor's before details' figures are used.
 REWARD_MATCH = 1e-9
+#: The failure reward of each task family on orharbor's scale, which a trial's reward is converted back to.
+FAIL = {kind.family: kind.fail_reward for kind in KINDS.values()}
 
 
 @dataclass(frozen=True)
@@ -63,7 +69,9 @@ class TrialRecord:
     level: int | None = None
     difficulty: str | None = None  # modelling specs
     family: str | None = None  # RetailOpt family F1..F8 ("spec" for specs)
-    reward: float | None = None  # None: Harbor records no valid reward (it leaves the trial out of its mean)
+    #: On orharbor's scale (a task exported with --reward-scale unit is converted back); None: Harbor records
+    #: no valid reward (it leaves the trial out of its mean)
+    reward: float | None = None
     exception: str | None = None  # Harbor's exception type, if the trial recorded one
     feasible: bool | None = None
     objective: float | None = None
@@ -239,7 +247,13 @@ def _read_trial(trial_dir: Path, data: dict, index: "TaskIndex", reading: Readin
         reading.skipped.append(Skipped(trial_dir, f"task {result.task_name} is not an orharbor task "
                                                   "(its metadata names no problem class or modelling source)"))
         return None
-    reward = _harbor_reward(result)
+    written = _harbor_reward(result)
+    scale = details.get("reward_scale", metadata.get("reward_scale", reward_scale.DEFAULT))
+    if scale not in reward_scale.SCALES:
+        reading.skipped.append(Skipped(trial_dir, f"task {result.task_name}: unknown reward scale {scale!r} "
+                                                  f"(known: {', '.join(reward_scale.SCALES)})"))
+        return None
+    reward = None if written is None else reward_scale.from_scale(written, scale, FAIL[kind])
     outside = _outside_range(kind, metadata, details, reward)
     if outside is not None:
         reading.skipped.append(Skipped(trial_dir, f"task {result.task_name}: {outside}"))
@@ -249,8 +263,8 @@ def _read_trial(trial_dir: Path, data: dict, index: "TaskIndex", reading: Readin
     common = dict(job=trial_dir.parent.name, trial=result.trial_name, task=result.task_name.removeprefix("orharbor/"),
                   agent=result.agent_info.name, model=model, kind=kind, problem=problem, reward=reward,
                   exception=exception)
-    trusted = reward is not None and _number(details.get("reward")) is not None \
-        and abs(details["reward"] - reward) <= REWARD_MATCH
+    trusted = written is not None and _number(details.get("reward")) is not None \
+        and abs(details["reward"] - written) <= REWARD_MATCH
     figures = details if trusted else {}
     if kind == "modelling":
         return TrialRecord(**common, difficulty=_text(metadata.get("difficulty")),

@@ -19,7 +19,7 @@ ALGORITHM_COLUMNS = (
     ("feasible", "feasible_rate", "pct"), ("> ref", "beat_reference_rate", "pct"),
     ("<= naive", "at_or_below_naive_rate", "pct"), ("gap ref", "gap_reference", "gap"),
     ("gap bound", "gap_bound", "gap"), ("gap bks", "gap_bks", "gap"), ("inst. sd", "instance_std", "plain"),
-    ("errors", "errors", "errors"),
+    ("best of k", "best_of_k", "bestk"), ("errors", "errors", "errors"),
 )
 MODELLING_COLUMNS = (
     ("agent", "agent", None), ("model", "model", None), ("source", "source", None), ("{by}", "{by}", None),
@@ -61,7 +61,8 @@ def tables(report: dict) -> list[tuple[str, list[list[str]]]]:
     if report["algorithm"]:
         shown = tuple(c for c in ALGORITHM_COLUMNS  # "gap bks" only where a published instance has a best known value
                       if c[1] != "gap_bks" or any(row.get("gap_bks") is not None for row in report["algorithm"]))
-        out.append(("Algorithm tasks (reward: 1.0 = reference, 0.0 = naive, -1.0 = infeasible or nothing)",
+        out.append(("Algorithm tasks (reward: 1.0 = reference, 0.0 = naive, -1.0 = infeasible or nothing; "
+                    "unit-scale exports converted back)",
                     cells(report["algorithm"], shown)))
     for by in ("difficulty", "family"):
         rows = report["modelling"][f"by_{by}"]
@@ -101,6 +102,8 @@ def _show(row: dict, key: str | None, how: str | None) -> str:
         return ", ".join(f"{name} x{n}" for name, n in value.items())
     if how == "passk":
         return " ".join(f"@{k}:{v:.2f}" for k, v in value.items())
+    if how == "bestk":
+        return " ".join(f"@{k}:{v:+.2f}" for k, v in value.items())
     return str(value)
 
 

@@ -1,4 +1,4 @@
-"""The statistics of a report: bootstrap intervals, pass@k and the paired test of a comparison.
+"""The statistics of a report: bootstrap intervals, pass@k, best-of-k and the paired test of a comparison.
 
 The 95% interval of a mean is the percentile bootstrap: the 2.5% and 97.5%
 quantiles of the mean of a resample drawn with replacement, where the q
@@ -75,26 +75,50 @@ def _quantile(means: list[float], weights: list[int], order: list[int], total: i
     return means[order[-1]]
 
 
-def pass_at_k(successes_by_task: dict[str, list[bool]]) -> dict[int, float]:
-    """Unbiased pass@k (1 - C(n-c, k) / C(n, k), averaged over tasks) for k = 1 and Harbor's k values.
+def k_values(fewest: int) -> list[int]:
+    """The k of pass@k and best-of-k: 1, then the powers of two and multiples of five up to ``fewest``
+    (the fewest trials any task has), as Harbor's job summary does."""
+    return sorted({1, *(2 ** e for e in range(1, 32) if 2 ** e <= fewest), *range(5, fewest + 1, 5)})
 
-    k runs up to the fewest trials any task has: 1, then the powers of two
-    and multiples of five, as Harbor's job summary does.
-    """
+
+def pass_at_k(successes_by_task: dict[str, list[bool]]) -> dict[int, float]:
+    """Unbiased pass@k (1 - C(n-c, k) / C(n, k), averaged over tasks) for each of :func:`k_values`."""
     if not successes_by_task:
         return {}
     fewest = min(len(s) for s in successes_by_task.values())
-    ks = sorted({1, *(2 ** e for e in range(1, 32) if 2 ** e <= fewest), *range(5, fewest + 1, 5)})
     out = {}
-    for k in ks:
-        if k > fewest:
-            continue
+    for k in k_values(fewest):
         per_task = []
         for s in successes_by_task.values():
             n, c = len(s), sum(s)
             per_task.append(1.0 if n - c < k else 1.0 - math.comb(n - c, k) / math.comb(n, k))
         out[k] = math.fsum(per_task) / len(per_task)
     return out
+
+
+def expected_best_of_k(rewards: list[float], k: int) -> float:
+    """The expected best reward of ``k`` of ``rewards`` drawn without replacement: an unbiased estimate, from n
+    trials, of the best of k fresh tries (pass@k's analogue for a continuous reward).
+
+    With the rewards sorted ascending, r_(1) <= ... <= r_(n), the i-th is the best of a k-subset in
+    C(i-1, k-1) of the C(n, k) subsets, so the mean over all subsets is sum_i r_(i) C(i-1, k-1) / C(n, k)
+    (k = 1: the mean; k = n: the maximum). The weights are ratios of exact integers, rounded once.
+    """
+    n = len(rewards)
+    if not 1 <= k <= n:
+        raise ValueError(f"best of k needs 1 <= k <= n, got k={k} with n={n}")
+    total = math.comb(n, k)
+    ordered = sorted(rewards)
+    return math.fsum(r * (math.comb(i, k - 1) / total) for i, r in enumerate(ordered) if i >= k - 1)
+
+
+def best_of_k(rewards_by_task: dict[str, list[float]]) -> dict[int, float]:
+    """:func:`expected_best_of_k` averaged over tasks, for each of :func:`k_values`."""
+    if not rewards_by_task:
+        return {}
+    fewest = min(len(r) for r in rewards_by_task.values())
+    return {k: math.fsum(expected_best_of_k(r, k) for r in rewards_by_task.values()) / len(rewards_by_task)
+            for k in k_values(fewest)}
 
 
 def paired_test(differences: list[float]) -> float | None:

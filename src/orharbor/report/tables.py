@@ -12,14 +12,15 @@ from collections import Counter, defaultdict
 from statistics import fmean, pstdev
 
 from orharbor.report.jobs import TrialRecord
-from orharbor.report.stats import bootstrap_ci, paired_test, pass_at_k
+from orharbor.report.stats import best_of_k, bootstrap_ci, paired_test, pass_at_k
 
 #: A reward this far above 1.0 beats the reference; this far above 0.0 beats naive.
 EPS = 1e-9
 
 ALGORITHM_KEYS = ("agent", "model", "kind", "problem", "size", "level", "trials", "scored", "mean_reward", "ci_low",
                   "ci_high", "feasible_rate", "beat_reference_rate", "at_or_below_naive_rate", "errors", "timeouts",
-                  "solver_timeouts", "gap_reference", "gap_bound", "gap_bks", "instance_std", "instance_min", "instance_max")
+                  "solver_timeouts", "gap_reference", "gap_bound", "gap_bks", "instance_std", "instance_min", "instance_max",
+                  "best_of_k")
 MODELLING_KEYS = ("agent", "model", "kind", "source", "difficulty", "family", "trials", "scored", "execution_rate",
                   "accuracy", "silent_failure_rate", "mean_reward", "ci_low", "ci_high", "pass_at_k", "errors")
 COMPARE_KEYS = ("kind", "problem", "size", "level", "family", "a_trials", "b_trials", "a_mean", "b_mean",
@@ -70,7 +71,17 @@ def _algorithm_row(group: list[TrialRecord]) -> dict:
         "instance_std": pstdev(instance_rewards) if len(instance_rewards) > 1 else None,
         "instance_min": min(instance_rewards) if instance_rewards else None,
         "instance_max": max(instance_rewards) if instance_rewards else None,
+        "best_of_k": _best_of_k(scored),
     }
+
+
+def _best_of_k(scored: list[TrialRecord]) -> dict[int, float]:
+    """Expected best reward of k tries per task, averaged over the group's tasks (pass@k for a reward that is not
+    0 or 1); none until every task has two scored trials."""
+    by_task: dict[str, list[float]] = defaultdict(list)
+    for t in scored:
+        by_task[t.task].append(t.reward)
+    return best_of_k(by_task) if by_task and min(map(len, by_task.values())) > 1 else {}
 
 
 def relative_gap(objective: float | None, target: float | None, to: str = "reference") -> float | None:

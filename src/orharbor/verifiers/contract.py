@@ -23,6 +23,7 @@ import os
 from dataclasses import dataclass
 from typing import ClassVar
 
+from orharbor.verifiers import reward_scale as scales
 from orharbor.verifiers.solver_run import Limits
 
 #: The agent's working folder in the task container, where every deliverable is.
@@ -57,7 +58,7 @@ class Kind:
 
     @property
     def policies(self) -> dict[str, float]:
-        """The reference policies of ``orharbor check`` and the reward each must earn."""
+        """The reference policies of ``orharbor check`` and the reward each must earn (orharbor's scale)."""
         return {"oracle": 1.0, "naive": 0.0, "nothing": self.fail_reward}
 
 
@@ -122,10 +123,22 @@ class Task:
     deliverables: tuple[str, ...]
     #: task.toml's ``[metadata]``, copied into details.json so a job folder describes its trials.
     metadata: dict | None = None
+    #: The scale reward.json is written on (:mod:`orharbor.verifiers.reward_scale`); task.json files
+    #: written before it have none, and are on orharbor's own.
+    reward_scale: str = scales.DEFAULT
 
     @property
     def kind(self) -> Kind:
         return KINDS[self.KIND]
+
+    def scaled(self, reward: float) -> float:
+        """An orharbor-scale reward as this task's reward.json holds it."""
+        return scales.to_scale(reward, self.reward_scale, self.kind.fail_reward)
+
+    @property
+    def policies(self) -> dict[str, float]:
+        """The reference policies of ``orharbor check`` and the reward each must earn on this task's scale."""
+        return {name: self.scaled(reward) for name, reward in self.kind.policies.items()}
 
     @property
     def deliverable(self) -> str:
@@ -216,6 +229,9 @@ def parse(data: object, where: str = TASK_FILE) -> Task:
                             "re-export the task")
     fields = {k: v for k, v in data.items() if k not in ("format_version", "kind")}
     _check_fields(cls, fields, where, cls.KIND)
+    if "reward_scale" in fields and fields["reward_scale"] not in scales.SCALES:
+        raise ContractError(f"{where}: unknown reward_scale {fields['reward_scale']!r} (known: "
+                            f"{', '.join(scales.SCALES)}); re-export the task")
     try:
         fields["deliverables"] = tuple(fields["deliverables"])
         if "cases" in fields:
@@ -272,12 +288,15 @@ def _lists(value: object) -> object:
 
 
 def fail_reward(tests_dir: str) -> tuple[str, float, dict | None]:
-    """(family, failure reward, metadata) of the task in ``tests_dir``, even from a damaged task.json.
+    """(family, failure reward on the task's reward scale, metadata) of the task in ``tests_dir``, even from a
+    damaged task.json.
 
     For the verifier's error paths: whatever goes wrong, a reward is written,
-    and a modelling task's failure is 0.0, not -1.0. Only ``kind`` and
-    ``metadata`` are read, so a task.json that :func:`parse` refuses still
-    names its kind; without a known kind, the task counts as an algorithm task.
+    and a modelling task's failure is 0.0, not -1.0 (on the ``unit`` scale
+    every kind's is 0.0). Only ``kind``, ``reward_scale`` and ``metadata`` are
+    read, so a task.json that :func:`parse` refuses still names its kind;
+    without a known kind, the task counts as an algorithm task, and without a
+    known scale it is on orharbor's, whose failure reward is never above another scale's.
     """
     try:
         with open(os.path.join(tests_dir, TASK_FILE), encoding="utf-8") as f:
@@ -286,4 +305,7 @@ def fail_reward(tests_dir: str) -> tuple[str, float, dict | None]:
         data = None
     data = data if isinstance(data, dict) else {}
     kind, metadata = _kind_of(data) or KINDS["level1"], data.get("metadata")
-    return kind.family, kind.fail_reward, metadata if isinstance(metadata, dict) else None
+    scale = data.get("reward_scale")
+    scale = scale if scale in scales.SCALES else scales.DEFAULT
+    return (kind.family, scales.to_scale(kind.fail_reward, scale, kind.fail_reward),
+            metadata if isinstance(metadata, dict) else None)

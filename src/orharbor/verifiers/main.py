@@ -71,7 +71,9 @@ def verify(tests_dir: str, deliverable: str | None = None, workroot: str | None 
     """Score the deliverable of the task whose tests live in ``tests_dir``.
 
     ``deliverable`` overrides the path of the task's deliverable (a spec's:
-    the folder of its output files). ``python`` overrides the task's
+    the folder of its output files). The reward is on the task's reward
+    scale (details.json: ``reward_scale``, and ``orharbor_reward`` on
+    orharbor's own). ``python`` overrides the task's
     interpreter for the agent's program and ``drop_privileges`` can turn off
     the switch to the task's uid: both for scoring outside a task container
     (``orharbor verify``). ``isolate`` (inside a task container only) closes
@@ -81,10 +83,13 @@ def verify(tests_dir: str, deliverable: str | None = None, workroot: str | None 
     task = contract.load(tests_dir)
     reward, details = SCORERS[task.KIND](task, Scoring(tests_dir, deliverable, workroot, python, drop_privileges,
                                                        isolate))
-    details.update(kind=task.kind.family, task_id=task.task_id, reward=reward, metadata=task.metadata)
+    # reward.json's number is on the task's scale; the figures behind it (instances) stay on orharbor's
+    scaled = task.scaled(reward)
+    details.update(kind=task.kind.family, task_id=task.task_id, reward=scaled, reward_scale=task.reward_scale,
+                   orharbor_reward=reward, metadata=task.metadata)
     if task.kind.level is not None:
         details["level"] = task.kind.level
-    return reward, details
+    return scaled, details
 
 
 @dataclass(frozen=True)
