@@ -11,6 +11,7 @@ import json
 import math
 import random
 import re
+import shutil
 import subprocess
 import tomllib
 from itertools import combinations
@@ -164,6 +165,35 @@ def test_a_verifier_error_on_a_unit_task_still_scores_zero(unit_tasks, tmp_path)
     assert json.loads((tmp_path / "logs" / "reward.json").read_text()) == {"reward": -1.0}
 
 
+def _scales_of(out: Path) -> set[tuple[str, str]]:
+    """(task.json's scale, test.sh's failure reward.json) of every task under ``out``."""
+    found = set()
+    for task in sorted(p.parent for p in out.glob("*/task.toml")):
+        scale = json.loads((task / "tests" / "task.json").read_text())["reward_scale"]
+        fail = re.search(r"printf '%s\\n' '(\{\"reward\": [^']*\})' > /logs/verifier/reward.json.tmp",
+                         (task / "tests" / "test.sh").read_text())
+        found.add((scale, fail.group(1)))
+    return found
+
+
+def test_export_release_and_the_api_take_the_scale_too(tmp_path, shipped_rows):
+    """export --release (the shipped benchmark's smoke subset, job shop) and api.export both write unit tasks."""
+    from orharbor import api
+
+    root = Path(__file__).resolve().parents[1]
+    done = CliRunner().invoke(main, ["export", "--release", str(root / "benchmarks" / "orharbor-bench-1"), "--smoke",
+                                     "--problem", "jobshop", "--reward-scale", "unit", "--out", str(tmp_path / "r")])
+    assert done.exit_code == 0, done.output
+    assert _scales_of(tmp_path / "r") == {("unit", '{"reward": 0.0}')}
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("".join(json.dumps(row) + "\n" for row in shipped_rows if row["problem"] == "wtardiness"))
+    plan = api.plan_export(tmp_path / "a", [rows])
+    api.export(plan, ExportOptions(reward_scale="unit"))
+    assert _scales_of(tmp_path / "a") == {("unit", '{"reward": 0.0}')}
+    done = CliRunner().invoke(main, ["export", "--dataset", str(rows), "--out", str(tmp_path / "o")])
+    assert done.exit_code == 0 and _scales_of(tmp_path / "o") == {("orharbor", '{"reward": -1.0}')}
+
+
 # ------------------------------------------------------------------ report
 
 
@@ -246,3 +276,62 @@ def test_report_skips_a_trial_of_an_unknown_scale(tmp_path):
     write_trial(job, "t1", "jobshop-4x4-l1-s0", reward=0.75, details=details)
     reading = report.read_jobs([job.parent])
     assert reading.trials == [] and "unknown reward scale 'percent'" in reading.skipped[0].reason
+
+
+# ------------------------------------------------------------------ check, through Harbor's own trial code
+
+
+@pytest.mark.sandbox
+def test_check_on_unit_tasks_oracle_one_naive_half_nothing_and_an_attack_zero(unit_tasks, tmp_path):
+    """orharbor check on unit exports of a level-1, a level-2 and a spec task: oracle 1.0, naive 0.5 (spec 0.0),
+    nothing 0.0 and the reward-file attack exactly 0.0 (not merely at most 0.0: -1.0 would pass an "at most"),
+    read from Harbor's trial results; Harbor's Mean over them, its pass@k on the spec task's 0/1 rewards (none on
+    the algorithm task's), and report's conversion of the job back to orharbor's scale."""
+    from harbor.models.job.result import JobResult
+    from harbor.models.trial.result import TrialResult
+    from harbor.utils.pass_at_k import compute_pass_at_k_by_evals
+
+    from orharbor import check
+
+    folder = tmp_path / "tasks"
+    for kind in ("level1", "level2", "spec"):
+        shutil.copytree(unit_tasks["unit", kind], folder / unit_tasks["unit", kind].name)
+    results = check.check_tasks(folder, jobs=2, attacks=True, only=("oracle", "naive", "nothing", "reward-file"),
+                                jobs_dir=tmp_path / "jobs")
+    assert [r.problem_text() for r in results if not r.ok] == []
+    for r in results:
+        naive = 0.5 if r.kind == "algorithm" else 0.0
+        assert {p.policy: p.reward for p in r.policies} == {"oracle": 1.0, "naive": naive, "nothing": 0.0,
+                                                             "reward-file": 0.0}, r.task
+    [job] = (tmp_path / "jobs").glob("check-*")
+    result = JobResult.model_validate_json((job / "result.json").read_text())
+    means = {key.split("__")[0]: stats.metrics[0]["mean"] for key, stats in result.stats.evals.items()}
+    assert means == {"oracle": 1.0, "orharbor-naive": pytest.approx(1 / 3), "nop": 0.0, "orharbor-attack": 0.0}
+
+    def as_one_agent(task: str) -> dict:
+        """Harbor's pass@k over the oracle, naive and nop trials of ``task`` as if one agent had tried three times."""
+        trials = [TrialResult.model_validate_json(p.read_text()) for p in job.glob(f"{task}__*/result.json")]
+        trials = [t for t in trials if not t.trial_name.endswith("reward-file")]
+        for t in trials:
+            t.agent_info.name = "one-agent"
+        return compute_pass_at_k_by_evals(trials)
+
+    assert list(as_one_agent(unit_tasks["unit", "spec"].name).values()) == [{2: pytest.approx(2 / 3)}]
+    assert as_one_agent(unit_tasks["unit", "level1"].name) == {}  # 0.5 is not 0 or 1: Harbor gives none
+
+    rows = {(row["agent"], row["level"]): row["mean_reward"] for row in report.build(report.read_jobs([job]))["algorithm"]}
+    assert rows == {("oracle", 1): 1.0, ("oracle", 2): 1.0, ("orharbor-naive", 1): 0.0, ("orharbor-naive", 2): 0.0,
+                    ("nop", 1): -1.0, ("nop", 2): -1.0, ("orharbor-attack", 1): -1.0, ("orharbor-attack", 2): -1.0}
+
+
+@pytest.mark.sandbox
+def test_a_crashing_verifier_on_a_unit_task_scores_zero_through_harbor(unit_tasks, tmp_path):
+    """If Python itself fails, test.sh's fallback writes the unit failure reward: Harbor records 0.0, not -1.0."""
+    from orharbor import check
+
+    task = tmp_path / "tasks" / unit_tasks["unit", "level1"].name
+    shutil.copytree(unit_tasks["unit", "level1"], task)
+    (task / "tests" / "verify.py").write_text("raise SystemExit(7)\n")
+    [result] = check.check_tasks(task, jobs=1, only=("oracle",))
+    [oracle] = result.policies
+    assert (oracle.reward, oracle.verifier_crashed, result.ok) == (0.0, True, False)
