@@ -70,6 +70,27 @@ async def _processes(env) -> list[str]:
     return [" ".join(line.split()) for line in (result.stdout or "").splitlines()]
 
 
+#: ``ps -eo pid=,ppid=,user=,args=`` read from /proc by the image's python3: the verifier image, like
+#: python:3.12-slim, has no procps.
+PROC_PS = r"""python3 - <<'EOF'
+import os, pwd
+for pid in sorted((p for p in os.listdir("/proc") if p.isdigit()), key=int):
+    try:
+        ppid = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1]
+        uid = next(int(line.split()[2]) for line in open(f"/proc/{pid}/status") if line.startswith("Uid:"))
+        args = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode().strip()
+    except (OSError, StopIteration):
+        continue
+    print(pid, ppid, pwd.getpwuid(uid).pw_name, args)
+EOF"""
+
+
+async def _proc_processes(env) -> list[str]:
+    result = await env.exec(PROC_PS, user="root")
+    assert result.return_code == 0, result.stderr
+    return [" ".join(line.split()) for line in (result.stdout or "").splitlines()]
+
+
 async def _read(env, path: str) -> str:
     result = await env.exec(f"cat {path}", user="root")
     assert result.return_code == 0, result.stderr
@@ -122,7 +143,7 @@ def test_test_sh_leaves_the_sandbox_alive_with_its_reward(exported, tmp_path, mo
             await env.upload_file(answer, "/app/solution.json")  # Harbor's artifact upload
         result = await env.exec("bash /tests/test.sh > /logs/verifier/test-stdout.txt 2>&1", user="root")
         await asyncio.sleep(0.2)
-        return result, env.is_alive, await _read(env, "/logs/verifier/reward.json"), await _processes(env)
+        return result, env.is_alive, await _read(env, "/logs/verifier/reward.json"), await _proc_processes(env)
 
     env = _verifier_env(task, tmp_path) if mode == "separate" else _agent_env(task, tmp_path)
     result, alive, reward, processes = _in(env, body)
@@ -262,6 +283,7 @@ def test_dockerfile_plan_mirrors_provisioning_and_keeps_the_rest(tmp_path):
     plan = read_dockerfile(tmp_path / "Dockerfile")
     assert plan.venvs == {"/opt/v": ("numpy", "scipy")}
     assert plan.local_packages == ("ortools",)
+    assert plan.apt_packages == ("curl",)
     assert plan.users == ["agent"]
     assert plan.env["A"] == "1" and plan.env["PATH"].startswith("/opt/v/bin:/usr/local/bin:")
     assert plan.workdir == "/app"

@@ -12,8 +12,10 @@ from harbor.models.trial.paths import TrialPaths
 
 from orharbor.harbor_env import BubblewrapEnvironment
 
-#: What the task images hold that these tests need: the agent's user, a solver venv, /app.
+#: What the task images hold that these tests need: the agent's user, a solver venv, /app, and procps
+#: (ps, pkill), which the agent images install for Harbor's agents and python:3.12-slim lacks.
 DOCKERFILE = """FROM python:3.12-slim-bookworm
+RUN apt-get update && apt-get install -y --no-install-recommends procps && rm -rf /var/lib/apt/lists/*
 RUN python3 -m venv /opt/orharbor-solver && /opt/orharbor-solver/bin/pip install numpy
 RUN useradd --create-home --shell /bin/bash agent
 WORKDIR /app
