@@ -332,14 +332,16 @@ def plan_export(out: str | Path, datasets: Iterable[str | Path] = (), specs_dir:
 
 
 def export(plan: ExportPlan, options=None, *, hints: str = "none", prompt: str = "full",
-           progress: Callable[[int], None] = lambda done: None) -> tuple[list[Path], list[Path]]:
+           progress: Callable[[int], None] = lambda done: None, git=None) -> tuple[list[Path], list[Path]]:
     """Write the tasks of ``plan``; return (task folders, files written beside them).
 
     ``options`` is an :class:`~orharbor.exporter.ExportOptions`; ``hints``
     (``none``, ``all``) is for specs, ``prompt`` (``full``, ``schema``) for
     RetailOpt rows; ``progress(n)`` is called as tasks are written. Each task
     is written in a temporary folder in ``plan.out`` and renamed into place;
-    then registry.json, dataset.toml and .gitattributes are written beside them.
+    then registry.json, dataset.toml and .gitattributes are written beside them
+    (registry.json by git coordinates with ``git``, a
+    :class:`~orharbor.exporter.dataset_index.GitSource`).
     """
     from orharbor.exporter import ExportOptions, export_dataset, write_dataset_index
     from orharbor.exporter.modelling import export_retail, export_spec
@@ -353,7 +355,7 @@ def export(plan: ExportPlan, options=None, *, hints: str = "none", prompt: str =
         for spec in plan.specs:
             tasks.append(export_spec(spec, plan.out, options, hints, force=plan.force))
             progress(1)
-        return tasks, write_dataset_index(plan.out)
+        return tasks, write_dataset_index(plan.out, git=git)
     except OSError as exc:
         raise ExportFailed(f"cannot write the tasks in {plan.out}: {exc}") from None
 
@@ -400,7 +402,7 @@ def plan_release_export(release: str | Path, out: str | Path, *, smoke: bool = F
 
 
 def export_release(release: ReleaseExport, options=None, *, agent_timeout_s: float | None = None,
-                   progress: Callable[[int], None] = lambda done: None) -> tuple[list[Path], list[Path]]:
+                   progress: Callable[[int], None] = lambda done: None, git=None) -> tuple[list[Path], list[Path]]:
     """Write a release's tasks, each part with its own agent budget (unless ``agent_timeout_s``); index them.
 
     ``options`` carries everything else (:class:`~orharbor.exporter.ExportOptions`); registry.json and
@@ -418,7 +420,7 @@ def export_release(release: ReleaseExport, options=None, *, agent_timeout_s: flo
             part_options = replace(options, agent_timeout_s=agent_timeout_s or part.agent_timeout_s)
             tasks.extend(export_dataset(rows, release.plan.out, part_options, progress=progress,
                                         force=release.plan.force))
-        return tasks, write_dataset_index(release.plan.out, name, version, release.recipe.description)
+        return tasks, write_dataset_index(release.plan.out, name, version, release.recipe.description, git)
     except OSError as exc:
         raise ExportFailed(f"cannot write the tasks in {release.plan.out}: {exc}") from None
 

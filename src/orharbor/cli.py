@@ -8,6 +8,7 @@ any other exception is a bug that keeps its traceback.
 from __future__ import annotations
 
 import json
+import shlex
 import os
 import sys
 import time
@@ -260,6 +261,13 @@ def _base_image(ctx: click.Context, param: click.Parameter, value: str | None) -
 @click.option("--image-prefix", metavar="REGISTRY/NAME", default=None,
               help="Write [environment] docker_image REGISTRY/NAME:TASK (and REGISTRY/NAME-verifier:TASK for a "
                    "separate verifier) into task.toml; build and push them with `orharbor images`.")
+@click.option("--git-url", metavar="URL", default=None,
+              help="registry.json gives each task by git coordinates (where you will commit --out), so `harbor "
+                   "download --export` copies it; without, tasks are local paths, which it does not copy.")
+@click.option("--git-path", metavar="PATH", default=".", show_default=True,
+              help="With --git-url: the --out folder's path inside that repository.")
+@click.option("--git-commit", metavar="SHA", default=None,
+              help="With --git-url: the commit to fetch [default: the branch head at download time].")
 @click.option("--allow-ortools", is_flag=True, help="Let the agent and solve.py use OR-Tools (algorithm tasks).")
 @click.option("--agent-network", type=click.Choice(["public", "allowlist"]), default="public", show_default=True)
 @click.option("--allowed-hosts", multiple=True, help="Hosts the agent may reach with --agent-network allowlist.")
@@ -295,7 +303,7 @@ def _base_image(ctx: click.Context, param: click.Parameter, value: str | None) -
 @click.pass_context
 def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agent_network, allowed_hosts,
                agent_timeout, problems, hints, prompt, base_image, provider, verifier_network, reward_scale, release,
-               smoke, force, consumer, image_prefix) -> None:
+               smoke, force, consumer, image_prefix, git_url, git_path, git_commit) -> None:
     """Export dataset rows and modelling specs as Harbor task directories.
 
     With neither --dataset nor --specs, exports everything shipped in the package:
@@ -310,10 +318,14 @@ def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agen
     from orharbor import providers
     from orharbor.exporter import ExportOptions
     from orharbor.exporter.dataset_index import DATASET_NAME, package_version
+    from orharbor.exporter.dataset_index import GitSource
     from orharbor.exporter.profiles import default_mode
 
     from click.core import ParameterSource
 
+    if (git_commit or git_path != ".") and not git_url:
+        raise click.UsageError("--git-path and --git-commit describe --git-url; give it too")
+    git = GitSource(git_url, git_path, git_commit) if git_url else None
     if smoke and not release:
         raise click.UsageError("--smoke picks the smoke subset of a --release")
     if release and (datasets or specs_dir):
@@ -345,9 +357,9 @@ def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agen
     with click.progressbar(length=len(plan.ids), label="exporting", file=sys.stderr) as bar:
         if release:
             tasks, index = api.export_release(release_plan, options, agent_timeout_s=agent_timeout,
-                                              progress=bar.update)
+                                              progress=bar.update, git=git)
         else:
-            tasks, index = api.export(plan, options, hints=hints, prompt=prompt, progress=bar.update)
+            tasks, index = api.export(plan, options, hints=hints, prompt=prompt, progress=bar.update, git=git)
     name, version = release_plan.dataset if release else (DATASET_NAME, package_version())
     click.echo(f"exported {len(tasks)} tasks to {out} in {time.monotonic() - start:.1f} s")
     click.echo(f"wrote {', '.join(path.name for path in index)}; run them with: harbor run -d "
@@ -409,6 +421,29 @@ def check_cmd(tasks: Path, workers: int, attacks: bool, jobs_dir: Path | None, e
         for r in failed:
             click.echo(f"FAILED {r.task}: {r.problem_text()}", err=True)
         sys.exit(1)
+
+
+@main.command("images")
+@click.argument("export", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--push", "registry", metavar="REGISTRY", default=None,
+              help="After building, push every image; each must be named under REGISTRY/ (export --image-prefix).")
+@click.option("--plan", "dry_run", is_flag=True, help="Print the commands instead of running them.")
+@click.option("--engine", default="podman", show_default=True, help="The container engine CLI (podman, docker).")
+def images_cmd(export: Path, registry: str | None, dry_run: bool, engine: str) -> None:
+    """Build the agent and verifier images that EXPORT's task.toml files name (export --image-prefix).
+
+    The agent image of a task is built from its environment/Dockerfile, the
+    verifier image (separate mode) from its tests/Dockerfile, and tagged with the
+    docker_image task.toml names; --push REGISTRY then pushes them there.
+    """
+    from orharbor import images
+
+    run = images.commands(images.plan(export), engine=engine, push=registry)
+    if dry_run:
+        for command in run:
+            click.echo(shlex.join(command))
+        return
+    images.execute(run, echo=click.echo)
 
 
 @main.command("verify")

@@ -33,6 +33,7 @@ import tomllib
 from pathlib import Path
 
 from orharbor.errors import UserError
+from orharbor.exporter.profiles import readable_tests
 from orharbor.exporter.task_dir import SOLVER_VENV
 from orharbor.task_toml import read_task_toml, table
 from orharbor.verifiers import contract
@@ -56,7 +57,7 @@ def load_task(task: Path) -> contract.Task:
         raise VerifyError(f"{task} is not an orharbor task (no tests/task.json); "
                           "pass a folder written by `orharbor export`")
     try:
-        return contract.load(str(task / "tests"))
+        return contract.load(str(readable_tests(task)))
     except contract.ContractError as exc:
         raise VerifyError(str(exc)) from None
 
@@ -99,7 +100,7 @@ def score(task: Path, solution: Path) -> tuple[float, dict]:
     from orharbor.verifiers.main import verify
 
     try:
-        return verify(str(task / "tests"), str(solution))
+        return verify(str(readable_tests(task)), str(solution))
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, OSError, ImportError) as exc:
         raise VerifyError(f"{task / 'tests' / contract.TASK_FILE}: a broken task ({type(exc).__name__}: {exc}); "
                           "re-export it") from None
@@ -156,7 +157,7 @@ def _score_here(task: Path, program: Path, packages: tuple[str, ...]) -> tuple[f
     with tempfile.TemporaryDirectory(prefix="orharbor-verify-") as scratch:
         python = linked_venv(Path(scratch) / "solver", packages)
         try:
-            return verify(str(task / "tests"), str(program), workroot=scratch, python=python)
+            return verify(str(readable_tests(task)), str(program), workroot=scratch, python=python)
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, OSError, ImportError) as exc:
             raise VerifyError(f"{task / 'tests' / contract.TASK_FILE}: a broken task ({type(exc).__name__}: {exc}); "
                               "re-export it") from None

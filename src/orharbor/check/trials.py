@@ -23,6 +23,7 @@ from orharbor.check.environment import BUBBLEWRAP, CheckEnvironment, preflight, 
 from orharbor.check.results import CheckResult, PolicyResult, judge
 from orharbor.check.sandbox import SandboxUnavailable, require_bwrap
 from orharbor.exporter import agent_files
+from orharbor.exporter.profiles import readable_tests
 from orharbor.files import require_parent
 from orharbor.interrupts import run_async
 from orharbor.task_toml import TaskTomlError, read_task_toml
@@ -137,7 +138,7 @@ async def _check_task(task_dir: Path, root: Path, job_dir: Path, job_id: uuid.UU
                       environment: CheckEnvironment | None = None) -> CheckResult:
     try:
         config = read_task_toml(task_dir / "task.toml")  # an error names the file; Harbor's would not
-        task = contract.load(str(task_dir / "tests"))
+        task = contract.load(str(readable_tests(task_dir)))  # a flat tests/ (--for tinker) as its tree
     except TaskTomlError as exc:
         return CheckResult(task_dir.name, 0, "?", error=str(exc))
     except (OSError, ValueError) as exc:  # ContractError is a ValueError

@@ -5,7 +5,8 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import tomllib
-from pathlib import Path
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 
 from orharbor.errors import UserError
 from orharbor.files import write_atomically
@@ -29,8 +30,28 @@ class DatasetIndexError(UserError):
     """A registry.json or dataset.toml in the export folder that export cannot extend (so would replace)."""
 
 
+@dataclass(frozen=True)
+class GitSource:
+    """Where the export folder will live in git: Harbor's ``download --export`` copies only tasks given this way.
+
+    Harbor's registry client hands back a task given by ``path`` alone where it
+    already is (``LocalTaskId``), so ``harbor download --export`` (which Prime's
+    ``verifiers`` uses) copies nothing from a path registry; a task given by
+    ``git_url`` (and ``git_commit_id``, the branch head when None) plus its
+    ``path`` in that repository is cloned and copied.
+    """
+
+    url: str
+    path: str = "."  #: the export folder inside the repository
+    commit: str | None = None
+
+    def task(self, name: str) -> dict:
+        entry = {"name": name, "git_url": self.url, "path": str(PurePosixPath(self.path, name))}
+        return entry | ({"git_commit_id": self.commit} if self.commit else {})
+
+
 def write_dataset_index(out: Path, name: str = DATASET_NAME, version: str | None = None,
-                        description: str = DESCRIPTION) -> list[Path]:
+                        description: str = DESCRIPTION, git: GitSource | None = None) -> list[Path]:
     """Write the files that sit beside the tasks in ``out``; return those written.
 
     The dataset is ``name@version`` (default ``orharbor`` at the package's
@@ -44,7 +65,7 @@ def write_dataset_index(out: Path, name: str = DATASET_NAME, version: str | None
     check_dataset_index(out)
     tasks = sorted(path.parent for path in out.glob("*/task.toml"))
     version = version or package_version()
-    written = [write_registry(out, tasks, name, version, description),
+    written = [write_registry(out, tasks, name, version, description, git),
                write_dataset_manifest(out, tasks, f"orharbor/{name}", version, description)]
     gitattributes = write_gitattributes(out)
     return written + [gitattributes] if gitattributes else written
@@ -78,16 +99,18 @@ def package_version() -> str:
 
 
 def write_registry(out: Path, tasks: list[Path], name: str = DATASET_NAME, version: str | None = None,
-                   description: str = DESCRIPTION) -> Path:
+                   description: str = DESCRIPTION, git: GitSource | None = None) -> Path:
     """registry.json: the dataset ``name@version``, for ``harbor run -d NAME@VERSION --registry-path``.
 
     Task paths are absolute: Harbor's JSON registry client resolves a relative
     path against the working directory of ``harbor run``, not against the
-    registry file. Other datasets already listed in the file are kept.
+    registry file. Other datasets already listed in the file are kept. With
+    ``git``, each task is given by its git coordinates instead (:class:`GitSource`).
     """
     path = out / "registry.json"
     dataset = {"name": name, "version": version or package_version(), "description": description,
-               "tasks": [{"name": task.name, "path": str(task.resolve())} for task in tasks], "metrics": []}
+               "tasks": [git.task(task.name) if git else {"name": task.name, "path": str(task.resolve())}
+                         for task in tasks], "metrics": []}
     datasets = [*(d for d in _registry_datasets(path) if d.get("name") != name), dataset]
     write_atomically(path, json.dumps(datasets, indent=1) + "\n")
     return path

@@ -22,9 +22,11 @@ consumer's public code; the version checked is in :data:`PROFILES`):
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
+import shutil
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -149,3 +151,25 @@ def consumer_of(task: Path) -> str:
     """The consumer a task folder was exported for: task.toml's ``metadata.consumer`` (``harbor`` if none)."""
     with open(task / "task.toml", "rb") as handle:
         return tomllib.load(handle).get("metadata", {}).get("consumer", "harbor")
+
+
+_TREES: dict[Path, Path] = {}
+
+
+def readable_tests(task: Path) -> Path:
+    """The task's tests/ as a tree, for code on the host that reads it (check, attacks).
+
+    A flat tests/ (``--for tinker``) is rebuilt once per process in a private
+    temporary folder, by the task's own rule (``verify.unflatten``), and removed at
+    exit; any other tests/ is returned as it is.
+    """
+    tests = task / "tests"
+    if not (tests / LAYOUT).exists():
+        return tests
+    if tests.resolve() not in _TREES:
+        from orharbor.task_template.verify import unflatten
+
+        tree = Path(unflatten(str(tests)))
+        atexit.register(shutil.rmtree, tree, True)
+        _TREES[tests.resolve()] = tree
+    return _TREES[tests.resolve()]

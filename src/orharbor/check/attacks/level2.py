@@ -17,6 +17,7 @@ from orharbor.check.attacks.base import PYTHON_DIRS, attack, for_each_dir, probe
 from orharbor.check.attacks.environment import zombie_script
 from orharbor.check.policies import Policy, deliverable_name
 from orharbor.exporter.algorithm import NAIVE_ANSWERS, lookup_program
+from orharbor.exporter.profiles import readable_tests
 from orharbor.verifiers.contract import Level2Task
 from orharbor.verifiers.reward import mean_reward
 from orharbor.verifiers.score import evaluator, judge
@@ -106,7 +107,7 @@ def other_instance_attack(task_dir: Path, task: Level2Task, naive: dict) -> Poli
                       files={deliverable_name(task): lookup_program({}).encode()})
     shifted = {case.instance_sha256: naive[cases[i - 1].instance_sha256] for i, case in enumerate(cases)}
     evaluate = evaluator(task.problem)
-    rewards = [judge(evaluate, json.loads((task_dir / "tests" / case.instance).read_text()),
+    rewards = [judge(evaluate, json.loads((readable_tests(task_dir) / case.instance).read_text()),
                      shifted[case.instance_sha256], case.naive, case.reference)["reward"] for case in cases]
     return attack("other-instance", mean_reward(rewards), description,
                   files={deliverable_name(task): lookup_program(shifted).encode()})
