@@ -23,8 +23,9 @@ HOST_ONLY = ("bwrap", "podman", "slirp4netns")
 PROBE = "for p in {}; do command -v $p || echo absent:$p; done"
 
 
-def _probe(env_dir, tmp_path, programs) -> list[str]:
-    """``command -v`` of each program, as the agent's user, in a sandbox of the image in ``env_dir``."""
+def _probe(env_dir, tmp_path, programs, then: str = "") -> list[str]:
+    """``command -v`` of each program (then the command ``then``), as the agent's user, in a sandbox of the
+    image in ``env_dir``."""
     from harbor.models.task.config import EnvironmentConfig, NetworkMode, NetworkPolicy
     from harbor.models.trial.paths import TrialPaths
 
@@ -36,7 +37,7 @@ def _probe(env_dir, tmp_path, programs) -> list[str]:
 
     async def body():
         async with running(env):
-            return await env.exec(PROBE.format(" ".join(programs)), user="agent")
+            return await env.exec(PROBE.format(" ".join(programs)) + then, user="agent")
 
     result = run(body())
     assert result.return_code == 0, result
@@ -59,9 +60,11 @@ def test_an_exported_task_has_tmux_and_ripgrep_and_no_host_only_program(shipped_
     for program in HOST_ONLY:
         assert shutil.which(program), f"the host lacks {program}: this test proves nothing here"
     task = export_row(next(r for r in shipped_rows if r["level"] == 1), tmp_path / "tasks")
-    found = _probe(task / "environment", tmp_path, ("tmux", "rg", "git", "curl", "node", *HOST_ONLY))
+    # terminus-2 checks `tmux -V` and `asciinema --version`; codex `command -v rg`
+    found = _probe(task / "environment", tmp_path, ("tmux", "rg", "git", "curl", "node", *HOST_ONLY),
+                   then="; tmux -V >/dev/null && asciinema --version >/dev/null && echo runs")
     assert found == ["/usr/bin/tmux", "/usr/bin/rg", "/usr/bin/git", "/usr/bin/curl", "/usr/bin/node",
-                     *(f"absent:{p}" for p in HOST_ONLY)]
+                     *(f"absent:{p}" for p in HOST_ONLY), "runs"]
 
 
 @pytest.mark.sandbox

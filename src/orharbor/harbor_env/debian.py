@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,6 +76,9 @@ def _names(field: str) -> tuple[tuple[str, ...], ...]:
 @functools.cache
 def installed() -> dict[str, tuple[Package, ...]]:
     """Every installed package of this machine, by name (one per architecture installed)."""
+    if shutil.which("dpkg-query") is None:
+        raise RuntimeError("the bubblewrap environment shows an image's programs from this machine's Debian "
+                           "packages, and this machine has no dpkg-query (it needs Debian or a derivative)")
     out = subprocess.run(["dpkg-query", "-W", "-f", "\t".join(f"${{{f}}}" for f in _FIELDS) + "\n"],
                          capture_output=True, text=True, check=True).stdout
     packages: dict[str, tuple[Package, ...]] = {}
