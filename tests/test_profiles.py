@@ -95,6 +95,26 @@ def test_a_flat_verifier_scores_as_the_tree_does(shipped_rows, tmp_path):
     assert _score_locally(task, tmp_path, task / "solution" / "naive" / "solution.json") == {"reward": 0.0}
 
 
+def test_a_tinker_export_says_which_grader_timeout_its_verifiers_need(tmp_path):
+    """Tinker ignores task.toml's verifier budget (its grader default is 60 s): export names the one to set."""
+    out = tmp_path / "tinker"
+    done = CliRunner().invoke(main, ["export", "--out", str(out), "--problem", "jobshop", "--for", "tinker"])
+    assert done.exit_code == 0, done.output
+    budgets = [tomllib.loads(p.read_text())["verifier"]["timeout_sec"] for p in out.glob("*/task.toml")]
+    assert max(budgets) > 60
+    assert f"grader_timeout={int(max(budgets))}" in done.output
+
+
+def test_orharbor_verify_reads_a_flat_level2_task(shipped_rows, tmp_path):
+    """`orharbor verify` (and check, through the same readable_tests) finds the hidden instances of a flat tests/."""
+    task = _export(shipped_rows, tmp_path, 2, consumer="tinker", verifier_mode="shared")
+    assert not (task / "tests" / "eval").exists()
+    done = CliRunner().invoke(main, ["verify", str(task), "--solution", str(task / "solution" / "solve.py"), "--json"])
+    assert done.exit_code == 0, done.output
+    details = json.loads(done.output)
+    assert details["reward"] == 1.0 and len(details["instances"]) == 3
+
+
 def test_prime_gets_a_hook_without_user_that_insists_on_root(shipped_rows, tmp_path):
     """verifiers 0.4.0 refuses a collect hook with `user`; Prime's hook names none and exits 1 unless root."""
     prime = TaskConfig.model_validate(tomllib.loads(

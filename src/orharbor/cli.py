@@ -319,7 +319,7 @@ def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agen
     from orharbor.exporter import ExportOptions
     from orharbor.exporter.dataset_index import DATASET_NAME, package_version
     from orharbor.exporter.dataset_index import GitSource
-    from orharbor.exporter.profiles import default_mode
+    from orharbor.exporter.profiles import default_mode, tinker_grader_warning
 
     from click.core import ParameterSource
 
@@ -362,6 +362,8 @@ def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agen
             tasks, index = api.export(plan, options, hints=hints, prompt=prompt, progress=bar.update, git=git)
     name, version = release_plan.dataset if release else (DATASET_NAME, package_version())
     click.echo(f"exported {len(tasks)} tasks to {out} in {time.monotonic() - start:.1f} s")
+    if consumer == "tinker" and (warning := tinker_grader_warning(tasks)):
+        click.echo(f"warning: {warning}", err=True)
     click.echo(f"wrote {', '.join(path.name for path in index)}; run them with: harbor run -d "
                f"{name}@{version} --registry-path {out / 'registry.json'}")
     if out / ".gitattributes" not in index:

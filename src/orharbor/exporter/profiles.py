@@ -173,3 +173,26 @@ def readable_tests(task: Path) -> Path:
         atexit.register(shutil.rmtree, tree, True)
         _TREES[tests.resolve()] = tree
     return _TREES[tests.resolve()]
+
+
+#: tinker-cookbook's default grader timeout (HarborDatasetBuilder.grader_timeout), in seconds.
+TINKER_GRADER_TIMEOUT_S = 60
+
+
+def tinker_grader_warning(tasks: list[Path]) -> str | None:
+    """What to tell a Tinker user whose tasks' verifier budgets exceed Tinker's 60 s grader default; None if none do.
+
+    Tinker runs test.sh under its own ``grader_timeout`` and ignores task.toml's
+    ``[verifier] timeout_sec``; a level-2 verifier that runs solve.py on several hidden
+    instances needs up to that budget, and a grader killed early leaves no reward.
+    """
+    budgets = []
+    for task in tasks:
+        with open(task / "task.toml", "rb") as handle:
+            budgets.append(tomllib.load(handle)["verifier"]["timeout_sec"])
+    over = [b for b in budgets if b > TINKER_GRADER_TIMEOUT_S]
+    if not over:
+        return None
+    return (f"{len(over)} of {len(budgets)} tasks give their verifier more than Tinker's {TINKER_GRADER_TIMEOUT_S} s "
+            f"grader default (up to {max(over):g} s, task.toml [verifier] timeout_sec): build Tinker's "
+            f"HarborDatasetBuilder with grader_timeout={int(max(over) + 0.999)}")
