@@ -150,6 +150,13 @@ def test_the_verifier_writes_unit_rewards_for_the_reference_naive_and_no_answer(
     assert _verify(task, tmp_path / "bad.json", tmp_path / "d") == 0.0
 
 
+def test_verify_prints_the_unit_reward_and_orharbors(unit_tasks):
+    """orharbor verify shows the reward as the task writes it, and the orharbor-scale figure beside it."""
+    task = unit_tasks["unit", "level1"]
+    done = CliRunner().invoke(main, ["verify", str(task), "--solution", str(task / "solution" / "naive" / "solution.json")])
+    assert done.exit_code == 0 and done.output.startswith("reward 0.5000 on the unit scale (0.0 on orharbor's)")
+
+
 def test_a_verifier_error_on_a_unit_task_still_scores_zero(unit_tasks, tmp_path):
     """The verifier's own error path (a task.json it cannot use) writes the unit failure reward, 0.0."""
     tests = tmp_path / "tests"

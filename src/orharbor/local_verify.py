@@ -230,6 +230,9 @@ def summary(details: dict) -> str:
     """What ``orharbor verify`` prints by default: the reward, why, and each level-2 run."""
     reward = details.get("reward")
     head = f"reward {reward:.4f}" if isinstance(reward, (int, float)) else "reward ?"
+    if details.get("reward_scale", "orharbor") != "orharbor":  # export --reward-scale unit
+        head += (f" on the {details['reward_scale']} scale ({details.get('orharbor_reward')} on orharbor's"
+                 + (", as each instance's below)" if "instances" in details else ")"))
     lines = []
     if details.get("kind") == "modelling":
         lines.append(f"{head}  (executed {int(bool(details.get('executed')))}, "
