@@ -157,6 +157,14 @@ def test_verify_prints_the_unit_reward_and_orharbors(unit_tasks):
     assert done.exit_code == 0 and done.output.startswith("reward 0.5000 on the unit scale (0.0 on orharbor's)")
 
 
+def test_the_calibration_ladder_reads_orharbors_scale_from_a_unit_export(unit_tasks):
+    """bench/ladder.py's tiers (naive 0, reference 1) mean the same on a unit export: its naive rung scores 0.0."""
+    from orharbor.benchmark.ladder import run_policy
+
+    result = run_policy(unit_tasks["unit", "level1"], "naive", 1.0)
+    assert (result.reward, result.instance_rewards, result.error) == (0.0, (0.0,), None)
+
+
 def test_a_verifier_error_on_a_unit_task_still_scores_zero(unit_tasks, tmp_path):
     """The verifier's own error path (a task.json it cannot use) writes the unit failure reward, 0.0."""
     tests = tmp_path / "tests"

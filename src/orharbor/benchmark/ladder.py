@@ -145,6 +145,7 @@ def run_policy(task: Path, policy: str, budget_s: float) -> Result:
         except LadderError as exc:
             return Result(**base, reward=-1.0, instance_rewards=(), error=str(exc))
         reward, details = score(task, answer)
+    reward = details.get("orharbor_reward", reward)  # a --reward-scale unit export: the ladder reads orharbor's scale
     instances = tuple(float(row["reward"]) for row in details.get("instances", ()) if "reward" in row)
     gap = None
     best = metadata.get("best_known")
