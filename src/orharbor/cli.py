@@ -587,5 +587,9 @@ from orharbor.providers_cli import providers_cmd  # noqa: E402  (registered last
 
 main.add_command(providers_cmd)
 
+from orharbor.harness.cli import model_server_cmd  # noqa: E402  (imports its server only when run)
+
+main.add_command(model_server_cmd)
+
 if __name__ == "__main__":
     main()
