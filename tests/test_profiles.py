@@ -237,3 +237,20 @@ def test_attacks_hold_on_each_profile(shipped_rows, tmp_path, consumer):
     [result] = check.check_tasks(task, jobs=2, attacks=True, only=ATTACKS)
     assert {"reward-file", "sitecustomize", "read-tests", "other-instance"} <= {p.policy for p in result.policies}
     assert result.ok, result.problem_text()
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_the_prime_hook_without_user_is_the_defence_it_was(shipped_rows, tmp_path):
+    """Shared mode: a folder at /logs/verifier/test-stdout.txt stops Harbor's run of test.sh. Prime's user-free
+    hook (run as root, the image's default user) clears it as the default hook does; without it the attack wins."""
+    from test_attacks import _mutate
+
+    task = export_row(_row(shipped_rows, 1), tmp_path / "prime",
+                      ExportOptions(consumer="prime", image_prefix=PREFIX, verifier_mode="shared"))
+    [defended] = check.check_tasks(task, jobs=2, attacks=True, only=("stdout-dir",))
+    assert [p.policy for p in defended.policies] == ["stdout-dir"] and defended.ok, defended.problem_text()
+    weakened = _mutate(task, tmp_path / "weakened", [("../task.toml", 'command = "for round', 'command = "true" # ')])
+    [result] = check.check_tasks(weakened, jobs=2, attacks=True, only=("stdout-dir",))
+    [outcome] = result.policies
+    assert not outcome.ok, outcome
