@@ -257,6 +257,7 @@ async def measure(env: str, tasks: list[Path], args: argparse.Namespace, jobs_di
         run.trials = await run_trials(chosen, [f"{t.name}__{env}__{i}" for i, t in enumerate(chosen)],
                                       ENVIRONMENTS[env], args.jobs, trials_dir, args.agent, args.delete)
         run.seconds = time.monotonic() - start
+        print(f"{env}: {len(run.cold)} warm-up and {len(run.trials)} measured trials done", flush=True)
     finally:
         if before is not None and (added := sorted(podman_image_names() - before)):
             subprocess.run(["podman", "rmi", *added], capture_output=True)
