@@ -120,8 +120,9 @@ def regular_deliverable(path: str) -> str:
 def collect_command(mode: str, artifacts: list[str], require_root: bool = False) -> str:
     """The hook's shell for a task in verifier ``mode`` ("separate" or "shared") declaring ``artifacts``.
 
-    ``require_root``: the hook ends with a check that it ran as root (exit 1 otherwise), for a consumer
-    that runs hooks as its default user and fails the rollout on a failed hook (``--for prime``).
+    ``require_root``: the hook ends with a check that it ran as root, for a consumer that runs hooks as
+    its default user and fails the rollout on a failed hook (``--for prime``). As anyone else it fails:
+    its first step ends every non-root process, itself included (exit 137), and the check is the backstop.
     """
     if mode not in ("separate", "shared"):
         raise ValueError(f"verifier mode must be 'separate' or 'shared', got {mode!r}")
