@@ -105,11 +105,11 @@ def test_each_shipped_transcript_answers_the_task_it_was_written_for(exported, e
 
 
 def test_retail_transcript_answers_the_f1_base_scenario_only(exported_retail):
-    """The RetailOpt transcript matches retail_f1_base (schema prompt), not another archetype."""
+    """The RetailOpt transcript matches retail_f1_base with its data in /app/data.json (the schema prompt) only."""
     [retail] = [t for t in transcripts.shipped() if t.name == "retailopt-f1-base"]
-    for folder in exported_retail["separate"].iterdir():
-        if (folder / "instruction.md").is_file():
-            assert retail.answers(_prompt((folder / "instruction.md").read_text())) == ("f1-base" in folder.name)
+    folders = [folder for folder in exported_retail["separate"].iterdir() if (folder / "instruction.md").is_file()]
+    matched = {folder.name for folder in folders if retail.answers(_prompt((folder / "instruction.md").read_text()))}
+    assert len(folders) == 4 and matched == {"retailopt-retail-f1-base-v0-schema"}
 
 
 def test_harbors_litellm_chat_plays_the_transcript_in_order(tmp_path, monkeypatch):

@@ -67,11 +67,10 @@ def test_terminus_2_on_scripted_transcripts_solves_four_kinds_and_the_cheat_fail
                               "--ak", f"api_base={server.api_base}"], tmp_path / "jobs", f"terminus-{mode}")
     assert server.script.failures == []
     assert job["n_total_trials"] == len(trials) == len(TASKS)
-    rewards = {}
     for trial in trials:
         task = trial["task_name"].removeprefix("orharbor/")
         assert trial["exception_info"] is None, (task, trial["exception_info"])
-        rewards[task] = reward = trial["verifier_result"]["rewards"]["reward"]
+        reward = trial["verifier_result"]["rewards"]["reward"]
         name, deliverable = TASKS[task]
         # the transcript was played to its last turn (its confirmation of task_complete)
         assert (name, len(_transcript(name).turns) - 1) in server.script.served
@@ -82,7 +81,6 @@ def test_terminus_2_on_scripted_transcripts_solves_four_kinds_and_the_cheat_fail
         expected, _ = local_verify.score(tasks / task, collected)
         assert math.isfinite(reward) and reward > 0, (task, reward)
         assert reward == pytest.approx(expected, rel=1e-9), task
-    print(f"{mode}: {rewards}")
 
 
 def _transcript(name: str) -> transcripts.Transcript:
