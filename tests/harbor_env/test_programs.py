@@ -76,6 +76,22 @@ def test_a_program_the_dockerfile_does_not_install_is_absent(tmp_path):
 
 
 @pytest.mark.sandbox
+def test_file_by_file_binds_show_the_same_programs(tmp_path, monkeypatch):
+    """Where hard links cannot be made, each program is bound on its own: same programs, same absences."""
+    monkeypatch.setattr(debian, "_staged", lambda names: None)
+    found = _probe(_image(tmp_path, "ripgrep"), tmp_path, ("rg", "tmux", "bash", "awk", "bwrap"))
+    assert found == ["/usr/bin/rg", "absent:tmux", "/usr/bin/bash", "/usr/bin/awk", "absent:bwrap"]
+
+
+def test_the_staged_links_are_roots_alone():
+    """The host folder of hard links (setuid programs among them) is closed to other users of the host."""
+    top = debian._staged(("ripgrep",))
+    assert top is not None and (top.stat().st_mode & 0o777) == 0o700
+    assert (top / "usr" / "bin" / "rg").samefile("/usr/bin/rg")
+    assert not (top / "usr" / "bin" / "tmux").exists()
+
+
+@pytest.mark.sandbox
 def test_without_the_filter_the_hosts_programs_show(tmp_path, monkeypatch):
     """Mutation: with the program folders not masked, the host's tmux and bwrap show in the same image."""
     monkeypatch.setattr(debian, "program_args", lambda names: [])
