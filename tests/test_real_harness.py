@@ -24,12 +24,13 @@ from orharbor.harness.model_server import ModelServer
 from harbor_runs import harbor_run
 
 #: Task id -> (the shipped transcript it draws, the deliverable Harbor collects under artifacts/, relative to /app).
+#: The reward-hack transcript's task is the one whose reward must be the failure reward.
 TASKS = {
     "jobshop-4x4-l1-s0": ("jobshop-level1", "solution.json"),
     "jobshop-4x4-l2-s0": ("jobshop-level2", "solve.py"),
     "transportation_lp": ("transportation-lp", "."),
     "retailopt-retail-f1-base-v0": ("retailopt-f1-base", "model.py"),
-    "wtardiness-n8-l1-s0": ("reward-hack", None),
+    "wtardiness-n8-l1-s0": ("reward-hack", "solution.json"),
 }
 RETAIL_SCENARIO = "retail_f1_base_v0"
 
@@ -74,13 +75,13 @@ def test_terminus_2_on_scripted_transcripts_solves_four_kinds_and_the_cheat_fail
         name, deliverable = TASKS[task]
         # the transcript was played to its last turn (its confirmation of task_complete)
         assert (name, len(_transcript(name).turns) - 1) in server.script.served
-        if deliverable is None:
-            assert reward == -1.0, task
-            continue
         collected = Path(trial["trial_uri"].removeprefix("file://")) / "artifacts" / "app" / deliverable
         expected, _ = local_verify.score(tasks / task, collected)
-        assert math.isfinite(reward) and reward > 0, (task, reward)
-        assert reward == pytest.approx(expected, rel=1e-9), task
+        if name == "reward-hack":
+            assert reward == expected == -1.0, task
+        else:
+            assert math.isfinite(reward) and reward > 0, (task, reward)
+            assert reward == pytest.approx(expected, rel=1e-9), task
 
 
 def _transcript(name: str) -> transcripts.Transcript:
