@@ -1,0 +1,58 @@
+"""One OpenEnv rollout on an orharbor export, scored by OpenEnv's own Harbor rollout code.
+
+Run with the OpenEnv consumer venv's python (scripts/consumers.sh openenv):
+    drive_openenv.py ROOT oracle|nop
+ROOT holds the export (OpenEnv takes ROOT or ROOT/tasks/). OpenEnv's own loader discovers the
+task with Harbor's validation switched on (OPENENV_VALIDATE_TASKS=1). Its rollout takes a sandbox
+from Harbor's built-in type names and a harness from its own seam list, so
+`orharbor.consumers.serve_as("docker")` routes the sandbox name to orharbor's bubblewrap
+environment, and the scripted policy replaces the agent of the trial config OpenEnv builds with
+Harbor's oracle or nop agent (no model is called). Prints one JSON line with the reward OpenEnv read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import tempfile
+from importlib.metadata import version
+
+os.environ["OPENENV_VALIDATE_TASKS"] = "1"  # read at import: discovery keeps only Harbor-valid tasks
+
+
+def main(root: str, policy: str) -> None:
+    if policy not in ("oracle", "nop"):
+        raise SystemExit(f"unknown policy {policy!r}")
+    from harbor.models.trial.config import AgentConfig
+    from openenv.core.harness.capture.sessions import SessionRegistry
+    from openenv.harbor import rollout
+    from openenv.harbor.tasks import has_symlinks, resolve_task_dirs
+
+    from orharbor.consumers import serve_as
+
+    serve_as("docker")
+    task_dirs = resolve_task_dirs(root)
+    if len(task_dirs) != 1 or has_symlinks(task_dirs[0]):
+        raise SystemExit(f"OpenEnv found {task_dirs} under {root} (or symlinks in it)")
+
+    build = rollout.build_trial_config
+
+    def scripted(**kwargs):
+        config = build(**kwargs)
+        config.agent = AgentConfig(name=policy)
+        return config
+
+    rollout.build_trial_config = scripted
+    with tempfile.TemporaryDirectory(prefix="openenv-trials-") as trials:
+        result = asyncio.run(rollout.run_rollout(
+            task_dir=task_dirs[0], harness="opencode", sandbox="docker", registry=SessionRegistry(),
+            intercept_url="http://127.0.0.1:9/v1", model="scripted", trials_dir=trials))
+    print(json.dumps({"consumer": "openenv", "version": version("openenv"), "task": task_dirs[0].name,
+                      "policy": policy, "reward": result.reward, "reward_key": result.reward_key,
+                      "error": result.error}))
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])

@@ -1,0 +1,46 @@
+"""One TRL episode on an orharbor export, scored by TRL's own Harbor environment and reward function.
+
+Run with the TRL consumer venv's python (scripts/consumers.sh trl):
+    drive_trl.py ROOT oracle|nop
+ROOT holds the export in ROOT/tasks/ (the layout `trl.experimental.harbor.HarborSpec` loads).
+TRL names Harbor environments by type only, so `orharbor.consumers.serve_as("docker")` routes
+that name to orharbor's bubblewrap environment. The scripted policy uses TRL's own `bash` tool:
+`oracle` writes the task's reference answer to /app/solution.json, `nop` makes no call. Prints one
+JSON line with the reward TRL read.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import shlex
+import sys
+from importlib.metadata import version
+from pathlib import Path
+
+
+def main(root: str, policy: str) -> None:
+    from trl.experimental.harbor import HarborSpec
+
+    from orharbor.consumers import serve_as
+
+    serve_as("docker")
+    spec = HarborSpec(root, agent="bash", environment_type="docker")
+    rows = spec.train_dataset
+    env = spec.environment_factory()
+    task_dir = rows[0]["task_dir"]
+    env.reset(task_dir=task_dir)
+    if policy == "oracle":
+        answer = (Path(task_dir) / "solution" / "solution.json").read_text()
+        env.bash(f"mkdir -p /app && printf %s {shlex.quote(answer)} > /app/solution.json")
+    elif policy != "nop":
+        raise SystemExit(f"unknown policy {policy!r}")
+    (reward,) = spec.reward_funcs(environments=[env])
+    del env
+    gc.collect()
+    print(json.dumps({"consumer": "trl", "version": version("trl"), "task": Path(task_dir).name,
+                      "policy": policy, "reward": reward}))
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])
