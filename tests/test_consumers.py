@@ -1,0 +1,116 @@
+"""RL trainers accept an orharbor export: each consumer's own loader and reward code, in its own venv.
+
+The episodes run tests/consumers/drive_NAME.py with the python of .venv-consumers/NAME, which
+scripts/setup.sh builds (scripts/consumers.sh, versions pinned in scripts/consumers/NAME.txt).
+One small level-1 task (jobshop 4x4, seed 0) is exported in both verifier modes; Harbor's reward
+scale for it is 1.0 at the reference and -1.0 for no answer, and the consumer must read the same.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from orharbor.consumers import ENVIRONMENT, serve_as
+from orharbor.datasets.rows import shipped_datasets
+
+REPO = Path(__file__).resolve().parents[1]
+TASK = "jobshop-4x4-l1-s0"
+#: consumer -> the version its pin list installs (the driver reports what it imported)
+CONSUMERS = {"trl": "1.16.0", "openenv": "0.10.0"}
+#: scripted policy -> the reward the task gives it (reference answer, no answer)
+REWARDS = {"oracle": 1.0, "nop": -1.0}
+
+
+def consumer_python(name: str) -> Path:
+    """The consumer venv's python; missing means scripts/setup.sh was not run (CI runs it)."""
+    python = REPO / ".venv-consumers" / name / "bin" / "python"
+    assert python.is_file(), f"{python} missing: run scripts/setup.sh (it builds the consumer venvs)"
+    return python
+
+
+@pytest.fixture(scope="module")
+def exports(tmp_path_factory) -> dict[str, Path]:
+    """One level-1 task exported by `orharbor export` in each verifier mode, as ROOT/tasks/."""
+    rows = tmp_path_factory.mktemp("rows") / "row.jsonl"
+    source = next(p for p in shipped_datasets() if p.name == "jobshop.jsonl")
+    line = next(l for l in source.read_text().splitlines() if json.loads(l)["id"] == TASK)
+    rows.write_text(line + "\n")
+    roots = {}
+    for mode in ("separate", "shared"):
+        root = tmp_path_factory.mktemp(mode)
+        subprocess.run([Path(sys.executable).with_name("orharbor"), "export", "--dataset", str(rows),
+                        "--problem", "jobshop", "--verifier-mode", mode, "--out", str(root / "tasks")],
+                       check=True, capture_output=True, text=True)
+        assert (root / "tasks" / TASK / "task.toml").is_file()
+        roots[mode] = root
+    return roots
+
+
+def drive(name: str, root: Path, policy: str) -> dict:
+    """Run the consumer's driver on ROOT with POLICY; the JSON line it printed."""
+    env = {**os.environ, "HARBOR_TELEMETRY": "0", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+           "TRL_EXPERIMENTAL_SILENCE": "1"}
+    driver = REPO / "tests" / "consumers" / f"drive_{name}.py"
+    # one sandboxed episode takes seconds; the timeout is only a safety net against a hang
+    done = subprocess.run([consumer_python(name), driver, str(root), policy], env=env, capture_output=True,
+                          text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.consumers
+@pytest.mark.slow
+@pytest.mark.sandbox
+@pytest.mark.parametrize("policy", sorted(REWARDS))
+@pytest.mark.parametrize("mode", ["separate", "shared"])
+@pytest.mark.parametrize("name", sorted(CONSUMERS))
+def test_consumer_reads_the_task_reward(exports, name, mode, policy):
+    """The consumer loads the export, runs one episode on orharbor's bubblewrap environment, and reads
+    the task's reward: 1.0 for the reference answer, -1.0 for none (not its 0.0 for 'nothing ran')."""
+    got = drive(name, exports[mode], policy)
+    assert got["consumer"] == name and got["version"] == CONSUMERS[name] and got["task"] == TASK
+    assert got["reward"] == REWARDS[policy], got
+    if name == "openenv":
+        assert got["reward_key"] == "reward", got  # the key OpenEnv took its scalar from
+
+
+@pytest.fixture
+def harbor_registry(monkeypatch):
+    """Harbor's environment-type registry, restored after the test (serve_as changes it process-wide)."""
+    from harbor.environments import factory
+
+    monkeypatch.setattr(factory, "_ENVIRONMENT_REGISTRY", dict(factory._ENVIRONMENT_REGISTRY))
+    return factory
+
+
+@pytest.mark.consumers
+def test_serve_as_routes_a_type_name_to_bubblewrap(harbor_registry):
+    """After serve_as('docker'), Harbor's factory resolves the type 'docker' to BubblewrapEnvironment,
+    and other types are left alone."""
+    from harbor.models.environment_type import EnvironmentType
+
+    from orharbor.harbor_env import BubblewrapEnvironment
+
+    factory = harbor_registry.EnvironmentFactory
+    before_e2b = harbor_registry._ENVIRONMENT_REGISTRY[EnvironmentType.E2B]
+    assert factory.get_environment_class(EnvironmentType.DOCKER) is not BubblewrapEnvironment
+    serve_as("docker")
+    assert factory.get_environment_class(EnvironmentType.DOCKER) is BubblewrapEnvironment
+    assert harbor_registry._ENVIRONMENT_REGISTRY[EnvironmentType.E2B] == before_e2b
+    assert ENVIRONMENT == "orharbor.harbor_env:BubblewrapEnvironment"
+
+
+@pytest.mark.consumers
+def test_serve_as_refuses_what_it_cannot_route(harbor_registry, monkeypatch):
+    """An unknown type name, and a Harbor without the registry serve_as relies on, are refused."""
+    with pytest.raises(ValueError, match="not a Harbor environment type"):
+        serve_as("bubblewrap")
+    monkeypatch.delattr(harbor_registry, "_ENVIRONMENT_REGISTRY")
+    with pytest.raises(RuntimeError, match="no type registry"):
+        serve_as("docker")
