@@ -75,10 +75,12 @@ def test_terminus_2_on_scripted_transcripts_solves_four_kinds_and_the_cheat_fail
         name, deliverable = TASKS[task]
         # the transcript was played to its last turn (its confirmation of task_complete)
         assert (name, len(_transcript(name).turns) - 1) in server.script.served
-        collected = Path(trial["trial_uri"].removeprefix("file://")) / "artifacts" / "app" / deliverable
-        expected, _ = local_verify.score(tasks / task, collected)
+        trial_dir = Path(trial["trial_uri"].removeprefix("file://"))
+        expected, _ = local_verify.score(tasks / task, trial_dir / "artifacts" / "app" / deliverable)
         if name == "reward-hack":
             assert reward == expected == -1.0, task
+            # the attack really ran: the agent's terminal showed its forged reward in place before the verifier
+            assert '{"reward": 1000000000.0}' in (trial_dir / "agent" / "terminus_2.pane").read_text()
         else:
             assert math.isfinite(reward) and reward > 0, (task, reward)
             assert reward == pytest.approx(expected, rel=1e-9), task
