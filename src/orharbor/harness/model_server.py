@@ -12,7 +12,8 @@ The server keeps no per-conversation state, so any number of trials may share it
 - every reply opens with a marker ``[scripted turn N]``, which the conversation
   carries back in its history, so the next turn is one past the highest marker
   seen in the messages after the first. Harbor's retries and parse-error rounds
-  therefore never skip or repeat a turn;
+  therefore never skip or repeat a turn (a command that prints such a marker
+  into the terminal would move it: transcripts should not);
 - terminus-2's context summarisation (three calls when the context fills, or a
   short fallback call) is answered with a fixed text that carries the marker on,
   so the transcript resumes where it was after the hand-off.
