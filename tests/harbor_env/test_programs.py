@@ -112,3 +112,16 @@ def test_the_closure_takes_depends_not_recommends():
     assert {"tmux", "libevent-core-2.1-7", "libc6"} <= with_tmux
     recommends = {"ca-certificates"} & set(debian.installed()) - debian.closure(("libcurl4",))
     assert recommends, "libcurl4 recommends ca-certificates, which its closure must not take"
+
+
+@pytest.mark.sandbox
+def test_check_refuses_once_when_a_task_image_needs_a_package_this_machine_lacks(shipped_rows, tmp_path):
+    """orharbor check on the bubblewrap environment names the apt-get install before any trial starts."""
+    from orharbor.check.sandbox import SandboxUnavailable
+    from orharbor.check.trials import check_tasks
+
+    task = export_row(next(r for r in shipped_rows if r["level"] == 1), tmp_path / "tasks")
+    dockerfile = task / "environment" / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text().replace("procps ", "procps orharbor-no-such-package "))
+    with pytest.raises(SandboxUnavailable, match="apt-get install .*orharbor-no-such-package"):
+        check_tasks(tmp_path / "tasks", env="orharbor.harbor_env:BubblewrapEnvironment")

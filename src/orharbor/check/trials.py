@@ -25,6 +25,7 @@ from orharbor.check.sandbox import SandboxUnavailable, require_bwrap
 from orharbor.exporter import agent_files
 from orharbor.exporter.profiles import readable_tests
 from orharbor.files import require_parent
+from orharbor.harbor_env import debian
 from orharbor.interrupts import run_async
 from orharbor.task_toml import TaskTomlError, read_task_toml
 from orharbor.verifiers import contract
@@ -76,6 +77,11 @@ def check_tasks(root: Path, jobs: int = 1, attacks: bool = False, only: tuple[st
     tasks = find_tasks(root)
     if not tasks:
         raise SandboxUnavailable(f"no task directories (with task.toml) under {root}")
+    if environment.is_bubblewrap:  # once here, not as every trial's failed start
+        try:
+            debian.require_installed([task / sub / "Dockerfile" for task in tasks for sub in ("environment", "tests")])
+        except debian.MissingPackages as exc:
+            raise SandboxUnavailable(str(exc)) from None
     os.environ.setdefault("HARBOR_TELEMETRY", "0")  # nothing leaves this machine
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     keep = jobs_dir is not None

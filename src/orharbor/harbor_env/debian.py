@@ -25,6 +25,7 @@ machine: :func:`main` prints what is missing).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import os
 import re
@@ -236,6 +237,18 @@ def _staged(names: tuple[str, ...]) -> Path | None:
         if folder.is_dir() and not folder.is_symlink():
             folder.chmod(0o755)
     return top
+
+
+def require_installed(dockerfiles: list[Path]) -> None:
+    """Raise :class:`MissingPackages` naming every package these Dockerfiles install that this machine lacks."""
+    from orharbor.harbor_env.image import DockerfileError, read_dockerfile
+
+    wanted: set[str] = set()
+    for path in (p for p in dockerfiles if p.is_file()):
+        with contextlib.suppress(DockerfileError):  # the environment's start reports those
+            wanted.update(read_dockerfile(path).apt_packages)
+    if absent := missing(tuple(sorted(wanted))):
+        raise MissingPackages(absent)
 
 
 def main() -> None:
