@@ -1,0 +1,52 @@
+"""Shared by the episode scripts: a bubblewrap Harbor environment started from a task's environment/Dockerfile."""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+from pathlib import Path
+
+from harbor.models.task.config import NetworkMode, NetworkPolicy
+from harbor.models.task.task import Task
+from harbor.models.trial.paths import TrialPaths
+
+from orharbor.harbor_env import BubblewrapEnvironment
+
+SCRATCH = Path(tempfile.mkdtemp(prefix="orharbor-episodes-"))
+
+
+async def start(task_dir: Path, name: str) -> BubblewrapEnvironment:
+    """The task's agent environment, running (what the consumer's sandbox would be built from)."""
+    paths = TrialPaths(SCRATCH / f"{name}-{uuid.uuid4().hex[:8]}")
+    paths.mkdir()
+    env = BubblewrapEnvironment(environment_dir=task_dir / "environment", environment_name=name,
+                                session_id=f"{name}-{uuid.uuid4().hex[:8]}", trial_paths=paths,
+                                task_env_config=Task(task_dir).config.environment,
+                                network_policy=NetworkPolicy(network_mode=NetworkMode.PUBLIC))
+    await env.start(force_build=False)
+    return env
+
+
+async def upload_bytes(env: BubblewrapEnvironment, data: bytes, path: str) -> None:
+    local = SCRATCH / f"upload-{uuid.uuid4().hex}"
+    local.write_bytes(data)
+    try:
+        await env.upload_file(local, path)
+    finally:
+        local.unlink()
+
+
+async def download_bytes(env: BubblewrapEnvironment, path: str) -> bytes:
+    local = SCRATCH / f"download-{uuid.uuid4().hex}"
+    await env.download_file(path, local)
+    try:
+        return local.read_bytes()
+    finally:
+        local.unlink()
+
+
+def answers(task_dir: Path) -> list[tuple[str, Path | None]]:
+    """(deliverable path in /app, answer file) for the oracle, the naive answer and no answer."""
+    solution = task_dir / "solution"
+    name = "solve.py" if (solution / "solve.py").exists() else "solution.json"
+    return [(f"/app/{name}", solution / name), (f"/app/{name}", solution / "naive" / name), (f"/app/{name}", None)]

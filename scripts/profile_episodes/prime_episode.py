@@ -1,0 +1,79 @@
+"""Episodes on a task exported --for prime (shared mode), run by Prime's verifiers 0.4.0 code.
+
+verifiers' parse_task loads the task; HarborTask.finalize runs its [[verifier.collect]] hook as
+the runtime's default user and collects the artifacts; HarborTask.solved stages tests/ (its tar
+upload), runs test.sh and reads the reward. The runtime is an adapter over orharbor's bubblewrap
+Harbor environment started from the task's Dockerfile (standing in for the prebuilt image). A
+scripted policy writes the answer as the task's agent user. With --runtime-user agent the runtime's
+default user is not root: the hook must then fail the rollout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shlex
+import types
+from pathlib import Path
+
+from verifiers.v1.runtimes.base import ProgramResult
+from verifiers.v1.tasksets.harbor.taskset import HarborConfig, HarborTask, parse_task
+
+from common import answers, download_bytes, start, upload_bytes
+
+
+class BubblewrapRuntime:
+    """The parts of verifiers' Runtime that HarborTask uses, over a running BubblewrapEnvironment."""
+
+    def __init__(self, env, user: str | None):
+        self.env, self.user = env, user
+        self.config = types.SimpleNamespace(workdir="/app")
+
+    async def run(self, argv, env):
+        r = await self.env.exec(shlex.join(argv), env=env or None, timeout_sec=600, user=self.user)
+        return ProgramResult(exit_code=r.return_code, stdout=r.stdout or "", stderr=r.stderr or "")
+
+    async def write(self, path, data):
+        await upload_bytes(self.env, data if isinstance(data, bytes) else data.encode(), path)
+
+    async def read(self, path, max_bytes=None):
+        data = await download_bytes(self.env, path)
+        if max_bytes is not None and len(data) > max_bytes:
+            raise OSError(f"{path} is over {max_bytes} bytes")
+        return data
+
+    async def prepare_execution(self, policy):
+        return None
+
+
+async def episode(task_dir: Path, target: str, answer: Path | None, user: str | None) -> None:
+    data = parse_task(task_dir, 0, HarborConfig())
+    task = HarborTask(data)
+    env = await start(task_dir, "prime")
+    trace = types.SimpleNamespace(state=types.SimpleNamespace(artifacts={}), metrics={})
+    trace.record_metrics = trace.metrics.update
+    try:
+        if answer is not None:
+            text = shlex.quote(answer.read_text())
+            r = await env.exec(f"printf '%s' {text} > {target}", user=data.agent_user)
+            assert r.return_code == 0, r
+        try:
+            await task.finalize(trace, BubblewrapRuntime(env, user))
+        except RuntimeError as exc:
+            print(f"prime {task_dir.name} runtime-user={user} rollout failed: {str(exc)[:60]}", flush=True)
+            return
+        scores = await task.solved(BubblewrapRuntime(env, user), trace)
+        print(f"prime {task_dir.name} answer={answer.parent.name + '/' + answer.name if answer else None} "
+              f"reward={scores}", flush=True)
+    finally:
+        await env.stop(delete=True)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("tasks", nargs="+", type=Path)
+    parser.add_argument("--runtime-user", default=None)
+    args = parser.parse_args()
+    for folder in args.tasks:
+        for target, answer in answers(folder):
+            asyncio.run(episode(folder, target, answer, args.runtime_user))
