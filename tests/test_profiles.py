@@ -254,3 +254,17 @@ def test_the_prime_hook_without_user_is_the_defence_it_was(shipped_rows, tmp_pat
     [result] = check.check_tasks(weakened, jobs=2, attacks=True, only=("stdout-dir",))
     [outcome] = result.policies
     assert not outcome.ok, outcome
+
+
+def test_for_tinker_beats_a_release_recipes_mode_but_not_an_explicit_flag(tmp_path):
+    """--for tinker exports a release (whose recipe says separate) in shared mode; --verifier-mode separate is refused."""
+    release = Path(__file__).resolve().parents[1] / "benchmarks" / "orharbor-bench-1"
+    runner = CliRunner()
+    done = runner.invoke(main, ["export", "--release", str(release), "--smoke", "--for", "tinker",
+                                "--out", str(tmp_path / "smoke")])
+    assert done.exit_code == 0, done.output
+    modes = {tomllib.loads(p.read_text())["verifier"]["environment_mode"] for p in (tmp_path / "smoke").glob("*/task.toml")}
+    assert modes == {"shared"}
+    refused = runner.invoke(main, ["export", "--release", str(release), "--smoke", "--for", "tinker",
+                                   "--verifier-mode", "separate", "--out", str(tmp_path / "refused")])
+    assert refused.exit_code != 0 and "shared mode only" in refused.output

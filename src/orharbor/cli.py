@@ -319,7 +319,7 @@ def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agen
     from orharbor.exporter import ExportOptions
     from orharbor.exporter.dataset_index import DATASET_NAME, package_version
     from orharbor.exporter.dataset_index import GitSource
-    from orharbor.exporter.profiles import default_mode, tinker_grader_warning
+    from orharbor.exporter.profiles import PROFILES, default_mode, tinker_grader_warning
 
     from click.core import ParameterSource
 
@@ -336,6 +336,8 @@ def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agen
         release_plan = api.plan_release_export(release, out, smoke=smoke, problems=problems, force=force)
         settings.update((name, value) for name, value in release_plan.recipe.export.items()
                         if ctx.get_parameter_source(name) in (None, ParameterSource.DEFAULT))
+    if verifier_mode is None and settings["verifier_mode"] not in PROFILES[consumer].modes:  # --for beats a recipe
+        settings["verifier_mode"] = default_mode(consumer)
     if allowed_hosts and settings["agent_network"] != "allowlist":  # explicit beats implied: no allowlist from hosts
         raise click.UsageError("--allowed-hosts needs --agent-network allowlist (without it the agent's network "
                                "is public and no allowlist is written)")
