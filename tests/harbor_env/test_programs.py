@@ -12,9 +12,11 @@ import shutil
 
 import pytest
 
+from harbor_agents import harbor_commands
 from sandboxes import DOCKERFILE, run, running
 
-from orharbor.exporter import export_row
+from orharbor.exporter import ExportOptions, export_row
+from orharbor.exporter.modelling import export_spec
 from orharbor.harbor_env import BubblewrapEnvironment, debian
 from orharbor.harbor_env.image import read_dockerfile
 
@@ -65,6 +67,19 @@ def test_an_exported_task_has_tmux_and_ripgrep_and_no_host_only_program(shipped_
                    then="; tmux -V >/dev/null && asciinema --version >/dev/null && echo runs")
     assert found == ["/usr/bin/tmux", "/usr/bin/rg", "/usr/bin/git", "/usr/bin/curl", "/usr/bin/node",
                      *(f"absent:{p}" for p in HOST_ONLY), "runs"]
+
+
+@pytest.mark.sandbox
+@pytest.mark.parametrize("kind", ["algorithm", "modelling"])
+def test_every_command_harbors_agents_check_for_is_there(shipped_rows, shipped_specs, tmp_path, kind):
+    """In an exported image's sandbox, each agent setup's `command -v` check passes, so it apt-gets nothing."""
+    commands = sorted(set().union(*harbor_commands().values()))
+    assert {"tmux", "rg", "node", "npm", "gcc", "pgrep"} <= set(commands)  # the reader still reads Harbor
+    out = tmp_path / "tasks"
+    task = (export_row(next(r for r in shipped_rows if r["level"] == 2), out) if kind == "algorithm"
+            else export_spec(shipped_specs[0], out, ExportOptions()))
+    found = _probe(task / "environment", tmp_path, commands)
+    assert [line for line in found if line.startswith("absent:")] == []
 
 
 @pytest.mark.sandbox
