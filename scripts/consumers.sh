@@ -7,7 +7,7 @@
 # requires fastmcp>=3,<4 and harbor 0.26 requires fastmcp>=4.1.6 (used only by Harbor's MCP server,
 # which no trial imports), so the openenv list keeps fastmcp 3. The trl list installs TRL without
 # torch, transformers or accelerate: `trl.experimental.harbor` imports none of them.
-# A venv whose pin list is unchanged since it was built is left as it is.
+# A venv whose pin list is unchanged since it was built is left as it is (orharbor is editable).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x .venv/bin/python ] || { echo "consumers: run scripts/setup.sh first (.venv)" >&2; exit 1; }
@@ -16,7 +16,7 @@ for name in "$@"; do
   pins=scripts/consumers/$name.txt
   [ -f "$pins" ] || { echo "consumers: no pin list $pins" >&2; exit 1; }
   venv=.venv-consumers/$name
-  want="$(sha256sum "$pins" pyproject.toml | sha256sum | cut -d' ' -f1)"
+  want=$(sha256sum "$pins" | cut -d" " -f1)
   if [ -x "$venv/bin/python" ] && [ "$(cat "$venv/.pins" 2>/dev/null)" = "$want" ]; then
     continue
   fi
