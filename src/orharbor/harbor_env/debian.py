@@ -20,6 +20,12 @@ images install with ``--no-install-recommends``), as the host's dpkg database
 Dockerfile names that the host does not have is an error naming the
 ``apt-get install`` that fixes it (``scripts/setup.sh`` runs it on a fresh
 machine: :func:`main` prints what is missing).
+
+What it does not hide: the rest of ``/usr`` (libraries, data, and the helper
+programs packages keep under ``/usr/lib``, such as git's) stays the host's.
+It makes the sandbox answer as the image would to what runs by name; it is
+not a wall around host files. Links made by ``update-alternatives`` follow the
+host's choice, kept when it leads to a program the image has.
 """
 
 from __future__ import annotations
