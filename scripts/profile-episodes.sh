@@ -1,9 +1,10 @@
 #!/bin/bash
 # Episodes of two RL consumers on orharbor exports, each graded by the consumer's own code:
 # tinker-cookbook 0.6.1's HarborReward on an `export --for tinker` task, and Prime's verifiers
-# 0.4.0 (parse_task, HarborTask.finalize and .solved) on an `export --for prime` task, at levels
-# 1 and 2 (oracle 1.0, naive 0.0, no answer -1.0), then Prime's rollout with a non-root runtime
-# user (the collect hook must fail it) and Prime's refusal of the default export.
+# 0.4.0 (parse_task, HarborTask.finalize and .solved; in separate mode also its restore() and
+# stage_verifier in a fresh verifier box) on `export --for prime` tasks in shared and separate
+# mode, at levels 1 and 2 (oracle 1.0, naive 0.0, no answer -1.0), then Prime's rollout with a
+# non-root runtime user (the collect hook must fail it) and Prime's refusal of the default export.
 #
 #   sudo bash scripts/profile-episodes.sh      (root: the bubblewrap sandbox; a few minutes)
 #
@@ -32,6 +33,8 @@ echo "== exports"
 "$REPO/.venv/bin/orharbor" export --out "$WORK/tinker-tasks" --problem jobshop --for tinker 2>&1 | grep -v exporting
 "$REPO/.venv/bin/orharbor" export --out "$WORK/prime-tasks" --problem jobshop --for prime --verifier-mode shared \
     --image-prefix localhost/orharbor 2>&1 | grep -v exporting
+"$REPO/.venv/bin/orharbor" export --out "$WORK/prime-separate" --problem jobshop --for prime \
+    --image-prefix localhost/orharbor 2>&1 | grep -v exporting
 "$REPO/.venv/bin/orharbor" export --out "$WORK/default-tasks" --problem jobshop 2>&1 | grep -v exporting
 
 echo "== tinker-cookbook 0.6.1: HarborReward"
@@ -40,6 +43,8 @@ PYTHONPATH="$HERE:$HERE/torch_stub:$WORK/tinker" "$REPO/.venv/bin/python" "$HERE
 echo "== verifiers 0.4.0: HarborTaskset's task"
 PYTHONPATH="$REPO/src:$HERE" "$WORK/vf/bin/python" "$HERE/prime_episode.py" \
     "$WORK/prime-tasks/jobshop-4x4-l1-s0" "$WORK/prime-tasks/jobshop-4x4-l2-s0" 2>&1 | grep '^prime '
+PYTHONPATH="$REPO/src:$HERE" "$WORK/vf/bin/python" "$HERE/prime_episode.py" \
+    "$WORK/prime-separate/jobshop-4x4-l1-s0" "$WORK/prime-separate/jobshop-4x4-l2-s0" 2>&1 | grep '^prime '
 PYTHONPATH="$REPO/src:$HERE" "$WORK/vf/bin/python" "$HERE/prime_episode.py" --runtime-user agent \
     "$WORK/prime-tasks/jobshop-4x4-l1-s0" 2>&1 | grep '^prime ' 
 echo "== verifiers 0.4.0 on the default export (expected: refused)"

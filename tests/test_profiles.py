@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import subprocess
 import sys
 import tomllib
@@ -156,7 +155,8 @@ def test_images_plan_builds_every_named_image_and_pushes_only_where_named(shippe
     task = tasks[0]
     assert (f"podman build --tag {PREFIX}:{task} --file {out / task / 'environment' / 'Dockerfile'} "
             f"{out / task / 'environment'}") in lines
-    assert f"podman build --tag {PREFIX}-verifier:{task} --file {out / task / 'tests' / 'Dockerfile'} {out / task / 'tests'}" in lines
+    tests = out / task / "tests"
+    assert f"podman build --tag {PREFIX}-verifier:{task} --file {tests / 'Dockerfile'} {tests}" in lines
     assert lines.index(f"podman push {PREFIX}:{task}") > max(lines.index(b) for b in builds)
     elsewhere = runner.invoke(main, ["images", str(out), "--plan", "--push", "other.example.com"])
     assert elsewhere.exit_code != 0 and "another registry" in elsewhere.output
@@ -257,13 +257,14 @@ def test_the_prime_hook_without_user_is_the_defence_it_was(shipped_rows, tmp_pat
 
 
 def test_for_tinker_beats_a_release_recipes_mode_but_not_an_explicit_flag(tmp_path):
-    """--for tinker exports a release (whose recipe says separate) in shared mode; --verifier-mode separate is refused."""
+    """--for tinker exports a release (its recipe says separate) in shared mode; --verifier-mode separate is refused."""
     release = Path(__file__).resolve().parents[1] / "benchmarks" / "orharbor-bench-1"
     runner = CliRunner()
     done = runner.invoke(main, ["export", "--release", str(release), "--smoke", "--for", "tinker",
                                 "--out", str(tmp_path / "smoke")])
     assert done.exit_code == 0, done.output
-    modes = {tomllib.loads(p.read_text())["verifier"]["environment_mode"] for p in (tmp_path / "smoke").glob("*/task.toml")}
+    modes = {tomllib.loads(p.read_text())["verifier"]["environment_mode"]
+             for p in (tmp_path / "smoke").glob("*/task.toml")}
     assert modes == {"shared"}
     refused = runner.invoke(main, ["export", "--release", str(release), "--smoke", "--for", "tinker",
                                    "--verifier-mode", "separate", "--out", str(tmp_path / "refused")])

@@ -27,6 +27,18 @@ async def start(task_dir: Path, name: str) -> BubblewrapEnvironment:
     return env
 
 
+async def start_verifier(task_dir: Path) -> BubblewrapEnvironment:
+    """The task's separate verifier environment (tests/Dockerfile, offline), running."""
+    paths = TrialPaths(SCRATCH / f"verifier-{uuid.uuid4().hex[:8]}")
+    paths.mkdir()
+    env = BubblewrapEnvironment(environment_dir=task_dir / "tests", environment_name="verifier",
+                                session_id=f"verifier-{uuid.uuid4().hex[:8]}", trial_paths=paths,
+                                task_env_config=Task(task_dir).config.verifier.environment,
+                                network_policy=NetworkPolicy(network_mode=NetworkMode.NO_NETWORK))
+    await env.start(force_build=False)
+    return env
+
+
 async def upload_bytes(env: BubblewrapEnvironment, data: bytes, path: str) -> None:
     local = SCRATCH / f"upload-{uuid.uuid4().hex}"
     local.write_bytes(data)

@@ -1,10 +1,13 @@
-"""Episodes on a task exported --for prime (shared mode), run by Prime's verifiers 0.4.0 code.
+"""Episodes on a task exported --for prime, run by Prime's verifiers 0.4.0 code.
 
 verifiers' parse_task loads the task; HarborTask.finalize runs its [[verifier.collect]] hook as
-the runtime's default user and collects the artifacts; HarborTask.solved stages tests/ (its tar
-upload), runs test.sh and reads the reward. The runtime is an adapter over orharbor's bubblewrap
-Harbor environment started from the task's Dockerfile (standing in for the prebuilt image). A
-scripted policy writes the answer as the task's agent user. With --runtime-user agent the runtime's
+the runtime's default user and collects the artifacts. Shared mode: HarborTask.solved stages
+tests/ (its tar upload), runs test.sh and reads the reward. Separate mode, as verifiers' Harbor
+env grades it: a fresh box from the verifier's Dockerfile (standing in for its image), the
+artifacts restored by verifiers' own restore(), then the grader task's stage_verifier and solved.
+The runtime is an adapter over orharbor's bubblewrap Harbor environment started from the task's
+Dockerfile (standing in for the prebuilt image). A scripted policy writes the answer as the
+task's agent user. With --runtime-user agent the runtime's
 default user is not root: the hook must then fail the rollout.
 """
 
@@ -17,9 +20,10 @@ import types
 from pathlib import Path
 
 from verifiers.v1.runtimes.base import ProgramResult
-from verifiers.v1.tasksets.harbor.taskset import HarborConfig, HarborTask, parse_task
+from verifiers.v1.tasksets.harbor.taskset import HarborConfig, HarborTask, parse_task, verifier_box_data
+from verifiers.v1.utils.artifacts import restore
 
-from common import answers, download_bytes, start, upload_bytes
+from common import answers, download_bytes, start, start_verifier, upload_bytes
 
 
 class BubblewrapRuntime:
@@ -62,9 +66,21 @@ async def episode(task_dir: Path, target: str, answer: Path | None, user: str | 
         except RuntimeError as exc:
             print(f"prime {task_dir.name} runtime-user={user} rollout failed: {str(exc)[:60]}", flush=True)
             return
-        scores = await task.solved(BubblewrapRuntime(env, user), trace)
-        print(f"prime {task_dir.name} answer={answer.parent.name + '/' + answer.name if answer else None} "
-              f"reward={scores}", flush=True)
+        if data.verifier is None:
+            scores = await task.solved(BubblewrapRuntime(env, user), trace)
+        else:
+            grader = HarborTask(verifier_box_data(data))
+            box = await start_verifier(task_dir)
+            try:
+                runtime = BubblewrapRuntime(box, None)
+                await restore(runtime, trace.state.artifacts)
+                await grader.stage_verifier(trace, runtime)
+                scores = await grader.solved(runtime, trace)
+            finally:
+                await box.stop(delete=True)
+        shown = f"{answer.parent.name}/{answer.name}" if answer else None
+        mode = "separate" if data.verifier else "shared"
+        print(f"prime {task_dir.name} ({mode}) answer={shown} reward={scores}", flush=True)
     finally:
         await env.stop(delete=True)
 

@@ -58,7 +58,8 @@ PROFILES = {p.name: p for p in (
 CONSUMERS = tuple(PROFILES)
 
 #: An image repository without tag or digest: [host[:port]/]path, lower case (the OCI distribution spec's form).
-_REPOSITORY = re.compile(r"^(?:[a-z0-9.-]+(?::[0-9]+)?/)?[a-z0-9]+(?:[._-][a-z0-9]+)*(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$")
+_COMPONENT = r"[a-z0-9]+(?:[._-][a-z0-9]+)*"
+_REPOSITORY = re.compile(rf"^(?:[a-z0-9.-]+(?::[0-9]+)?/)?{_COMPONENT}(?:/{_COMPONENT})*$")
 
 
 class ProfileError(ValueError):
@@ -133,7 +134,8 @@ def flatten(tests: Path) -> dict[str, str]:
         try:
             data.decode("utf-8")
         except UnicodeDecodeError:
-            raise ProfileError(f"tests/{relative} is not UTF-8 text: a flat tests/ for Tinker holds text only") from None
+            raise ProfileError(f"tests/{relative} is not UTF-8 text: a flat tests/ for Tinker holds text only"
+                               ) from None
         if b"\r" in data:
             raise ProfileError(f"tests/{relative} holds a carriage return, which Tinker's text upload would change")
         if "/" in relative:
