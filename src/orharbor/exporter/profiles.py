@@ -5,9 +5,10 @@ consumer's public code; the version checked is in :data:`PROFILES`):
 
 - ``harbor``, ``skyrl``, ``openenv``, ``trl``: today's export. Those three run
   Harbor's own trial code, so a task Harbor scores they score.
-- ``tinker`` (tinker-cookbook ``harbor_rl``): its grader uploads only the
-  top-level files of ``tests/``, each read as text, to ``/tests`` in the
-  agent's own sandbox and runs ``bash /tests/test.sh`` from ``/root``. So the
+- ``tinker`` (tinker-cookbook ``harbor_rl``): its grader uploads ``tests/`` to
+  ``/tests`` in the agent's own sandbox, each file read as text (earlier
+  checkouts upload only the top-level files; 0.6.1 walks the folder), and runs
+  ``bash /tests/test.sh`` from ``/root`` under its own ``grader_timeout``. So the
   verifier runs in shared mode and ``tests/`` is flat (:func:`flatten`): every
   file top-level under an injective name, the manifest checks that flat folder,
   and ``verify.py`` rebuilds the tree in a private folder before it imports it.
@@ -52,7 +53,7 @@ PROFILES = {p.name: p for p in (
     Profile("skyrl", "SkyRL Harbor generator (a Harbor TrialConfig)"),
     Profile("openenv", "OpenEnv Harbor environment"),
     Profile("trl", "trl.experimental.harbor"),
-    Profile("tinker", "tinker-cookbook recipes/harbor_rl", modes=("shared",), flat_tests=True),
+    Profile("tinker", "tinker-cookbook 0.6.1 recipes/harbor_rl", modes=("shared",), flat_tests=True),
     Profile("prime", "verifiers 0.4.0 HarborTaskset", hook_user=False, needs_image=True),
 )}
 CONSUMERS = tuple(PROFILES)
