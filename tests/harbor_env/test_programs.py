@@ -98,6 +98,7 @@ def test_file_by_file_binds_show_the_same_programs(tmp_path, monkeypatch):
     assert found == ["/usr/bin/rg", "absent:tmux", "/usr/bin/bash", "/usr/bin/awk", "absent:bwrap"]
 
 
+@pytest.mark.sandbox  # as root, as the environment runs: hard links to others' files need it
 def test_the_staged_links_are_roots_alone():
     """The host folder of hard links (setuid programs among them) is closed to other users of the host."""
     top = debian._staged(("ripgrep",))
