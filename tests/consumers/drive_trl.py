@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import shlex
 import sys
+import traceback
 from importlib.metadata import version
 from pathlib import Path
 
@@ -43,4 +45,11 @@ def main(root: str, policy: str) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:])
+    try:
+        main(*sys.argv[1:])
+    except BaseException:
+        # an episode that failed leaves TRL's env to its __del__, whose teardown of a sandbox that never
+        # started can block for good (seen with Harbor's docker environment): report and leave at once
+        traceback.print_exc()
+        sys.stderr.flush()
+        os._exit(1)
