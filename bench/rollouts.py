@@ -53,7 +53,7 @@ REPO = Path(__file__).resolve().parents[1]
 BUBBLEWRAP = "orharbor.harbor_env:BubblewrapEnvironment"
 #: The environments this bench knows: a name on the table and Harbor's EnvironmentConfig fields.
 ENVIRONMENTS = {"bubblewrap": {"import_path": BUBBLEWRAP}, "podman": {"type": "podman"}}
-#: Phases of a trial, in order, as (name, what it spans in a TrialResult).
+#: Phases of a trial, in order (:func:`phase_seconds` says what each spans), and the whole trial.
 PHASES = ("env start", "agent setup", "agent run", "handoff", "verifier", "stop", "total")
 
 
@@ -180,7 +180,8 @@ def missing_reason(env: str, base_image: str) -> str | None:
         try:
             require_bwrap()
         except SandboxUnavailable:
-            return "not installed" if shutil.which("bwrap") is None else "needs root"
+            return ("not installed" if shutil.which("bwrap") is None else "needs root" if os.geteuid() != 0
+                    else "cannot sandbox here")
         return None
     if shutil.which("podman") is None:
         return "not installed"
