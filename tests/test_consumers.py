@@ -80,6 +80,14 @@ def test_consumer_reads_the_task_reward(exports, name, mode, policy):
         assert got["reward_key"] == "reward", got  # the key OpenEnv took its scalar from
 
 
+@pytest.mark.consumers
+def test_trl_reads_zero_when_nothing_ran(exports):
+    """TRL's documented default: an environment that never started an episode scores 0.0, not the task's
+    -1.0 for no answer (so a failed start looks like a middling answer to TRL, not like the worst one)."""
+    got = drive("trl", exports["shared"], "unstarted")
+    assert got["task"] == TASK and got["reward"] == 0.0, got
+
+
 @pytest.fixture
 def harbor_registry(monkeypatch):
     """Harbor's environment-type registry, restored after the test (serve_as changes it process-wide)."""

@@ -1,11 +1,12 @@
 """One TRL episode on an orharbor export, scored by TRL's own Harbor environment and reward function.
 
 Run with the TRL consumer venv's python (scripts/consumers.sh trl):
-    drive_trl.py ROOT oracle|nop
+    drive_trl.py ROOT oracle|nop|unstarted
 ROOT holds the export in ROOT/tasks/ (the layout `trl.experimental.harbor.HarborSpec` loads).
 TRL names Harbor environments by type only, so `orharbor.consumers.serve_as("docker")` routes
 that name to orharbor's bubblewrap environment. The scripted policy uses TRL's own `bash` tool:
-`oracle` writes the task's reference answer to /app/solution.json, `nop` makes no call. Prints one
+`oracle` writes the task's reference answer to /app/solution.json, `nop` makes no call,
+`unstarted` reads the reward of an env that never started an episode. Prints one
 JSON line with the reward TRL read.
 """
 
@@ -30,6 +31,11 @@ def main(root: str, policy: str) -> None:
     spec = HarborSpec(root, agent="bash", environment_type="docker")
     rows = spec.train_dataset
     env = spec.environment_factory()
+    if policy == "unstarted":  # TRL's own answer for an env that never ran an episode
+        (reward,) = spec.reward_funcs(environments=[env])
+        print(json.dumps({"consumer": "trl", "version": version("trl"), "task": Path(rows[0]["task_dir"]).name,
+                          "policy": policy, "reward": reward}))
+        return
     task_dir = rows[0]["task_dir"]
     env.reset(task_dir=task_dir)
     if policy == "oracle":
