@@ -78,6 +78,9 @@ def test_consumer_reads_the_task_reward(exports, name, mode, policy):
     assert got["reward"] == REWARDS[policy], got
     if name == "openenv":
         assert got["reward_key"] == "reward", got  # the key OpenEnv took its scalar from
+    if name == "trl":
+        # TRL scores in the agent's own sandbox in both modes: no separate verifier, no collect hook
+        assert got["verifier_in_agent_sandbox"] is True, got
 
 
 @pytest.mark.consumers

@@ -44,10 +44,12 @@ def main(root: str, policy: str) -> None:
     elif policy != "nop":
         raise SystemExit(f"unknown policy {policy!r}")
     (reward,) = spec.reward_funcs(environments=[env])
+    # where TRL ran the verifier: its reward file in the agent's own sandbox means no separate verifier
+    here = env.bash("test -f /logs/verifier/reward.json && echo verifier-ran-here").strip() == "verifier-ran-here"
     del env
     gc.collect()
     print(json.dumps({"consumer": "trl", "version": version("trl"), "task": Path(task_dir).name,
-                      "policy": policy, "reward": reward}))
+                      "policy": policy, "reward": reward, "verifier_in_agent_sandbox": here}))
 
 
 if __name__ == "__main__":
