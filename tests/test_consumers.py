@@ -84,6 +84,21 @@ def test_consumer_reads_the_task_reward(exports, name, mode, policy):
 
 
 @pytest.mark.consumers
+@pytest.mark.parametrize("mode", ["separate", "shared"])
+def test_openenv_keeps_every_shipped_task(exported, exported_specs, mode):
+    """OpenEnv's loader, with Harbor's task validation on, keeps every shipped task (algorithm rows and
+    modelling specs) of an export in either verifier mode, and finds no symlink in any."""
+    for root in (exported[mode], exported_specs[mode]):
+        names = sorted(p.parent.name for p in root.glob("*/task.toml"))
+        assert names
+        env = {**os.environ, "HARBOR_TELEMETRY": "0"}
+        done = subprocess.run([consumer_python("openenv"), REPO / "tests" / "consumers" / "drive_openenv.py",
+                               str(root), "discover"], env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert json.loads(done.stdout.strip().splitlines()[-1]) == names
+
+
+@pytest.mark.consumers
 def test_trl_reads_zero_when_nothing_ran(exports):
     """TRL's documented default: an environment that never started an episode scores 0.0, not the task's
     -1.0 for no answer (so a failed start looks like a middling answer to TRL, not like the worst one)."""

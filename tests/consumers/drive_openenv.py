@@ -1,7 +1,8 @@
 """One OpenEnv rollout on an orharbor export, scored by OpenEnv's own Harbor rollout code.
 
 Run with the OpenEnv consumer venv's python (scripts/consumers.sh openenv):
-    drive_openenv.py ROOT oracle|nop
+    drive_openenv.py ROOT oracle|nop     (one rollout)
+    drive_openenv.py ROOT discover       (the task names OpenEnv keeps)
 ROOT holds the export (OpenEnv takes ROOT or ROOT/tasks/). OpenEnv's own loader discovers the
 task with Harbor's validation switched on (OPENENV_VALIDATE_TASKS=1). Its rollout takes a sandbox
 from Harbor's built-in type names and a harness from its own seam list, so
@@ -22,7 +23,16 @@ from importlib.metadata import version
 os.environ["OPENENV_VALIDATE_TASKS"] = "1"  # read at import: discovery keeps only Harbor-valid tasks
 
 
+def discover(root: str) -> None:
+    """Print the task names OpenEnv's loader keeps under ROOT, Harbor's validation on."""
+    from openenv.harbor.tasks import has_symlinks, resolve_task_dirs
+
+    print(json.dumps(sorted(d.name for d in resolve_task_dirs(root) if not has_symlinks(d))))
+
+
 def main(root: str, policy: str) -> None:
+    if policy == "discover":
+        return discover(root)
     if policy not in ("oracle", "nop"):
         raise SystemExit(f"unknown policy {policy!r}")
     from harbor.models.trial.config import AgentConfig
