@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One isolated venv per RL trainer that consumes orharbor exports, for tests/test_consumers.py:
-#   bash scripts/consumers.sh NAME...      (NAME: openenv, trl)
+#   bash scripts/consumers.sh NAME...      (NAME: openenv, trl, prime, tinker)
 # .venv-consumers/NAME gets exactly the versions pinned in scripts/consumers/NAME.txt (the trainer,
 # Harbor 0.26 and orharbor's dependencies), installed with --no-deps, plus this checkout of orharbor
 # (editable). Pinned because OpenEnv and Harbor 0.26 cannot be resolved together: openenv 0.10.0

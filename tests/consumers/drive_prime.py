@@ -1,4 +1,7 @@
-"""Episodes on a task exported --for prime, run by Prime's verifiers 0.4.0 code.
+"""One Prime episode on a task exported --for prime, run by Prime's verifiers 0.4.0 code.
+
+Run with the prime consumer venv's python (scripts/consumers.sh prime):
+    drive_prime.py TASK_DIR oracle|naive|nop [--runtime-user USER]
 
 verifiers' parse_task loads the task; HarborTask.finalize runs its [[verifier.collect]] hook as
 the runtime's default user and collects the artifacts. Shared mode: HarborTask.solved stages
@@ -8,22 +11,25 @@ artifacts restored by verifiers' own restore(), then the grader task's stage_ver
 The runtime is an adapter over orharbor's bubblewrap Harbor environment started from the task's
 Dockerfile (standing in for the prebuilt image). A scripted policy writes the answer as the
 task's agent user. With --runtime-user agent the runtime's
-default user is not root: the hook must then fail the rollout.
+default user is not root: the hook must then fail the rollout. Prints one JSON line: the reward
+verifiers read, or the error with which it refused the task or failed the rollout.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import shlex
 import types
+from importlib.metadata import version
 from pathlib import Path
 
 from verifiers.v1.runtimes.base import ProgramResult
 from verifiers.v1.tasksets.harbor.taskset import HarborConfig, HarborTask, parse_task, verifier_box_data
 from verifiers.v1.utils.artifacts import restore
 
-from common import answers, download_bytes, start, start_verifier, upload_bytes
+from episode_sandbox import answer, download_bytes, start, start_verifier, upload_bytes
 
 
 class BubblewrapRuntime:
@@ -50,25 +56,29 @@ class BubblewrapRuntime:
         return None
 
 
-async def episode(task_dir: Path, target: str, answer: Path | None, user: str | None) -> None:
-    data = parse_task(task_dir, 0, HarborConfig())
+async def episode(task_dir: Path, policy: str, user: str | None) -> dict:
+    report = {"consumer": "prime", "version": version("verifiers"), "task": task_dir.name, "policy": policy}
+    try:
+        data = parse_task(task_dir, 0, HarborConfig())
+    except ValueError as exc:
+        return {**report, "refused": str(exc)}
+    report["mode"] = "separate" if data.verifier else "shared"
     task = HarborTask(data)
+    target, given = answer(task_dir, policy)
     env = await start(task_dir, "prime")
     trace = types.SimpleNamespace(state=types.SimpleNamespace(artifacts={}), metrics={})
     trace.record_metrics = trace.metrics.update
     try:
-        if answer is not None:
-            text = shlex.quote(answer.read_text())
-            r = await env.exec(f"printf '%s' {text} > {target}", user=data.agent_user)
+        if given is not None:
+            r = await env.exec(f"printf '%s' {shlex.quote(given.read_text())} > {target}", user=data.agent_user)
             assert r.return_code == 0, r
         try:
             await task.finalize(trace, BubblewrapRuntime(env, user))
-        except RuntimeError as exc:
-            print(f"prime {task_dir.name} runtime-user={user} rollout failed: {str(exc)[:60]}", flush=True)
-            return
+        except RuntimeError as exc:  # verifiers fails the rollout on a failed collect hook
+            return {**report, "rollout_failed": str(exc)[:200]}
         if data.verifier is None:
             scores = await task.solved(BubblewrapRuntime(env, user), trace)
-        else:
+        else:  # as verifiers' Harbor env grades a separate verifier: a fresh box, the artifacts restored
             grader = HarborTask(verifier_box_data(data))
             box = await start_verifier(task_dir)
             try:
@@ -78,18 +88,15 @@ async def episode(task_dir: Path, target: str, answer: Path | None, user: str | 
                 scores = await grader.solved(runtime, trace)
             finally:
                 await box.stop(delete=True)
-        shown = f"{answer.parent.name}/{answer.name}" if answer else None
-        mode = "separate" if data.verifier else "shared"
-        print(f"prime {task_dir.name} ({mode}) answer={shown} reward={scores}", flush=True)
     finally:
         await env.stop(delete=True)
+    return {**report, "reward": scores["reward"], "artifacts": sorted(trace.state.artifacts)}
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
-    parser.add_argument("tasks", nargs="+", type=Path)
+    parser.add_argument("task", type=Path)
+    parser.add_argument("policy", choices=["oracle", "naive", "nop"])
     parser.add_argument("--runtime-user", default=None)
     args = parser.parse_args()
-    for folder in args.tasks:
-        for target, answer in answers(folder):
-            asyncio.run(episode(folder, target, answer, args.runtime_user))
+    print(json.dumps(asyncio.run(episode(args.task, args.policy, args.runtime_user))))

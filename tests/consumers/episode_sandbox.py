@@ -1,4 +1,4 @@
-"""Shared by the episode scripts: a bubblewrap Harbor environment started from a task's environment/Dockerfile."""
+"""Shared by drive_tinker.py and drive_prime.py: a bubblewrap Harbor environment started from a task's Dockerfile."""
 
 from __future__ import annotations
 
@@ -57,8 +57,11 @@ async def download_bytes(env: BubblewrapEnvironment, path: str) -> bytes:
         local.unlink()
 
 
-def answers(task_dir: Path) -> list[tuple[str, Path | None]]:
-    """(deliverable path in /app, answer file) for the oracle, the naive answer and no answer."""
+def answer(task_dir: Path, policy: str) -> tuple[str, Path | None]:
+    """(deliverable path in /app, the file the scripted POLICY hands in): oracle, naive, or nop (none)."""
     solution = task_dir / "solution"
     name = "solve.py" if (solution / "solve.py").exists() else "solution.json"
-    return [(f"/app/{name}", solution / name), (f"/app/{name}", solution / "naive" / name), (f"/app/{name}", None)]
+    files = {"oracle": solution / name, "naive": solution / "naive" / name, "nop": None}
+    if policy not in files:
+        raise SystemExit(f"unknown policy {policy!r}")
+    return f"/app/{name}", files[policy]

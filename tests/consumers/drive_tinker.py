@@ -1,22 +1,29 @@
-"""Episodes on a task exported --for tinker, graded by tinker-cookbook's own HarborReward.
+"""One Tinker episode on a task exported --for tinker, graded by tinker-cookbook's own HarborReward.
+
+Run with the tinker consumer venv's python (scripts/consumers.sh tinker):
+    drive_tinker.py TASK_DIR oracle|naive|nop
 
 Tinker's default sandbox is Modal, built from the task's environment/Dockerfile; here the same
 Dockerfile starts orharbor's bubblewrap Harbor environment, behind Tinker's SandboxInterface
 (commands as root, as in Modal). A scripted policy writes the answer as Tinker's bash tool would;
 then HarborReward uploads tests/ its way (files read as text), runs test.sh from /root and reads
-the reward. Prints one line per answer: oracle, naive, none.
+the reward. Prints one JSON line with the reward Tinker read.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
-from tinker_cookbook.recipes.harbor_rl.harbor_tools import HarborReward
-from tinker_cookbook.sandbox.sandbox_interface import SandboxInterface, SandboxResult
+sys.path.insert(0, str(Path(__file__).resolve().parent / "torch_stub"))  # before tinker_cookbook imports torch
 
-from common import answers, download_bytes, start, upload_bytes
+from tinker_cookbook.recipes.harbor_rl.harbor_tools import HarborReward  # noqa: E402
+from tinker_cookbook.sandbox.sandbox_interface import SandboxInterface, SandboxResult  # noqa: E402
+
+from episode_sandbox import answer, download_bytes, start, upload_bytes  # noqa: E402
 
 
 class BubblewrapSandbox:
@@ -53,21 +60,19 @@ class BubblewrapSandbox:
         await self.env.stop(delete=True)
 
 
-async def episode(task_dir: Path, target: str, answer: Path | None) -> float:
+async def episode(task_dir: Path, policy: str) -> dict:
+    target, given = answer(task_dir, policy)
     sandbox = BubblewrapSandbox(await start(task_dir, "tinker"))
     assert isinstance(sandbox, SandboxInterface)
     try:
-        if answer is not None:
-            await sandbox.write_file(target, answer.read_text())
+        if given is not None:
+            await sandbox.write_file(target, given.read_text())
         reward, metrics = await HarborReward(tests_dir=task_dir / "tests", sandbox=sandbox)([])
-        print(f"tinker {task_dir.name} answer={answer.parent.name + '/' + answer.name if answer else None} "
-              f"reward={reward} metrics={metrics}", flush=True)
-        return reward
     finally:
         await sandbox.cleanup()
+    return {"consumer": "tinker", "version": version("tinker-cookbook"), "task": task_dir.name, "policy": policy,
+            "reward": reward, "metrics": metrics}
 
 
 if __name__ == "__main__":
-    for folder in sys.argv[1:]:
-        for target, answer in answers(Path(folder)):
-            asyncio.run(episode(Path(folder), target, answer))
+    print(json.dumps(asyncio.run(episode(Path(sys.argv[1]), sys.argv[2]))))
