@@ -313,7 +313,8 @@ def main() -> None:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"  # podman-compose
     public = "podman" in args.env
-    offline = " (network public: podman cannot take it offline here)" if public and args.verifier_mode == "separate" else ""
+    offline = (" (network public: podman cannot take it offline here)"
+               if public and args.verifier_mode == "separate" else "")
     print(f"{args.trials} {args.agent} trials per environment, -n {args.jobs}, after one warm-up trial per task; "
           f"{args.problem} level {args.level}, {args.verifier_mode} verifier{offline}"
           f"; podman images {'removed at each trial' if args.delete else 'kept while the run lasts'}")
