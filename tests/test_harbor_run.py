@@ -1,10 +1,12 @@
 """`harbor run` itself, on the shipped export, with orharbor's bubblewrap environment and no container engine.
 
 The rewards are read from the job's result.json and each trial's result.json as
-Harbor wrote them: the oracle scores 1.0 on every task with no exception, and
-Harbor's nop agent the failure reward (-1.0 for algorithm tasks, 0.0 for
-modelling tasks). The nop run reaches the tasks by dataset name through the
-registry.json that export writes.
+Harbor wrote them: the oracle scores 1.0 with no exception, and Harbor's nop agent
+the failure reward (-1.0 for algorithm tasks, 0.0 for modelling tasks). The nop run
+reaches the tasks by dataset name through the registry.json that export writes.
+Harbor runs one task of each problem class and level and two specs, picked with
+its own `-i` filter: every shipped task is run through Harbor's trial code, in both
+verifier modes, by tests/test_check.py.
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
+from orharbor import problem_modules
 from orharbor.verifiers import contract
 from orharbor.exporter.dataset_index import package_version
 
@@ -36,12 +40,29 @@ def _kind(task: Path) -> str:
     return contract.load(str(task / "tests")).kind.family
 
 
+def _one_per_class_and_level(tasks: dict[str, Path]) -> list[str]:
+    """The first task of each (problem, level) and the first two modelling specs, by name."""
+    picked: dict[object, str] = {}
+    specs = []
+    for name, task in sorted(tasks.items()):
+        meta = tomllib.loads((task / "task.toml").read_text())["metadata"]
+        if meta.get("kind") == "modelling":
+            specs.append(name)
+        else:
+            picked.setdefault((meta["problem"], meta["level"]), name)
+    return sorted(picked.values()) + specs[:2]
+
+
 @pytest.mark.slow
 @pytest.mark.sandbox
 def test_harbor_run_scores_the_oracle_one_and_nop_the_failure_reward(shipped_export, tmp_path):
-    """Every shipped task: oracle 1.0, nop -1.0 (algorithm) or 0.0 (modelling), no exception, one reward key."""
-    tasks = {p.name: p for p in shipped_export.iterdir() if (p / "task.toml").is_file()}
-    job, trials = _harbor_run(["-p", str(shipped_export), "-a", "oracle"], tmp_path, "oracle")
+    """A task of each class and level, and specs: oracle 1.0, nop -1.0 (algorithm) or 0.0 (modelling), one key."""
+    shipped = {p.name: p for p in shipped_export.iterdir() if (p / "task.toml").is_file()}
+    names = _one_per_class_and_level(shipped)
+    tasks = {name: shipped[name] for name in names}
+    assert len(tasks) == 2 * len(problem_modules.names()) + 2 < len(shipped)
+    only = [arg for name in names for arg in ("-i", name)]
+    job, trials = _harbor_run(["-p", str(shipped_export), "-a", "oracle", *only], tmp_path, "oracle")
     [stats] = job["stats"]["evals"].values()
     assert job["n_total_trials"] == len(tasks) == len(trials) and stats["n_errors"] == 0
     assert stats["metrics"] == [{"mean": 1.0}]
@@ -50,7 +71,7 @@ def test_harbor_run_scores_the_oracle_one_and_nop_the_failure_reward(shipped_exp
         assert trial["verifier_result"]["rewards"] == {"reward": 1.0}, trial["trial_name"]
 
     by_name = ["-d", f"orharbor@{package_version()}", "--registry-path", str(shipped_export / "registry.json")]
-    job, trials = _harbor_run([*by_name, "-a", "nop"], tmp_path, "nop")
+    job, trials = _harbor_run([*by_name, "-a", "nop", *only], tmp_path, "nop")
     assert job["n_total_trials"] == len(tasks) == len(trials)
     for trial in trials:
         task = tasks[trial["task_name"].removeprefix("orharbor/")]
