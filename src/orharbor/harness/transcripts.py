@@ -61,7 +61,8 @@ def load(path: Path) -> Transcript:
     try:
         data = yaml.safe_load(path.read_text())
     except (OSError, yaml.YAMLError) as exc:
-        raise UserError(f"{path}: cannot read the transcript: {exc}") from None
+        reason = " ".join(str(exc).split())  # YAML's message spans lines; an Error is one line
+        raise UserError(f"{path}: cannot read the transcript: {reason}") from None
     if not isinstance(data, dict):
         raise UserError(f"{path}: expected a mapping with name, match and turns")
     name, match, turns = data.get("name", path.stem), data.get("match"), data.get("turns")
