@@ -19,19 +19,14 @@ import pytest
 from orharbor.consumers import ENVIRONMENT, serve_as
 from orharbor.datasets.rows import shipped_datasets
 
+from consumer_drivers import consumer_python, drive
+
 REPO = Path(__file__).resolve().parents[1]
 TASK = "jobshop-4x4-l1-s0"
 #: consumer -> the version its pin list installs (the driver reports what it imported)
 CONSUMERS = {"trl": "1.16.0", "openenv": "0.10.0"}
 #: scripted policy -> the reward the task gives it (reference answer, no answer)
 REWARDS = {"oracle": 1.0, "nop": -1.0}
-
-
-def consumer_python(name: str) -> Path:
-    """The consumer venv's python; missing means scripts/setup.sh was not run (CI runs it)."""
-    python = REPO / ".venv-consumers" / name / "bin" / "python"
-    assert python.is_file(), f"{python} missing: run scripts/setup.sh (it builds the consumer venvs)"
-    return python
 
 
 @pytest.fixture(scope="module")
@@ -50,18 +45,6 @@ def exports(tmp_path_factory) -> dict[str, Path]:
         assert (root / "tasks" / TASK / "task.toml").is_file()
         roots[mode] = root
     return roots
-
-
-def drive(name: str, root: Path, policy: str) -> dict:
-    """Run the consumer's driver on ROOT with POLICY; the JSON line it printed."""
-    env = {**os.environ, "HARBOR_TELEMETRY": "0", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-           "TRL_EXPERIMENTAL_SILENCE": "1"}
-    driver = REPO / "tests" / "consumers" / f"drive_{name}.py"
-    # one sandboxed episode takes seconds; the timeout is only a safety net against a hang
-    done = subprocess.run([consumer_python(name), driver, str(root), policy], env=env, capture_output=True,
-                          text=True, timeout=900)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 @pytest.mark.consumers

@@ -10,16 +10,14 @@ drives one scripted episode on orharbor's bubblewrap environment: the reference 
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from orharbor.exporter import ExportOptions, export_row
 
-REPO = Path(__file__).resolve().parents[1]
+from consumer_drivers import drive
+
 #: consumer -> the version its pin list installs (the driver reports what it imported)
 VERSIONS = {"tinker": "0.6.1", "prime": "0.4.0"}
 #: scripted policy -> the reward the task gives it
@@ -38,18 +36,6 @@ def exports(tmp_path_factory, shipped_rows) -> dict[tuple[str, int], Path]:
             for level in (1, 2)}
     return {(name, level): export_row(row, tmp_path_factory.mktemp(name), options)
             for name, options in EXPORTS.items() for level, row in rows.items()}
-
-
-def drive(consumer: str, task: Path, policy: str, *extra: str) -> dict:
-    """Run tests/consumers/drive_CONSUMER.py in the consumer's venv; the JSON line it printed."""
-    python = REPO / ".venv-consumers" / consumer / "bin" / "python"
-    assert python.is_file(), f"{python} missing: run scripts/setup.sh (it builds the consumer venvs)"
-    env = {**os.environ, "HARBOR_TELEMETRY": "0", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    # one sandboxed episode takes seconds; the timeout is only a safety net against a hang
-    done = subprocess.run([python, REPO / "tests" / "consumers" / f"drive_{consumer}.py", str(task), policy, *extra],
-                          env=env, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 @pytest.mark.consumers

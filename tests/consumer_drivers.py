@@ -1,0 +1,29 @@
+"""Run an RL consumer's driver (tests/consumers/drive_NAME.py) in that consumer's own venv."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def consumer_python(name: str) -> Path:
+    """The consumer venv's python; missing means scripts/setup.sh was not run (CI runs it)."""
+    python = REPO / ".venv-consumers" / name / "bin" / "python"
+    assert python.is_file(), f"{python} missing: run scripts/setup.sh (it builds the consumer venvs)"
+    return python
+
+
+def drive(name: str, target: Path, policy: str, *extra: str) -> dict:
+    """Run drive_NAME.py on TARGET (a task or a tasks root) with POLICY; the JSON line it printed last."""
+    env = {**os.environ, "HARBOR_TELEMETRY": "0", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+           "TRL_EXPERIMENTAL_SILENCE": "1"}
+    driver = REPO / "tests" / "consumers" / f"drive_{name}.py"
+    # one sandboxed episode takes seconds; the timeout is only a safety net against a hang
+    done = subprocess.run([consumer_python(name), driver, str(target), policy, *extra], env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
