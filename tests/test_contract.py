@@ -240,6 +240,40 @@ def test_reference_and_baseline_pass_the_verifier(solved):
     json.dumps(meta)
 
 
+def test_reference_starts_from_a_given_hint_and_is_never_worse(solved):
+    """``hint=`` an answer no worse than the class's own start: it is the start, and the answer no worse than it.
+
+    The hint is the reference's own earlier answer, never worse than its own
+    start (recorded in ``meta["hint"]`` of the run without a hint); the
+    caller's hint is left as it was.
+    """
+    module, instance, reference, meta, _ = solved
+    own = meta["hint"]
+    assert set(own) == {"from", "objective"} and own["from"] != "given"
+    given = module.evaluate(instance, reference)
+    hint = json.loads(json.dumps(reference))
+    solution, warm = module.reference(instance, time_limit_s=0.5, workers=1, hint=hint)
+    assert hint == reference
+    assert module.evaluate(instance, solution) == warm["objective"] <= given
+    if given <= own["objective"]:
+        assert warm["hint"] == {"from": "given", "objective": given}
+    else:  # never expected (the reference keeps its start or better), but then the own start must be better
+        assert warm["hint"]["objective"] < given
+    assert {"solver", "version", "status", "time_limit_s", "workers", "bound"} <= set(warm)
+    json.dumps(warm)
+
+
+@pytest.mark.parametrize("garbage", [[], "x", float("nan"), {"unexpected": 1}, {"a": float("nan")}],
+                         ids=["list", "string", "nan", "unknown-key", "nan-value"])
+def test_a_malformed_hint_is_ignored_with_a_note(solved, garbage):
+    """A hint of the wrong shape is refused with a note, never an exception; the answer is still feasible."""
+    module, instance, _, meta, _ = solved
+    solution, got = module.reference(instance, time_limit_s=0.2, workers=1, hint=garbage)
+    assert got["hint"]["from"] == meta["hint"]["from"] != "given"
+    assert got["hint"]["note"].startswith("the given hint was ignored: ")
+    assert module.evaluate(instance, solution) == got["objective"] <= got["hint"]["objective"]
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_the_instruction_names_the_class_s_own_reference_method(name):
     """REFERENCE is one line (a noun phrase the instruction ends a sentence with), and the instruction states it."""

@@ -154,19 +154,25 @@ TOY = {
 
         from fractions import Fraction
 
-        from .verify import weighted_completion
+        from orharbor.problem_modules import warm_start
+
+        from .verify import evaluate, weighted_completion
 
         REFERENCE = "Smith's rule (weighted shortest processing time first), which is optimal"
 
 
-        def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 0) -> tuple[dict, dict]:
-            """The optimal sequence and its meta record."""
+        def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 0,
+                      hint: dict | None = None) -> tuple[dict, dict]:
+            """The optimal sequence (a given ``hint`` if it ties with it) and its meta record."""
             p, w = instance["processing_times"], instance["weights"]
             order = sorted(range(instance["n_jobs"]), key=lambda j: (Fraction(p[j], w[j]), j))
             objective = weighted_completion(instance, order)
+            own = warm_start.Start({"sequence": order}, objective, "Smith's rule")
+            start = warm_start.choose(instance, evaluate, own, hint)
             meta = {"solver": "smith-rule", "version": "1", "status": "OPTIMAL", "time_limit_s": time_limit_s,
-                    "workers": workers, "seed": seed, "objective": objective, "bound": objective}
-            return {"sequence": order}, meta
+                    "workers": workers, "seed": seed, "objective": objective, "bound": objective,
+                    "hint": start.record()}
+            return start.solution, meta
         ''',
     "statement.md": '''
         # Single-machine total weighted completion time (minimise the total weighted completion time)

@@ -49,8 +49,18 @@ class ProblemClass(Protocol):
     def baseline(self, instance: dict) -> dict:
         """The naive answer that scores a reward of 0: feasible and deterministic."""
 
-    def reference(self, instance: dict, *, time_limit_s: float, workers: int, seed: int = 0) -> tuple[dict, dict]:
-        """The reference solver's best answer within ``time_limit_s`` and its meta record."""
+    def reference(self, instance: dict, *, time_limit_s: float, workers: int, seed: int = 0,
+                  hint=None) -> tuple[dict, dict]:
+        """The reference solver's best answer within ``time_limit_s`` and its meta record.
+
+        ``hint`` (None, or an untrusted answer in the class's solution JSON, e.g. the
+        ladder policies' best) is checked by ``evaluate`` and refused if that raises,
+        with ``meta["hint"]["note"]`` saying why, never an exception; accepted, the
+        search starts from the better of it and the class's own start, and the answer
+        is never worse than it. ``meta["hint"] = {"from": "given" or the own start's
+        name, "objective": ...}`` records the start used
+        (:mod:`orharbor.problem_modules.warm_start`).
+        """
 
     def statement(self) -> str:
         """The problem statement handed to agents (markdown)."""

@@ -13,6 +13,8 @@ import time
 import ortools
 from ortools.sat.python import cp_model
 
+from orharbor.problem_modules.warm_start import Start
+
 
 class ModelInvalid(ValueError):
     """CP-SAT rejected the model (MODEL_INVALID): the instance breaks a rule the model relies on."""
@@ -98,13 +100,16 @@ def found(status: int) -> bool:
 
 
 def finish(instance: dict, evaluate, solver: cp_model.CpSolver, status: int, meta: dict, extract,
-           hint, hint_objective: int, lower_bound: int, hint_name: str) -> tuple[object, dict]:
-    """The reference's answer: CP-SAT's solution checked by the verifier, else the hint.
+           start: Start, lower_bound: int) -> tuple[object, dict]:
+    """The reference's answer: CP-SAT's solution checked by the verifier, else the ``start`` it was hinted.
 
     ``extract(solver)`` turns CP-SAT's values into a solution. The result is never
-    infeasible and never worse than the hint; ``meta`` gets status, objective and
-    the best proven lower bound (never above the objective).
+    infeasible and never worse than ``start`` (a :class:`~orharbor.problem_modules.warm_start.Start`,
+    the better of the class's own hint and a given one); ``meta`` gets status,
+    objective, the best proven lower bound (never above the objective) and
+    ``hint``, the start's record.
     """
+    meta["hint"] = start.record()
     if found(status):
         candidate = extract(solver)
         try:
@@ -112,12 +117,12 @@ def finish(instance: dict, evaluate, solver: cp_model.CpSolver, status: int, met
         except ValueError as exc:  # never expected; never hand back an infeasible answer
             meta["note"] = f"CP-SAT solution rejected by the verifier ({exc})"
         else:
-            if objective > hint_objective:  # never expected: CP-SAT keeps the hint's value or better
-                candidate, objective = hint, hint_objective
+            if objective > start.objective:  # never expected: CP-SAT keeps the hint's value or better
+                candidate, objective = start.solution, start.objective
             bound = max(lower_bound, math.ceil(solver.best_objective_bound - 1e-6))
             meta.update(status=status_name(status), objective=objective, bound=min(bound, objective))
             return candidate, meta
     meta.setdefault("note", f"CP-SAT found no solution in time ({solver.status_name(status)}); "
-                            f"{hint_name} is returned")
-    meta.update(status="FEASIBLE_HINT", objective=hint_objective, bound=min(lower_bound, hint_objective))
-    return hint, meta
+                            f"its start ({start.origin}) is returned")
+    meta.update(status="FEASIBLE_HINT", objective=start.objective, bound=min(lower_bound, start.objective))
+    return start.solution, meta

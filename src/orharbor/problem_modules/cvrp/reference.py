@@ -12,9 +12,12 @@ search barely leaves such a start on large instances: on n400 seed 0, 44534
 after 20 s from the baseline against 42745 from PATH_CHEAPEST_ARC, so the
 Clarke-Wright savings rule alone (42630) beat a 60 s reference. The
 baseline's routes remain the starting point when PATH_CHEAPEST_ARC finds no
-first solution. The fleet is the baseline's number of routes plus a margin
-(:func:`fleet_size`); unused vehicles cost nothing, so the fleet does not bind
-the search. Routing is single-threaded (``workers`` is recorded as 1) and
+first solution. Given routes (``hint=``, e.g. the ladder policies' best answer)
+are the start when they are no worse than PATH_CHEAPEST_ARC's first solution
+(:func:`orharbor.problem_modules.routing.search`), and the answer is never worse
+than them. The fleet is the baseline's number of routes plus a margin
+(:func:`fleet_size`), and at least the given routes; unused vehicles cost
+nothing, so the fleet does not bind the search. Routing is single-threaded (``workers`` is recorded as 1) and
 proves no optimality: ``bound`` is the cheap arc bound of :func:`lower_bound`.
 """
 
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 import time
 
-from ..routing import keep_better, routes_from, solve_from_first_solution
+from ..routing import keep_better, routes_from, search
 from .baseline import baseline
 from .verify import distance_function, evaluate
 
@@ -53,16 +56,21 @@ def lower_bound(instance: dict) -> int:
     return total + sum(depot[:max(k, 1)])
 
 
-def reference(instance: dict, *, time_limit_s: float, workers: int = 1, seed: int = 0) -> tuple[dict, dict]:
-    """Best routes OR-Tools routing finds within ``time_limit_s``, and its meta record."""
+def reference(instance: dict, *, time_limit_s: float, workers: int = 1, seed: int = 0,
+              hint: dict | None = None) -> tuple[dict, dict]:
+    """Best routes OR-Tools routing finds within ``time_limit_s`` from its own start or ``hint``, and its meta."""
     import ortools
     from ortools.constraint_solver import pywrapcp, routing_enums_pb2
+
+    from orharbor.problem_modules import warm_start
 
     start = time.perf_counter()
     n = instance["n_customers"]
     base = baseline(instance)
-    base_objective = evaluate(instance, base)
-    vehicles = fleet_size(len(base["routes"]), n)
+    base_start = warm_start.Start(base, evaluate(instance, base), "baseline")
+    given, note = warm_start.given_start(instance, evaluate, hint)
+    given_routes = len([r for r in given.solution["routes"] if r]) if given else 0
+    vehicles = max(fleet_size(len(base["routes"]), n), given_routes)
     d = distance_function(instance)
     matrix = [[d(i, j) for j in range(n + 1)] for i in range(n + 1)]
 
@@ -76,25 +84,25 @@ def reference(instance: dict, *, time_limit_s: float, workers: int = 1, seed: in
     params = pywrapcp.DefaultRoutingSearchParameters()
     params.first_solution_strategy = routing_enums_pb2.FirstSolutionStrategy.PATH_CHEAPEST_ARC
     params.local_search_metaheuristic = routing_enums_pb2.LocalSearchMetaheuristic.GUIDED_LOCAL_SEARCH
-    remaining = max(0.1, float(time_limit_s) - (time.perf_counter() - start))
-    params.time_limit.FromMilliseconds(int(remaining * 1000))
-    assignment, started_from = solve_from_first_solution(routing, manager, params, base["routes"],
-                                                         start + float(time_limit_s), "PATH_CHEAPEST_ARC")
+    assignment, start_point = search(routing, manager, params, start + float(time_limit_s), "PATH_CHEAPEST_ARC",
+                                     base_start, given, lambda routes: evaluate(instance, {"routes": routes}))
+    start_point = warm_start.with_note(start_point, note)
 
     meta = {
         "solver": "ortools-routing",
         "version": ortools.__version__,
         "first_solution_strategy": "PATH_CHEAPEST_ARC",
         "metaheuristic": "GUIDED_LOCAL_SEARCH",
-        "started_from": started_from,
+        "started_from": start_point.origin,
         "vehicles": vehicles,
         "time_limit_s": time_limit_s,
         "workers": 1,
         "seed": seed,
+        "hint": start_point.record(),
     }
     routes = routes_from(routing, manager, assignment, vehicles) if assignment is not None else None
-    solution, objective = keep_better(instance, evaluate, routes, base, base_objective, meta,
-                                      "routing found no solution; the baseline is returned")
+    fallback = warm_start.better(warm_start.better(base_start, start_point), given)
+    solution, objective = keep_better(instance, evaluate, routes, fallback, meta, "routing found no solution")
     bound = lower_bound(instance)
     meta.update(status="FEASIBLE", objective=objective, bound=min(bound, objective),
                 wall_time_s=round(time.perf_counter() - start, 3))

@@ -2,8 +2,9 @@
 
 One interval per activity, ``AddCumulative`` per renewable resource (capacity,
 demands), one precedence constraint per arc, and the makespan (no earlier than
-every activity's end) minimised. The baseline schedule is given as a solution
-hint and is returned if CP-SAT finds nothing in time.
+every activity's end) minimised. The baseline schedule, or a given schedule
+(``hint=``) when that is no worse, is given as a complete solution hint and is
+returned if CP-SAT finds nothing in time.
 """
 
 from __future__ import annotations
@@ -30,19 +31,20 @@ def trivial_lower_bound(instance: dict) -> int:
     return bound
 
 
-def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 0) -> tuple[dict, dict]:
-    """Best schedule CP-SAT finds within ``time_limit_s``, and its meta record."""
+def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 0,
+              hint: dict | None = None) -> tuple[dict, dict]:
+    """Best schedule CP-SAT finds within ``time_limit_s`` from the better of its own hint and ``hint``, and its meta."""
     from ortools.sat.python import cp_model
 
-    from orharbor.problem_modules import cpsat
+    from orharbor.problem_modules import cpsat, warm_start
 
     n, n_res = instance["n_activities"], instance["n_resources"]
     durations, demands = instance["durations"], instance["demands"]
     capacities, successors = instance["capacities"], instance["successors"]
-    horizon = sum(durations)
-    hint = baseline(instance)
-    hint_makespan = evaluate(instance, hint)
-    horizon = max(horizon, hint_makespan)
+    own = baseline(instance)
+    start = warm_start.choose(instance, evaluate, warm_start.Start(own, evaluate(instance, own), "baseline"), hint)
+    hint_starts = start.solution["starts"]
+    horizon = max(sum(durations), start.objective)
 
     model = cp_model.CpModel()
     starts, ends, intervals = [], [], []
@@ -51,8 +53,8 @@ def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 
         s = model.new_int_var(0, horizon - d, f"s_{i}")
         e = model.new_int_var(d, horizon, f"e_{i}")
         intervals.append(model.new_interval_var(s, d, e, f"a_{i}"))
-        model.add_hint(s, hint["starts"][i])
-        model.add_hint(e, hint["starts"][i] + d)
+        model.add_hint(s, hint_starts[i])
+        model.add_hint(e, hint_starts[i] + d)
         starts.append(s)
         ends.append(e)
     for k in range(n_res):
@@ -66,13 +68,12 @@ def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 
     for i in range(n):
         if not successors[i]:
             model.add(makespan >= ends[i])
-    model.add_hint(makespan, hint_makespan)
+    model.add_hint(makespan, start.objective)
     model.minimize(makespan)
 
     solver, status, meta = cpsat.solve(model, time_limit_s=time_limit_s, workers=workers, seed=seed)
     return cpsat.finish(
         instance, evaluate, solver, status, meta,
         extract=lambda sol: {"starts": [int(sol.value(s)) for s in starts]},
-        hint=hint, hint_objective=hint_makespan, lower_bound=trivial_lower_bound(instance),
-        hint_name="the baseline hint",
+        start=start, lower_bound=trivial_lower_bound(instance),
     )

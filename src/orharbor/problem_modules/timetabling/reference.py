@@ -23,8 +23,9 @@ exact; otherwise it is a restriction, so CP-SAT's status and bound speak of it
 only, and ``bound`` is recorded as 0.
 
 The hint, a complete solution of the model, is the baseline's periods with
-rooms chosen greedily (:func:`best_fit_rooms`), and is returned if CP-SAT finds
-nothing better in time, so the reference is never worse than the baseline. On
+rooms chosen greedily (:func:`best_fit_rooms`), or a given timetable (``hint=``)
+when that is no worse, and is returned if CP-SAT finds nothing better in time,
+so the reference is never worse than the baseline or the given timetable. On
 an exact model a first, full search gets :data:`PROOF_SHARE` of the time: it
 proves small instances optimal and gives the lower bound (``bound``); then, as
 on a restricted model, large neighbourhood search alone (:func:`search_parameters`)
@@ -55,21 +56,24 @@ REFERENCE = ("OR-Tools CP-SAT over periods and rooms, started from the naive tim
              f"its {CANDIDATE_ROOMS} best-fitting ones and those of the start)")
 
 
-def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 0) -> tuple[dict, dict]:
-    """Best timetable CP-SAT finds within ``time_limit_s``, and its meta record."""
+def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 0,
+              hint: dict | None = None) -> tuple[dict, dict]:
+    """Best timetable CP-SAT finds in ``time_limit_s`` from the better of its own hint and ``hint``, and its meta."""
     from ortools.sat.python import cp_model
 
-    from orharbor.problem_modules import cpsat
+    from orharbor.problem_modules import cpsat, warm_start
 
     start = time.perf_counter()
-    hint = best_fit_rooms(instance, baseline(instance))
-    hint_objective = evaluate(instance, hint)
-    candidates = candidate_rooms(instance, hint)
+    own = best_fit_rooms(instance, baseline(instance))
+    own_start = warm_start.Start(own, evaluate(instance, own), "baseline with best-fit rooms")
+    initial = warm_start.choose(instance, evaluate, own_start, hint)
+    best = initial  # the best timetable so far: the start, then what the full search found
+    candidates = candidate_rooms(instance, initial.solution)
     exact = all(len(rooms) == len(instance["rooms"]) for rooms in candidates)
     model, x = periods_model(instance)
     layer, objective = _soft_layer(model, x, instance, candidates)
     model.minimize(objective)
-    _add_hint(model, instance, hint, x, layer)
+    _add_hint(model, instance, initial.solution, x, layer)
     z = layer["z"]
     status = cp_model.UNKNOWN
 
@@ -81,18 +85,19 @@ def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 
             bound = max(0, math.ceil(solver.best_objective_bound - 1e-6))
             better = _solution_of(solver, z, instance)
             value = evaluate(instance, better)
-            if status != cp_model.OPTIMAL and value < hint_objective:
-                hint, hint_objective = better, value
+            if status != cp_model.OPTIMAL and value < best.objective:
+                best = warm_start.Start(better, value, "the full search")
                 model.clear_hints()
-                _add_hint(model, instance, hint, x, layer)
+                _add_hint(model, instance, best.solution, x, layer)
     if not exact or status != cp_model.OPTIMAL:
         solver, status, meta = cpsat.solve(model, time_limit_s=_left(start, time_limit_s, 1.0), workers=workers,
                                            seed=seed, **search_parameters(workers))
     meta["time_limit_s"] = time_limit_s
     solution, meta = cpsat.finish(
-        instance, evaluate, solver, status, meta, extract=lambda sol: _solution_of(sol, z, instance), hint=hint,
-        hint_objective=hint_objective, lower_bound=bound, hint_name="the best timetable found before",
+        instance, evaluate, solver, status, meta, extract=lambda sol: _solution_of(sol, z, instance), start=best,
+        lower_bound=bound,
     )
+    meta["hint"] = initial.record()  # where the search started, not the full search's improvement on it
     if not exact:  # CP-SAT's status and bound speak of the restricted model only
         meta["candidate_rooms"] = CANDIDATE_ROOMS
         meta["bound"] = 0

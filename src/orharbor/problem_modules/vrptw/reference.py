@@ -19,7 +19,11 @@ as first planned? Guided local search barely moves away from a poor start on
 large instances: in 10 s on n1000 seed 1 it went from the baseline's 45733 to
 44952, against 12708 from PATH_CHEAPEST_ARC (n200 seed 1: 2772 against 2637).
 The baseline's routes remain the starting point when PATH_CHEAPEST_ARC finds
-no first solution.
+no first solution. Given routes (``hint=``, e.g. the ladder policies' best
+answer) are the start when they are no worse than PATH_CHEAPEST_ARC's first
+solution and the integer model accepts them (its rounded-up travel times may
+refuse a route that is feasible in floats; a note then says so), and the answer
+is never worse than them; the fleet is then at least their number of routes.
 
 ``meta["bound"]`` is a cheap valid lower bound: every customer has two route
 edges, each at least as long as its nearest other node, so the total distance
@@ -31,7 +35,7 @@ from __future__ import annotations
 import math
 import time
 
-from ..routing import keep_better, routes_from, solve_from_first_solution
+from ..routing import keep_better, routes_from, search
 from .baseline import baseline
 from .verify import evaluate
 
@@ -57,18 +61,24 @@ def lower_bound(instance: dict) -> int:
     return max(0, math.floor(total * (1 - 1e-12)))
 
 
-def reference(instance: dict, *, time_limit_s: float, workers: int = 1, seed: int = 0) -> tuple[dict, dict]:
-    """Best routes OR-Tools routing finds within ``time_limit_s``, and its meta record."""
+def reference(instance: dict, *, time_limit_s: float, workers: int = 1, seed: int = 0,
+              hint: dict | None = None) -> tuple[dict, dict]:
+    """Best routes OR-Tools routing finds within ``time_limit_s`` from its own start or ``hint``, and its meta."""
     import numpy as np
     import ortools
     from ortools.constraint_solver import pywrapcp, routing_enums_pb2
 
+    from orharbor.problem_modules import warm_start
+
     start_clock = time.perf_counter()
     n = instance["n_customers"]
     nodes = n + 1
-    hint = baseline(instance)
-    hint_objective = evaluate(instance, hint)
-    n_vehicles = min(n, max(instance["n_vehicles"], len(hint["routes"]) + max(2, len(hint["routes"]) // 5)))
+    base = baseline(instance)
+    base_start = warm_start.Start(base, evaluate(instance, base), "baseline")
+    given, note = warm_start.given_start(instance, evaluate, hint)
+    given_routes = len([r for r in given.solution["routes"] if r]) if given else 0
+    n_vehicles = min(n, max(instance["n_vehicles"], len(base["routes"]) + max(2, len(base["routes"]) // 5)))
+    n_vehicles = max(n_vehicles, given_routes)
 
     xy = np.asarray(instance["coords"], dtype=np.float64)
     dist = np.sqrt(((xy[:, None, :] - xy[None, :, :]) ** 2).sum(axis=2))
@@ -97,10 +107,10 @@ def reference(instance: dict, *, time_limit_s: float, workers: int = 1, seed: in
     params = pywrapcp.DefaultRoutingSearchParameters()
     params.first_solution_strategy = getattr(routing_enums_pb2.FirstSolutionStrategy, FIRST_SOLUTION)
     params.local_search_metaheuristic = getattr(routing_enums_pb2.LocalSearchMetaheuristic, METAHEURISTIC)
-    params.time_limit.FromMilliseconds(max(1, int(time_limit_s * 1000)))
-
-    assignment, started_from = solve_from_first_solution(routing, manager, params, hint["routes"],
-                                                         start_clock + time_limit_s, FIRST_SOLUTION)
+    deadline = time.perf_counter() + time_limit_s  # the search gets the whole limit, as before (building not counted)
+    assignment, start_point = search(routing, manager, params, deadline, FIRST_SOLUTION,
+                                     base_start, given, lambda routes: evaluate(instance, {"routes": routes}))
+    start_point = warm_start.with_note(start_point, note)
 
     meta = {
         "solver": "ortools-routing",
@@ -110,14 +120,15 @@ def reference(instance: dict, *, time_limit_s: float, workers: int = 1, seed: in
         "seed": seed,
         "first_solution_strategy": FIRST_SOLUTION,
         "metaheuristic": METAHEURISTIC,
-        "started_from": started_from,
+        "started_from": start_point.origin,
         "vehicles": n_vehicles,
+        "hint": start_point.record(),
     }
     routes = routes_from(routing, manager, assignment, n_vehicles) if assignment is not None else None
-    solution, objective = keep_better(instance, evaluate, routes, hint, hint_objective, meta,
-                                      "routing found no solution in time; the baseline is returned")
+    fallback = warm_start.better(warm_start.better(base_start, start_point), given)
+    solution, objective = keep_better(instance, evaluate, routes, fallback, meta, "routing found no solution in time")
     meta.update(
-        status="FEASIBLE" if solution is not hint else "FEASIBLE_HINT",
+        status="FEASIBLE" if solution is not fallback.solution else "FEASIBLE_HINT",
         objective=objective,
         bound=min(lower_bound(instance), math.floor(objective)),
         wall_time_s=round(time.perf_counter() - start_clock, 3),
