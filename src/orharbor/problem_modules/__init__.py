@@ -69,6 +69,22 @@ def names() -> list[str]:
     return list(PROBLEMS)
 
 
+def strong_solver(name: str):
+    """The class's strongest open solver, ``strong`` of its folder's optional ``strong.py``; None without one.
+
+    The build calls it for best-known values (same signature as ``reference``, plus ``hint=``); it is not
+    part of the contract, and its solver (PyVRP for the routing classes) is imported only when it runs.
+    """
+    package = _package(name)
+    try:
+        module = importlib.import_module(f"{package}.strong")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{package}.strong":
+            raise  # a missing dependency inside the file, not a missing file
+        return None
+    return module.strong
+
+
 def part(name: str, home: str) -> ModuleType:
     """One file of a class folder as a module: ``part("cvrp", "generator")``."""
     return importlib.import_module(f"{_package(name)}.{home}")
