@@ -118,8 +118,7 @@ def test_taillards_eighty_instances_come_from_his_seeds_with_their_published_bou
                                                     "100x20"]
     for entry in instances:
         known, instance = entry["best_known"], entry["instance"]
-        assert 0 < known["lower_bound"] <= known["upper_bound"]
-        assert (known["status"] == "closed") == (known["lower_bound"] == known["upper_bound"])
+        assert set(known) == {"value", "source", "bound"} and 0 < known["bound"] <= known["value"]
         assert "ScheduleOpt" in known["source"] and entry["source"].startswith(f"Taillard (1993) {entry['name']}: ")
         # the agent's copy names neither the instance nor its seeds (its optimum is published)
         assert set(instance) == {"problem", "name", "n_jobs", "n_machines", "machines", "durations"}
@@ -129,8 +128,8 @@ def test_taillards_eighty_instances_come_from_his_seeds_with_their_published_bou
                       max(sum(d for row_m, row_d in zip(instance["machines"], instance["durations"])
                               for m, d in zip(row_m, row_d) if m == machine)
                           for machine in range(instance["n_machines"])))
-        assert trivial <= known["lower_bound"]
-    assert instances[0]["best_known"]["upper_bound"] == 1231  # ta01's optimum, as ../shared/data SOURCES.md says
+        assert trivial <= known["bound"]
+    assert instances[0]["best_known"]["value"] == 1231  # ta01's optimum, as ../shared/data SOURCES.md says
     assert expand_names("jobshop", "taillard", ["ta09-ta11", "ta80"]) == ["ta09", "ta10", "ta11", "ta80"]
     with pytest.raises(UnknownPublishedSet):
         expand_names("jobshop", "taillard", ["ta00"])
@@ -170,7 +169,7 @@ def test_a_recipe_builds_every_part_with_its_provenance(built):
     assert [r["id"] for r in taillard] == ["jobshop-ta01-l1", "jobshop-ta02-l1", "jobshop-ta71-l1"]
     for row in taillard:
         assert row["instance"] == published_set("jobshop", "taillard")[row["id"].split("-")[1]]["instance"]
-        assert row["best_known"]["upper_bound"] <= row["reference"] <= row["baseline"]
+        assert row["best_known"]["value"] <= row["reference"] <= row["baseline"]
         assert "instance_seed" not in row and "source_name" not in row
     level2 = read_rows(release / "rcpsp-j30-l2.jsonl")
     assert len(level2) == 1 and len(level2[0]["eval_seeds"]) == 2 and level2[0]["solve_time_limit_s"] == 5
@@ -400,5 +399,5 @@ def test_harbor_runs_the_smoke_subset_by_name_and_report_gives_the_gap_to_the_be
     assert result.exit_code == 0, result.output
     rows = {(r["problem"], r["level"]): r for r in json.loads(result.stdout)["algorithm"]}
     ta01 = read_rows(release / "jobshop-taillard.jsonl")[0]
-    assert rows[("jobshop", 1)]["gap_bks"] == pytest.approx((ta01["reference"] - 1231) / 1231)
-    assert rows[("rcpsp", 1)]["gap_bks"] is None
+    assert rows[("jobshop", 1)]["gap_best"] == pytest.approx((ta01["reference"] - 1231) / 1231)
+    assert rows[("rcpsp", 1)]["gap_best"] is None

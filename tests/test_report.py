@@ -117,8 +117,11 @@ def test_every_algorithm_column_matches_the_hand_computation(mixed_job):
         "errors": {"AgentTimeoutError": 1, "ApiRateLimitError": 1, "SandboxBuildFailedError": 1},
         "timeouts": 1, "solver_timeouts": 0,
         "gap_reference": (-0.1 + 0.0 + 0.5 + 1.0) / 4, "gap_bound": (10 / 90 + 20 / 100 + 70 / 150 + 120 / 200) / 4,
-        "gap_bks": (-5 / 95 + 5 / 95 + 55 / 95 + 105 / 95) / 4, "instance_std": None, "instance_min": None, "instance_max": None,
-        "best_of_k": {}})  # one scored trial per task: no best of k
+        "gap_best": (-5 / 95 + 5 / 95 + 55 / 95 + 105 / 95) / 4,
+        # best known 95: objective 90 caps at 1, the failure scores 0 (details without quality: computed from them)
+        "quality": (1.0 + 95 / 100 + 95 / 150 + 0.0 + 95 / 200) / 5,
+        "instance_std": None, "instance_min": None, "instance_max": None,
+        "best_of_k": {}, "cpu_factor": None})  # one scored trial per task: no best of k
 
     level2 = rows[("codex", "rcpsp", 2)]
     per_instance = [1.0, 0.5, -1.0, 1.0, 1.0, 1.0]
@@ -128,21 +131,24 @@ def test_every_algorithm_column_matches_the_hand_computation(mixed_job):
         "feasible_rate": 0.5, "beat_reference_rate": 0.0, "at_or_below_naive_rate": 0.0, "errors": {},
         "timeouts": 0, "solver_timeouts": 1,
         "gap_reference": ((0.0 + 0.5) / 2 + 0.0) / 2, "gap_bound": ((1 / 10 + 6 / 15) / 2 + 1 / 10) / 2,
-        "gap_bks": None, "instance_std": pstdev(per_instance), "instance_min": -1.0, "instance_max": 1.0,
-        "best_of_k": {}})
+        "gap_best": None, "quality": None, "instance_std": pstdev(per_instance), "instance_min": -1.0,
+        "instance_max": 1.0, "best_of_k": {}, "cpu_factor": None})
 
     claude = rows[("claude-code", "jobshop", 1)]
     assert (claude["model"], claude["trials"], claude["mean_reward"], claude["ci_low"], claude["ci_high"]) == \
         (None, 1, 1.0, 1.0, 1.0)
 
 
-def test_the_gap_to_the_best_known_value_shows_only_where_a_published_instance_has_one(mixed_job, tmp_path):
+def test_the_gap_to_the_best_known_value_and_quality_show_only_where_a_task_has_one(mixed_job, tmp_path):
     table = render(report.build(report.read_jobs([mixed_job])), "table")
-    assert "gap bks" in table and format(160 / 380, "+.2%") in table
+    assert "gap best" in table and format(160 / 380, "+.2%") in table
+    assert "quality" in table and format((1.0 + 0.95 + 95 / 150 + 95 / 200) / 5, ".3f") in table
     other = tmp_path / "jobs" / "job-b"
     write_trial(other, "t1", "jobshop-4x4-l1-s1", reward=0.5, details=level1(objective=150, reward=0.5))
     data = report.build(report.read_jobs([other]))
-    assert data["algorithm"][0]["gap_bks"] is None and "gap bks" not in render(data, "table")
+    assert data["algorithm"][0]["gap_best"] is None and data["algorithm"][0]["quality"] is None
+    header = render(data, "table").splitlines()[1]
+    assert "mean reward" in header and "gap best" not in header and "quality" not in header
 
 
 def test_modelling_rates_and_pass_at_k_match_the_hand_computation_and_harbors_own(mixed_job):

@@ -5,12 +5,14 @@ from __future__ import annotations
 import copy
 import json
 import re
+from pathlib import Path
 
 import pytest
 
 from orharbor.datasets import build
 from orharbor.datasets.build import EVAL_SEED_BASE, UnknownSize, build_dataset, plan_rows
-from orharbor.datasets.rows import RowError, dumps_row, iter_rows, read_rows, validate_row, write_rows
+from orharbor.datasets.rows import (RowError, dumps_row, iter_rows, normalise_best_known, read_rows,
+                                    validate_row, write_rows)
 from orharbor.errors import UserError
 from orharbor import problem_modules
 
@@ -326,3 +328,114 @@ def test_build_dataset_matches_plan(level1_row):
     """build_dataset fills in the planned skeleton without changing its id or seed."""
     (planned,) = build.plan_rows("jobshop", ["4x4"], 1, 1, reference_time_limit_s=1)
     assert {k: level1_row[k] for k in planned} == planned
+
+
+# ------------------------------------------------------------------ best known values
+
+
+def _known(value, bound=None, source="a longer run"):
+    return {"value": value, "source": source, "bound": bound}
+
+
+def _with_level1_best(shift, bound_shift=None):
+    """A level-1 row mutation: best_known at reference + shift (its bound at reference + bound_shift)."""
+    return lambda r: {**r, "best_known": _known(r["reference"] + shift,
+                                                 None if bound_shift is None else r["reference"] + bound_shift)}
+
+
+def _with_eval_best(shifts, bounds=None):
+    """A level-2 row mutation: eval_best_known[i] at eval_references[i] + shifts[i] (bounds likewise, None: none)."""
+    bounds = bounds or [None] * len(shifts)
+    return lambda r: {**r, "eval_best_known": [
+        _known(ref + s, None if b is None else ref + b) for ref, s, b in zip(r["eval_references"], shifts, bounds)]}
+
+
+def test_best_known_values_in_order_are_valid_and_a_missing_bound_reads_as_none(level1_row, level2_row):
+    """bound <= value <= reference holds with equality too; a best known value without a bound gets bound None."""
+    row = _with_level1_best(0, 0)(copy.deepcopy(level1_row))
+    assert validate_row(row, "r")["best_known"] == _known(level1_row["reference"], level1_row["reference"])
+    row = {**copy.deepcopy(level1_row), "best_known": {"value": level1_row["reference"] - 3, "source": "s"}}
+    assert validate_row(row)["best_known"] == {"value": level1_row["reference"] - 3, "source": "s", "bound": None}
+    row = validate_row(_with_eval_best([0, -2], [-5, None])(copy.deepcopy(level2_row)))
+    refs = level2_row["eval_references"]
+    assert row["eval_best_known"] == [_known(refs[0], refs[0] - 5), _known(refs[1] - 2)]
+    assert validate_row({"id": "a", "problem": "jobshop", "size": "4x4", "level": 1, "generator_version": 1,
+                         "instance_seed": 0, "best_known": _known(900)})  # no reference yet: nothing to compare
+
+
+def test_the_old_shape_reads_as_the_new_one(level1_row):
+    """{lower_bound, upper_bound, status, source} (orharbor-bench 1.0): value the upper bound, bound the lower."""
+    ref = level1_row["reference"]
+    old = {"lower_bound": ref - 7, "upper_bound": ref, "status": "open", "source": "the literature"}
+    assert normalise_best_known(old) == _known(ref, ref - 7, "the literature")
+    assert normalise_best_known({"upper_bound": ref, "source": "s"}) == _known(ref, None, "s")
+    row = validate_row({**copy.deepcopy(level1_row), "best_known": old})
+    assert row["best_known"] == _known(ref, ref - 7, "the literature")
+    with pytest.raises(RowError, match=r"^row: best_known: bound .* is above its value"):
+        validate_row({**copy.deepcopy(level1_row), "best_known": {**old, "lower_bound": ref + 1}})
+
+
+def test_the_shipped_release_reads_in_the_new_shape_and_its_file_stays_as_built(tmp_path):
+    """Every Taillard row of orharbor-bench 1.0 reads as {value, source, bound} with the published bounds; reading
+    leaves the file's bytes alone, and a row written back holds the new shape."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "orharbor-bench-1" / "jobshop-taillard.jsonl"
+    before = path.read_bytes()
+    raw = [json.loads(line) for line in before.decode().splitlines()]
+    rows = read_rows(path)
+    assert len(rows) == len(raw) == 80 and path.read_bytes() == before
+    for row, old in zip(rows, raw):
+        known = old["best_known"]
+        assert row["best_known"] == _known(known["upper_bound"], known["lower_bound"], known["source"])
+    write_rows(rows[:2], tmp_path / "again.jsonl")
+    assert [r["best_known"] for r in read_rows(tmp_path / "again.jsonl")] == [r["best_known"] for r in rows[:2]]
+    written = [json.loads(line) for line in (tmp_path / "again.jsonl").read_text().splitlines()]
+    assert [set(r["best_known"]) for r in written] == [{"value", "source", "bound"}] * 2
+
+
+BROKEN_BEST_KNOWN_1 = [
+    ("above-reference", _with_level1_best(1), r"^row: best_known: value \d+ is above reference \d+ "),
+    ("bound-above-value", _with_level1_best(-3, -2), r"^row: best_known: bound \d+ is above its value \d+ "),
+    ("not-a-number", _set("best_known", {"value": "849", "source": "s"}),
+     r"^row: best_known: .* is not valid under any of the given schemas$"),
+    ("no-source", _set("best_known", {"value": 849}), r"^row: best_known: .* is not valid under any"),
+    ("eval-best-known-at-level-1", lambda r: {**r, "eval_best_known": [_known(r["reference"])]},
+     r"^row: eval_best_known: a level-1 row carries its best known value in best_known$"),
+]
+
+
+@pytest.mark.parametrize("mutate, message", [c[1:] for c in BROKEN_BEST_KNOWN_1],
+                         ids=[c[0] for c in BROKEN_BEST_KNOWN_1])
+def test_a_level1_best_known_value_out_of_order_or_shape_is_refused(level1_row, mutate, message):
+    with pytest.raises(RowError, match=message):
+        validate_row(mutate(copy.deepcopy(level1_row)))
+
+
+BROKEN_BEST_KNOWN_2 = [
+    ("second-above-its-reference", _with_eval_best([0, 1]),
+     r"^row: eval_best_known\[1\]: value \d+ is above eval_references\[1\] \d+ "),
+    ("first-bound-above-value", _with_eval_best([-1, 0], [0, None]),
+     r"^row: eval_best_known\[0\]: bound \d+ is above its value \d+ "),
+    ("one-for-two-seeds", lambda r: {**_with_eval_best([0, 0])(r), "eval_best_known": [_known(1)]},
+     r"^row: eval_best_known: has 1 items for 2 eval_seeds$"),
+    ("old-shape-in-the-list", lambda r: {**r, "eval_best_known": [{"upper_bound": 1, "source": "s"}] * 2},
+     r"^row: eval_best_known\.0: 'value' is a required property$"),
+    ("best-known-at-level-2", lambda r: {**r, "best_known": _known(1)},
+     r"^row: best_known: a level-2 row carries its best known value in eval_best_known, one per evaluation "
+     r"instance$"),
+]
+
+
+@pytest.mark.parametrize("mutate, message", [c[1:] for c in BROKEN_BEST_KNOWN_2],
+                         ids=[c[0] for c in BROKEN_BEST_KNOWN_2])
+def test_a_level2_best_known_value_out_of_order_or_shape_is_refused(level2_row, mutate, message):
+    with pytest.raises(RowError, match=message):
+        validate_row(mutate(copy.deepcopy(level2_row)))
+
+
+def test_a_bad_best_known_value_is_named_with_its_file_and_line(level1_row, tmp_path):
+    good = copy.deepcopy(level1_row)
+    bad = _with_level1_best(5)(copy.deepcopy(level1_row))
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+    with pytest.raises(RowError, match=r"^rows\.jsonl:2: best_known: value \d+ is above reference"):
+        read_rows(path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from pathlib import Path
 
@@ -76,6 +77,21 @@ def test_a_task_json_this_version_did_not_write_is_one_clear_error(data, message
     with pytest.raises(contract.ContractError, match="re-export the task") as caught:
         contract.parse(data, "tests/task.json")
     assert message in str(caught.value) and str(caught.value).startswith("tests/task.json: ")
+
+
+LEVEL2 = {"format_version": 2, "kind": "level2", "task_id": "t", "deliverables": ["/app/solve.py"], "problem": "p",
+          "cases": [], "run": {"python": "p", "uid": 1, "limits": {"solve_time_limit_s": 5}}}
+
+
+def test_reference_workload_s_is_optional_and_a_number_above_zero():
+    """A level-2 task.json written before the CPU calibration has none (the limit is not scaled); a value must
+    be a positive number, or the task is refused."""
+    assert contract.parse(LEVEL2).reference_workload_s is None
+    assert contract.parse({**LEVEL2, "reference_workload_s": 0.25}).reference_workload_s == 0.25
+    assert contract.dump(contract.parse({**LEVEL2, "reference_workload_s": 1}))["reference_workload_s"] == 1.0
+    for bad in (0, -0.1, "0.25", True, float("inf"), [0.25]):
+        with pytest.raises(contract.ContractError, match=re.escape(f"reference_workload_s is {bad!r}, not a")):
+            contract.parse({**LEVEL2, "reference_workload_s": bad})
 
 
 @pytest.mark.parametrize("text, family, reward", [

@@ -289,10 +289,12 @@ def _base_image(ctx: click.Context, param: click.Parameter, value: str | None) -
               help="Separate mode: the verifier container's network. 'public' is for TESTING ONLY, on an engine "
                    "that cannot take a container offline (Docker or Podman without Harbor's egress sidecar, e.g. "
                    "scripts/e2e-podman.sh); never publish such an export as a benchmark.")
-@click.option("--reward-scale", type=click.Choice(["orharbor", "unit"]), default="orharbor", show_default=True,
+@click.option("--reward-scale", type=click.Choice(["orharbor", "unit", "quality"]), default="orharbor",
+              show_default=True,
               help="The scale reward.json is written on: orharbor (failure -1, naive 0, reference 1) or unit, what "
-                   "RL trainers assume (failure 0, naive 0.5, reference 1; modelling 1 correct, 0 not). Above the "
-                   "reference stays above 1 on both.")
+                   "RL trainers assume (failure 0, naive 0.5, reference 1; modelling 1 correct, 0 not); above the "
+                   "reference stays above 1 on both. quality: best known / objective, capped at 1 (failure 0; "
+                   "algorithm rows with best known values only).")
 @click.option("--release", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="A benchmark release folder (build-dataset --recipe): its tasks, with the recipe's budgets, "
                    "resources and network policy (flags given here override them), registered as NAME@VERSION.")
@@ -355,6 +357,7 @@ def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agen
         for warning in warnings:
             click.echo(f"warning: {warning}", err=True)
     plan = release_plan.plan if release else api.plan_export(out, datasets, specs_dir, problems, force)
+    api.refuse_unscorable(plan, options.reward_scale)  # one line, before the progress bar starts
     start = time.monotonic()
     with click.progressbar(length=len(plan.ids), label="exporting", file=sys.stderr) as bar:
         if release:
@@ -400,7 +403,8 @@ def check_cmd(tasks: Path, workers: int, attacks: bool, jobs_dir: Path | None, e
     Oracle 1.0, naive 0.0, nothing the failure reward (-1.0; 0.0 for modelling
     tasks); with --attacks, no attack above what its answer is worth. A task
     exported with --reward-scale unit: oracle 1.0, naive 0.5 (modelling 0.0),
-    nothing 0.0.
+    nothing 0.0; with --reward-scale quality: oracle best known / reference,
+    naive best known / naive, nothing 0.0.
     """
     from orharbor import check
     from orharbor.files import require_parent

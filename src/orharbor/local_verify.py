@@ -37,6 +37,7 @@ from orharbor.exporter.profiles import readable_tests
 from orharbor.exporter.task_dir import SOLVER_VENV
 from orharbor.task_toml import read_task_toml, table
 from orharbor.verifiers import contract
+from orharbor.verifiers.cpu_calibration import verifier_time_limit
 
 #: The modelling image's interpreter: python slim's, with the modelling stack pip-installed.
 MODELLING_PYTHONS = ("/usr/local/bin/python3", "/usr/local/bin/python")
@@ -132,9 +133,11 @@ def verifier_timeout(task: Path, config: contract.Level2Task | contract.RetailTa
     try:
         return float(tomllib.loads((task / "task.toml").read_text(encoding="utf-8"))["verifier"]["timeout_sec"])
     except (OSError, ValueError, KeyError, TypeError):
-        runs = (len(config.cases) + (config.example is not None) if isinstance(config, contract.Level2Task)
-                else 1)
-        return runs * (config.run.limits.solve_time_limit_s + 15.0) + 120.0
+        level2 = isinstance(config, contract.Level2Task)
+        runs = len(config.cases) + (config.example is not None) if level2 else 1
+        longest = verifier_time_limit(config.run.limits.solve_time_limit_s,
+                                      level2 and config.reference_workload_s is not None)
+        return runs * (longest + 15.0) + 120.0
 
 
 def score_program(task: Path, config: contract.Level2Task | contract.RetailTask, program: Path) -> tuple[float, dict]:
@@ -230,9 +233,11 @@ def summary(details: dict) -> str:
     """What ``orharbor verify`` prints by default: the reward, why, and each level-2 run."""
     reward = details.get("reward")
     head = f"reward {reward:.4f}" if isinstance(reward, (int, float)) else "reward ?"
-    if details.get("reward_scale", "orharbor") != "orharbor":  # export --reward-scale unit
+    if details.get("reward_scale", "orharbor") != "orharbor":  # export --reward-scale unit or quality
         head += (f" on the {details['reward_scale']} scale ({details.get('orharbor_reward')} on orharbor's"
                  + (", as each instance's below)" if "instances" in details else ")"))
+    if isinstance(details.get("quality"), (int, float)) and details.get("reward_scale") != "quality":
+        head += f", quality {details['quality']:.4f}"  # best known / objective (orharbor.verifiers.quality)
     lines = []
     if details.get("kind") == "modelling":
         lines.append(f"{head}  (executed {int(bool(details.get('executed')))}, "
@@ -253,6 +258,8 @@ def summary(details: dict) -> str:
                      if runs else head)
         if details.get("error"):
             lines.append(f"  error: {details['error']}")
+        if isinstance(details.get("cpu_calibration"), dict):
+            lines.append(calibration_line(details["cpu_calibration"]))
         for row in runs:
             lines.append(f"  instance {row['index']}: reward {row['reward']:.4f}  "
                          + (f"objective {row.get('objective')} (naive {row.get('naive')}, "
@@ -267,6 +274,18 @@ def summary(details: dict) -> str:
     else:
         lines.append(f"{head}  {details.get('error') or 'infeasible'}")
     return "\n".join(lines)
+
+
+def calibration_line(calibration: dict) -> str:
+    """The time limit a calibrated level-2 task ran under, and the CPU factor that scaled it."""
+    try:
+        low, high = calibration["bound"]
+        return (f"  time limit {calibration['solve_time_limit_s']:.3g} s per run: cpu factor "
+                f"{calibration['factor']:.2f} (the calibration workload took {calibration['workload_s']:.3f} s "
+                f"here, {calibration['reference_workload_s']:.3f} s on the reference machine; "
+                f"bounded to {low:g}..{high:g})")
+    except (KeyError, TypeError, ValueError):
+        return "  cpu factor: not recorded"
 
 
 def _example_lines(row: dict, hidden_failed: bool) -> list[str]:

@@ -26,6 +26,9 @@ class Policy:
     sparse_files: dict[str, tuple[bytes, int]] = field(default_factory=dict)  # path -> (head, size)
     agent_script: str | None = None                            # bash, run as the agent user in /app
     attack: bool = False
+    #: ``expected`` on the task's own reward scale, where the policy worked it out itself (the quality scale
+    #: needs the objectives behind a reward); None: ``orharbor check`` converts ``expected``.
+    expected_on_scale: float | None = None
 
 
 def deliverable_name(task: Task) -> str:

@@ -183,7 +183,8 @@ def task_trials(task_dir: Path, task: contract.Task, attacks: bool) -> list[_Tri
         from orharbor.check.attacks import attack_policies
 
         for policy in attack_policies(task_dir, task):  # attacks state orharbor-scale rewards
-            trials.append(_Trial(task_dir, policy.name, task.scaled(policy.expected), True,
+            expected = task.scaled(policy.expected) if policy.expected_on_scale is None else policy.expected_on_scale
+            trials.append(_Trial(task_dir, policy.name, expected, True,
                                  {"import_path": POLICY_AGENT, "kwargs": {"policy": policy_to_kwargs(policy)}}))
     return trials
 

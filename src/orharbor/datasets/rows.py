@@ -56,10 +56,61 @@ def validate_row(row: object, where: str = "row") -> dict:
         raise RowError(f"{where}: size: {row['size']!r} is not a size of {row['problem']} ({', '.join(module.SIZES)})")
     if row["level"] == 2:
         n = len(row["eval_seeds"])
-        for key in ("eval_references", "eval_baselines", "eval_reference_solutions", "eval_baseline_solutions"):
+        for key in ("eval_references", "eval_baselines", "eval_reference_solutions", "eval_baseline_solutions",
+                    "eval_best_known"):
             if key in row and len(row[key]) != n:
                 raise RowError(f"{where}: {key}: has {len(row[key])} items for {n} eval_seeds")
+    _check_best_known(row, where)
     return row
+
+
+def normalise_best_known(entry: dict) -> dict:
+    """A best known value in the row's shape, ``{"value", "source", "bound"}`` (bound: a proven lower bound, or None).
+
+    Rows built before it (orharbor-bench 1.0's Taillard rows) hold
+    ``{"lower_bound", "upper_bound", "status", "source"}``: the upper bound is
+    the best known value, the lower bound its bound (``status`` follows from the
+    two: closed when they are equal). Every reader gets rows through
+    :func:`validate_row`, which puts each best known value through here, so the
+    files as shipped stay as they were built.
+    """
+    if "value" in entry:
+        return {"value": entry["value"], "source": entry["source"], "bound": entry.get("bound")}
+    return {"value": entry["upper_bound"], "source": entry["source"], "bound": entry.get("lower_bound")}
+
+
+def best_known_values(row: dict) -> list[float] | None:
+    """The best known value of each instance of a row (level 1: one), in order; None unless it has them."""
+    if row["level"] == 1:
+        return [normalise_best_known(row["best_known"])["value"]] if "best_known" in row else None
+    return [normalise_best_known(k)["value"] for k in row["eval_best_known"]] if "eval_best_known" in row else None
+
+
+def _check_best_known(row: dict, where: str) -> None:
+    """Normalise the row's best known values in place; RowError unless ``bound <= value <= reference`` each."""
+    misplaced = "eval_best_known" if row["level"] == 1 else "best_known"
+    if misplaced in row:
+        right = "best_known" if row["level"] == 1 else "eval_best_known, one per evaluation instance"
+        raise RowError(f"{where}: {misplaced}: a level-{row['level']} row carries its best known value in {right}")
+    if row["level"] == 1 and "best_known" in row:
+        row["best_known"] = _in_order(row["best_known"], row.get("reference"), where, "best_known", "reference")
+    if row["level"] == 2 and "eval_best_known" in row:
+        references = row.get("eval_references") or [None] * len(row["eval_best_known"])
+        row["eval_best_known"] = [_in_order(entry, references[i], where, f"eval_best_known[{i}]",
+                                            f"eval_references[{i}]")
+                                  for i, entry in enumerate(row["eval_best_known"])]
+
+
+def _in_order(entry: dict, reference: float | None, where: str, key: str, reference_key: str) -> dict:
+    known = normalise_best_known(entry)
+    value, bound = known["value"], known["bound"]
+    if bound is not None and bound > value:
+        raise RowError(f"{where}: {key}: bound {bound:g} is above its value {value:g} (a lower bound cannot exceed "
+                       "a value some answer reached)")
+    if reference is not None and value > reference:
+        raise RowError(f"{where}: {key}: value {value:g} is above {reference_key} {reference:g} (the best known value "
+                       "is the best any answer reached, the reference's included)")
+    return known
 
 
 def read_rows(path: str | Path) -> list[dict]:

@@ -31,7 +31,7 @@ from typing import Callable, Iterable
 
 from orharbor import problem_modules
 from orharbor.datasets.build import complete_row
-from orharbor.datasets.rows import RowError
+from orharbor.datasets.rows import RowError, best_known_values
 from orharbor.exporter.task_dir import (AGENT_APT_PACKAGES, AGENT_USER, ORTOOLS_PACKAGE, SOLVER_PACKAGES, SOLVER_UID,
                                         SOLVER_VENV, ExportOptions, build_task, copy_template, fresh_task,
                                         network_text, render, seal, task_toml, time_up_text, write_json,
@@ -39,7 +39,8 @@ from orharbor.exporter.task_dir import (AGENT_APT_PACKAGES, AGENT_USER, ORTOOLS_
 from orharbor.files import refuse_existing
 from orharbor.jsonio import canonical, digest
 from orharbor.verifiers import contract
-from orharbor.verifiers.reward_scale import to_scale
+from orharbor.verifiers.cpu_calibration import HIGH, LOW, verifier_time_limit
+from orharbor.verifiers.reward_scale import QUALITY, to_scale
 from orharbor.verifiers.solver_run import Limits
 
 #: The deliverable of each level, from the task contract.
@@ -58,6 +59,7 @@ def export_dataset(rows: Iterable[dict], out: Path, options: ExportOptions = Exp
     every row before anything is written) unless ``force``, which replaces it.
     """
     rows = list(rows)
+    require_best_known(rows, options.reward_scale)
     refuse_existing([out / row["id"] for row in rows], force)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -78,6 +80,7 @@ def export_row(row: dict, out: Path, options: ExportOptions = ExportOptions(), f
     if "instance" not in row and row["generator_version"] != module.GENERATOR_VERSION:
         raise RowError(f"{row['id']}: built with generator version {row['generator_version']}, "
                          f"but {row['problem']} is at version {module.GENERATOR_VERSION}; rebuild the dataset")
+    require_best_known([row], options.reward_scale)
     refuse_existing([out / row["id"]], force)
     row = complete_row(dict(row), options.reference_time_limit_s)
     return build_task(out, row["id"], lambda parent: _write_row_task(module, row, parent / row["id"], options),
@@ -112,7 +115,8 @@ def _write_level1(module, row: dict, task: Path, options: ExportOptions, metadat
     _write_dockerfile(row, task, options, ["COPY instance.json /app/instance.json"])
     return contract.Level1Task(task_id=row["id"], deliverables=(DELIVERABLE[1],), metadata=metadata,
                                problem=row["problem"], instance="instance.json", instance_sha256=digest(instance),
-                               naive=row["baseline"], reference=row["reference"])
+                               naive=row["baseline"], reference=row["reference"],
+                               best_known=(best_known_values(row) or [None])[0])
 
 
 def _write_level2(module, row: dict, task: Path, options: ExportOptions, metadata: dict) -> contract.Level2Task:
@@ -131,13 +135,15 @@ def _write_level2(module, row: dict, task: Path, options: ExportOptions, metadat
     """
     (task / "tests" / "eval").mkdir()
     cases, answers, naive = [], {}, {}
+    best_known = best_known_values(row) or [None] * len(row["eval_seeds"])
     for i, seed in enumerate(row["eval_seeds"]):
         instance = module.generate(seed, row["size"])
         name = f"eval/eval_{i:03d}.json"
         (task / "tests" / name).write_text(json.dumps(instance) + "\n")
         cases.append(contract.Case(instance=name, instance_sha256=digest(instance), naive=row["eval_baselines"][i],
                                    reference=row["eval_references"][i],
-                                   bound=_bound((row.get("eval_reference_metas") or [{}] * (i + 1))[i])))
+                                   bound=_bound((row.get("eval_reference_metas") or [{}] * (i + 1))[i]),
+                                   best_known=best_known[i]))
         answers[digest(instance)] = row["eval_reference_solutions"][i]
         naive[digest(instance)] = row["eval_baseline_solutions"][i]
     examples = task / "environment" / "examples"
@@ -166,7 +172,19 @@ def _write_level2(module, row: dict, task: Path, options: ExportOptions, metadat
                                problem=row["problem"], cases=tuple(cases),
                                run=contract.ProgramRun(python=f"{SOLVER_VENV}/bin/python3", uid=SOLVER_UID,
                                                        limits=limits),
-                               example=example)
+                               example=example, reference_workload_s=row.get("reference_workload_s"))
+
+
+def require_best_known(rows: list[dict], scale: str) -> None:
+    """On the quality scale, RowError naming the first row that lacks a best known value (before anything is
+    written); nothing on another scale."""
+    if scale != QUALITY:
+        return
+    for row in rows:
+        if best_known_values(row) is None:
+            key = "best_known" if row["level"] == 1 else "eval_best_known"
+            raise RowError(f"{row['id']}: --reward-scale quality scores each answer against the best known value "
+                           f"of its instance, and this row has none ({key}); export it on another scale")
 
 
 def _example_seeds(row: dict, options: ExportOptions) -> list[int]:
@@ -203,8 +221,8 @@ def task_config(module, row: dict, options: ExportOptions) -> dict:
         metadata["instance_seed"] = row["instance_seed"]
     if "source" in row:
         metadata["source"] = row["source"]
-    if "best_known" in row:  # a published instance's best known makespan (report's gap_bks); never shown to the agent
-        metadata["best_known"] = row["best_known"]["upper_bound"]
+    if (best_known := best_known_values(row)) is not None:  # report's gap_best; never shown to the agent
+        metadata["best_known"] = best_known[0] if level == 1 else best_known  # level 2: one per eval instance
     if level == 1:
         metadata.update(reference=row["reference"], baseline=row["baseline"])
         if (bound := _bound(row.get("reference_meta") or {})) is not None:
@@ -212,7 +230,8 @@ def task_config(module, row: dict, options: ExportOptions) -> dict:
         verifier_timeout = 120.0
     else:
         metadata.update(eval_instances=len(row["eval_seeds"]), solve_time_limit_s=row["solve_time_limit_s"])
-        verifier_timeout = runs_per_verification(row, options) * (float(row["solve_time_limit_s"]) + 15.0) + 120.0
+        longest_run = verifier_time_limit(float(row["solve_time_limit_s"]), "reference_workload_s" in row)
+        verifier_timeout = runs_per_verification(row, options) * (longest_run + 15.0) + 120.0
     return task_toml(row["id"], f"{module.TITLE}, size {row['size']}, level {level}", metadata, options,
                      agent_timeout=options.agent_timeout(level), verifier_timeout=verifier_timeout,
                      artifacts=[DELIVERABLE[level]])
@@ -270,6 +289,7 @@ def instruction(module, row: dict, options: ExportOptions) -> str:
         "title": f"{module.TITLE} ({row['size']}), level {level}",
         "statement": demote_headings(module.statement().strip()),
         "task_section": task_section,
+        "time_scaling_text": time_scaling_text(row),
         "example_instance": json.dumps(example),
         "example_solution": json.dumps(module.baseline(example)),
         "agent_minutes": f"{options.agent_timeout(level) / 60:g}",
@@ -288,6 +308,16 @@ def instruction(module, row: dict, options: ExportOptions) -> str:
     })
 
 
+def time_scaling_text(row: dict) -> str:
+    """The sentence saying a level-2 time limit is scaled to the machine's speed, on a row that records the
+    reference machine's (``reference_workload_s``); nothing otherwise."""
+    if row["level"] != 2 or "reference_workload_s" not in row:
+        return ""
+    return (f" The time limit is scaled to the speed of the machine that runs your program (measured by timing a "
+            f"fixed Python workload before the runs): a slower machine gives more time and a faster one less, by a "
+            f"factor kept between {LOW:g} and {HIGH:g}.")
+
+
 #: The scoring paragraph of an algorithm task's instruction on each reward scale: (formula, what it means).
 SCORING_TEXT = {
     "orharbor": ("(naive - objective) / (naive - reference)",
@@ -296,6 +326,10 @@ SCORING_TEXT = {
     "unit": ("(1 + (naive - objective) / (naive - reference)) / 2",
              "1.0 matches the reference, above 1.0 beats it, 0.5 is no better than naive, and the\n"
              "reward is clipped below at 0.0."),
+    "quality": ("min(1, max(best, 1) / max(objective, 1))",
+                "where `best` is the best objective known for this instance (hidden from you; never worse\n"
+                "than `reference`). Reaching it scores 1.0, the most there is; the reward falls toward 0.0\n"
+                "as your objective grows (the naive solution scores best / naive)."),
 }
 
 

@@ -3,9 +3,11 @@
 A trial's figures come from Harbor's own ``result.json`` (read with Harbor's
 ``TrialResult`` model: the reward, whether Harbor counts it as valid, the
 exception type). A reward written on the ``unit`` scale (details.json's or the
-task's ``reward_scale``) is converted back to orharbor's, so trials of both
-exports compare. Its task's metadata (kind, problem, size, level, reference,
-baseline, bound) comes, in this order, from
+task's ``reward_scale``) is converted back to orharbor's, so trials of every
+export compare; one on the ``quality`` scale is the trial's quality, and its
+orharbor reward is details.json's ``orharbor_reward``. Its task's metadata
+(kind, problem, size, level, reference, baseline, bound, best known) comes, in
+this order, from
 
 1. ``<trial>/verifier/details.json``: orharbor's verifier copies the task's
    metadata there, and Harbor downloads the verifier's log folder into the
@@ -30,6 +32,7 @@ from pydantic import ValidationError
 from orharbor.task_toml import TaskTomlError, read_task_toml, table
 from orharbor.verifiers import reward_scale
 from orharbor.verifiers.contract import KINDS
+from orharbor.verifiers.quality import quality as quality_of
 from orharbor.verifiers.safe_json import BadOutput, read_regular_file
 
 #: How deep below a given folder trial folders are looked for (jobs/<job>/<trial>/ is depth 2).
@@ -52,6 +55,8 @@ class Instance:
     reference: float | None
     bound: float | None
     timed_out: bool
+    best_known: float | None = None
+    quality: float | None = None  # the verifier's (orharbor.verifiers.quality), when the task knew its best known
 
 
 @dataclass(frozen=True)
@@ -78,8 +83,12 @@ class TrialRecord:
     reference: float | None = None
     naive: float | None = None
     bound: float | None = None
-    best_known: float | None = None  # a published instance's best known objective (task.toml metadata)
+    best_known: float | None = None  # level 1: the instance's best known objective (details.json or task.toml)
+    #: best known / objective, capped at 1, failure 0 (level 2: the mean over the instances); None: not known
+    quality: float | None = None
     instances: tuple[Instance, ...] = ()
+    #: A level-2 trial's CPU calibration factor (details.json's ``cpu_calibration``); None: not calibrated
+    cpu_factor: float | None = None
     executed: bool | None = None
     correct: bool | None = None
 
@@ -253,7 +262,19 @@ def _read_trial(trial_dir: Path, data: dict, index: "TaskIndex", reading: Readin
         reading.skipped.append(Skipped(trial_dir, f"task {result.task_name}: unknown reward scale {scale!r} "
                                                   f"(known: {', '.join(reward_scale.SCALES)})"))
         return None
-    reward = None if written is None else reward_scale.from_scale(written, scale, FAIL[kind])
+    trusted = written is not None and _number(details.get("reward")) is not None \
+        and abs(details["reward"] - written) <= REWARD_MATCH
+    figures = details if trusted else {}
+    if scale == reward_scale.QUALITY and written is not None and not 0.0 <= written <= 1.0:
+        reading.skipped.append(Skipped(trial_dir, f"task {result.task_name}: reward {written:g} is outside the "
+                                                  "quality scale's 0..1"))
+        return None
+    reward = _orharbor_reward(written, scale, FAIL[kind], figures)
+    if written is not None and reward is None:
+        reading.skipped.append(Skipped(trial_dir, f"task {result.task_name}: a quality-scale reward of {written:g} "
+                                                  "reads back on orharbor's scale only with its verifier's "
+                                                  "details.json (orharbor_reward), which it lacks"))
+        return None
     outside = _outside_range(kind, metadata, details, reward)
     if outside is not None:
         reading.skipped.append(Skipped(trial_dir, f"task {result.task_name}: {outside}"))
@@ -263,21 +284,46 @@ def _read_trial(trial_dir: Path, data: dict, index: "TaskIndex", reading: Readin
     common = dict(job=trial_dir.parent.name, trial=result.trial_name, task=result.task_name.removeprefix("orharbor/"),
                   agent=result.agent_info.name, model=model, kind=kind, problem=problem, reward=reward,
                   exception=exception)
-    trusted = written is not None and _number(details.get("reward")) is not None \
-        and abs(details["reward"] - written) <= REWARD_MATCH
-    figures = details if trusted else {}
     if kind == "modelling":
         return TrialRecord(**common, difficulty=_text(metadata.get("difficulty")),
                            family=_text(metadata.get("family")) or ("spec" if problem == "spec" else None),
                            executed=_flag(figures.get("executed")), correct=_modelling_correct(figures, reward))
     level = metadata.get("level") if isinstance(metadata.get("level"), int) else _number(details.get("level"))
     instances = tuple(_instances(figures.get("instances")))
+    best_known = _number(figures.get("best_known", metadata.get("best_known")))
+    knows_best = best_known is not None or _numbers(metadata.get("best_known")) is not None
+    quality = written if scale == reward_scale.QUALITY and written is not None else \
+        _quality(figures, best_known, knows_best)
     return TrialRecord(**common, size=_text(metadata.get("size")), level=int(level) if level is not None else None,
                        feasible=_flag(figures.get("feasible")), objective=_number(figures.get("objective")),
                        reference=_number(figures.get("reference", metadata.get("reference"))),
                        naive=_number(figures.get("naive", metadata.get("baseline"))),
-                       bound=_number(metadata.get("bound")), best_known=_number(metadata.get("best_known")),
-                       instances=instances)
+                       bound=_number(metadata.get("bound")), best_known=best_known, quality=quality,
+                       instances=instances, cpu_factor=_cpu_factor(figures.get("cpu_calibration")))
+
+
+def _orharbor_reward(written: float | None, scale: str, fail: float, figures: dict) -> float | None:
+    """Harbor's reward on orharbor's scale; None when Harbor holds none, or a quality-scale figure above 0
+    has no trusted details.json to read its orharbor reward from."""
+    if written is None:
+        return None
+    if scale == reward_scale.QUALITY and written > 0.0:
+        return _number(figures.get("orharbor_reward"))
+    return reward_scale.from_scale(written, scale, fail)
+
+
+def _quality(figures: dict, best_known: float | None, knows_best: bool) -> float | None:
+    """The trial's quality: the verifier's, else (level 1) computed from its objective, else 0.0 where the
+    verifier failed before scoring anything; None where the task knows no best known value."""
+    stated = _number(figures.get("quality"))
+    if stated is not None and 0.0 <= stated <= 1.0:
+        return stated
+    feasible = _flag(figures.get("feasible"))
+    if not knows_best or feasible is None:
+        return None
+    if best_known is not None:
+        return quality_of(_number(figures.get("objective")) if feasible else None, best_known)
+    return 0.0 if not feasible and not figures.get("instances") else None
 
 
 #: An algorithm task's best reward when nothing bounds it: objectives are >= 0, so real rewards stay far below.
@@ -329,6 +375,12 @@ def _modelling_correct(figures: dict, reward: float | None) -> bool | None:
     return None if reward is None else reward >= 1.0
 
 
+def _cpu_factor(calibration) -> float | None:
+    """The factor a level-2 verifier scaled its time limit by, when it calibrated (a positive number)."""
+    value = _number(calibration.get("factor")) if isinstance(calibration, dict) else None
+    return value if value is not None and value > 0 else None
+
+
 def _instances(rows) -> list[Instance]:
     if not isinstance(rows, list):
         return []
@@ -338,7 +390,8 @@ def _instances(rows) -> list[Instance]:
             continue
         out.append(Instance(reward=float(row["reward"]), feasible=bool(_flag(row.get("feasible"))),
                             objective=_number(row.get("objective")), reference=_number(row.get("reference")),
-                            bound=_number(row.get("bound")), timed_out=row.get("timed_out") is True))
+                            bound=_number(row.get("bound")), timed_out=row.get("timed_out") is True,
+                            best_known=_number(row.get("best_known")), quality=_number(row.get("quality"))))
     return out
 
 
@@ -346,6 +399,13 @@ def _number(value) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return None
     return float(value)
+
+
+def _numbers(value) -> list[float] | None:
+    """A non-empty list of finite numbers as floats (task.toml's level-2 best_known); None for anything else."""
+    if not isinstance(value, list) or not value or any(_number(v) is None for v in value):
+        return None
+    return [float(v) for v in value]
 
 
 def _flag(value) -> bool | None:

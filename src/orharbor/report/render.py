@@ -18,9 +18,12 @@ ALGORITHM_COLUMNS = (
     ("mean reward", "mean_reward", "reward"), ("95% CI", None, "ci"),
     ("feasible", "feasible_rate", "pct"), ("> ref", "beat_reference_rate", "pct"),
     ("<= naive", "at_or_below_naive_rate", "pct"), ("gap ref", "gap_reference", "gap"),
-    ("gap bound", "gap_bound", "gap"), ("gap bks", "gap_bks", "gap"), ("inst. sd", "instance_std", "plain"),
-    ("best of k", "best_of_k", "bestk"), ("errors", "errors", "errors"),
+    ("gap bound", "gap_bound", "gap"), ("gap best", "gap_best", "gap"), ("quality", "quality", "plain"),
+    ("inst. sd", "instance_std", "plain"),
+    ("best of k", "best_of_k", "bestk"), ("cpu x", "cpu_factor", "factor"), ("errors", "errors", "errors"),
 )
+#: Columns a table shows only when some group's tasks know their best known values.
+BEST_KNOWN_KEYS = ("gap_best", "quality")
 MODELLING_COLUMNS = (
     ("agent", "agent", None), ("model", "model", None), ("source", "source", None), ("{by}", "{by}", None),
     ("trials", "trials", None), ("scored", "scored", None), ("execution", "execution_rate", "pct"),
@@ -38,7 +41,7 @@ COMPARE_COLUMNS = (
 
 
 #: How a number of each kind of column is shown.
-NUMBER_FORMATS = {"reward": "+.3f", "plain": ".3f", "pct": ".0%", "gap": "+.2%", "p": ".3g"}
+NUMBER_FORMATS = {"reward": "+.3f", "plain": ".3f", "pct": ".0%", "gap": "+.2%", "p": ".3g", "factor": ".2f"}
 
 
 def render(report: dict, fmt: str) -> str:
@@ -59,10 +62,10 @@ def tables(report: dict) -> list[tuple[str, list[list[str]]]]:
         return [(title, cells(report["compare"], COMPARE_COLUMNS))]
     out = []
     if report["algorithm"]:
-        shown = tuple(c for c in ALGORITHM_COLUMNS  # "gap bks" only where a published instance has a best known value
-                      if c[1] != "gap_bks" or any(row.get("gap_bks") is not None for row in report["algorithm"]))
+        shown = tuple(c for c in ALGORITHM_COLUMNS  # "gap best" and "quality" only where some task has a best known
+                      if c[1] not in BEST_KNOWN_KEYS or any(row.get(c[1]) is not None for row in report["algorithm"]))
         out.append(("Algorithm tasks (reward: 1.0 = reference, 0.0 = naive, -1.0 = infeasible or nothing; "
-                    "unit-scale exports converted back)",
+                    "unit- and quality-scale exports read back)",
                     cells(report["algorithm"], shown)))
     for by in ("difficulty", "family"):
         rows = report["modelling"][f"by_{by}"]

@@ -19,8 +19,8 @@ EPS = 1e-9
 
 ALGORITHM_KEYS = ("agent", "model", "kind", "problem", "size", "level", "trials", "scored", "mean_reward", "ci_low",
                   "ci_high", "feasible_rate", "beat_reference_rate", "at_or_below_naive_rate", "errors", "timeouts",
-                  "solver_timeouts", "gap_reference", "gap_bound", "gap_bks", "instance_std", "instance_min", "instance_max",
-                  "best_of_k")
+                  "solver_timeouts", "gap_reference", "gap_bound", "gap_best", "quality", "instance_std",
+                  "instance_min", "instance_max", "best_of_k", "cpu_factor")
 MODELLING_KEYS = ("agent", "model", "kind", "source", "difficulty", "family", "trials", "scored", "execution_rate",
                   "accuracy", "silent_failure_rate", "mean_reward", "ci_low", "ci_high", "pass_at_k", "errors")
 COMPARE_KEYS = ("kind", "problem", "size", "level", "family", "a_trials", "b_trials", "a_mean", "b_mean",
@@ -67,11 +67,13 @@ def _algorithm_row(group: list[TrialRecord]) -> dict:
         "solver_timeouts": sum(i.timed_out for t in scored for i in t.instances),
         "gap_reference": _mean_of(trial_gap(t, "reference") for t in scored),
         "gap_bound": _mean_of(trial_gap(t, "bound") for t in scored),
-        "gap_bks": _mean_of(trial_gap(t, "best_known") for t in scored),
+        "gap_best": _mean_of(trial_gap(t, "best_known") for t in scored),
+        "quality": _mean_of(t.quality for t in scored),
         "instance_std": pstdev(instance_rewards) if len(instance_rewards) > 1 else None,
         "instance_min": min(instance_rewards) if instance_rewards else None,
         "instance_max": max(instance_rewards) if instance_rewards else None,
         "best_of_k": _best_of_k(scored),
+        "cpu_factor": _mean_of(t.cpu_factor for t in group if t.level == 2),
     }
 
 
@@ -91,9 +93,8 @@ def relative_gap(objective: float | None, target: float | None, to: str = "refer
     field: (objective - reference) / max(|reference|, 1). To the bound, the
     optimality gap as MIP and CP-SAT solvers report it: (objective - bound) /
     max(|objective|, 1), which stays at most 1 for a positive objective even
-    when the bound is weak (near 0). To the best known value of a published
-    instance (``best_known``), as to the reference: the field's usual gap to
-    the BKS.
+    when the bound is weak (near 0). To the best known value of the instance
+    (``best_known``), as to the reference: the field's usual gap to the BKS.
     """
     if objective is None or target is None:
         return None
@@ -103,10 +104,8 @@ def relative_gap(objective: float | None, target: float | None, to: str = "refer
 
 def trial_gap(t: TrialRecord, to: str) -> float | None:
     """Gap of a feasible answer to the reference, the bound or the best known value; a level-2 trial's mean over
-    its feasible instances (which carry no best known value)."""
+    its feasible instances."""
     if t.instances:
-        if to == "best_known":
-            return None
         return _mean_of(relative_gap(i.objective, getattr(i, to), to) for i in t.instances if i.feasible)
     if not t.feasible:
         return None

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 from dataclasses import dataclass
 from typing import ClassVar
 
 from orharbor.verifiers import reward_scale as scales
+from orharbor.verifiers.quality import mean_quality, quality
 from orharbor.verifiers.solver_run import Limits
 
 #: The agent's working folder in the task container, where every deliverable is.
@@ -79,6 +81,8 @@ class Case:
     naive: float
     reference: float
     bound: float | None = None
+    #: The best objective known for the instance (quality figure, ``--reward-scale quality``); None: not known.
+    best_known: float | None = None
 
 
 @dataclass(frozen=True)
@@ -132,13 +136,40 @@ class Task:
         return KINDS[self.KIND]
 
     def scaled(self, reward: float) -> float:
-        """An orharbor-scale reward as this task's reward.json holds it."""
+        """An orharbor-scale reward as this task's reward.json holds it.
+
+        On the quality scale: the quality of answers that earn ``reward`` on
+        every instance (each objective read back from the reward; failure 0.0).
+        The verifier itself computes quality from the objectives it found.
+        """
+        if self.reward_scale == scales.QUALITY and reward > self.kind.fail_reward:
+            return mean_quality(quality(naive - reward * (naive - reference), best)
+                                for naive, reference, best in self.anchors)
         return scales.to_scale(reward, self.reward_scale, self.kind.fail_reward)
 
     @property
     def policies(self) -> dict[str, float]:
-        """The reference policies of ``orharbor check`` and the reward each must earn on this task's scale."""
+        """The reference policies of ``orharbor check`` and the reward each must earn on this task's scale.
+
+        On the quality scale: oracle best_known / reference, naive best_known /
+        naive (level 2: their means over the instances), nothing 0.0.
+        """
+        if self.reward_scale == scales.QUALITY:
+            return {"oracle": mean_quality(quality(reference, best) for _, reference, best in self.anchors),
+                    "naive": mean_quality(quality(naive, best) for naive, _, best in self.anchors),
+                    "nothing": scales.to_scale(self.kind.fail_reward, scales.QUALITY, self.kind.fail_reward)}
         return {name: self.scaled(reward) for name, reward in self.kind.policies.items()}
+
+    @property
+    def anchors(self) -> tuple[tuple[float, float, float | None], ...]:
+        """(naive, reference, best known) of each instance an algorithm task scores (none for a modelling task)."""
+        return ()
+
+    @property
+    def best_knowns(self) -> tuple[float, ...] | None:
+        """The best known value of every instance, in order; None unless the task knows each one."""
+        found = tuple(best for _, _, best in self.anchors)
+        return found if found and all(best is not None for best in found) else None
 
     @property
     def deliverable(self) -> str:
@@ -156,6 +187,12 @@ class Level1Task(Task):
     instance_sha256: str
     naive: float
     reference: float
+    #: The best objective known for the instance (quality figure, ``--reward-scale quality``); None: not known.
+    best_known: float | None = None
+
+    @property
+    def anchors(self) -> tuple[tuple[float, float, float | None], ...]:
+        return ((self.naive, self.reference, self.best_known),)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -164,6 +201,9 @@ class Level2Task(Task):
 
     ``example`` (optional; task.json files written before it have none) is a
     public example instance it runs on first, for debugging only.
+    ``reference_workload_s`` (optional) is how long the CPU calibration's
+    workload took on the machine the time limit was chosen for: the verifier
+    scales the limit by this machine's time over it (:mod:`orharbor.verifiers.cpu_calibration`).
     """
 
     KIND: ClassVar[str] = "level2"
@@ -171,6 +211,11 @@ class Level2Task(Task):
     cases: tuple[Case, ...]
     run: ProgramRun
     example: Example | None = None
+    reference_workload_s: float | None = None
+
+    @property
+    def anchors(self) -> tuple[tuple[float, float, float | None], ...]:
+        return tuple((case.naive, case.reference, case.best_known) for case in self.cases)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -240,9 +285,24 @@ def parse(data: object, where: str = TASK_FILE) -> Task:
             fields["run"] = _program_run(fields["run"], where)
         if fields.get("example") is not None:
             fields["example"] = _build(Example, fields["example"], where, "example")
+        if fields.get("reference_workload_s") is not None:
+            fields["reference_workload_s"] = _positive(fields["reference_workload_s"], where, "reference_workload_s")
     except TypeError as exc:
         raise ContractError(f"{where}: not a {cls.KIND} task.json ({exc})") from None
-    return cls(**fields)
+    return _with_best_knowns(cls(**fields), where)
+
+
+def _with_best_knowns(task: Task, where: str) -> Task:
+    """``task``, once each best known value is a finite number (or None) and a quality-scale task knows them all."""
+    for _, _, best in task.anchors:
+        if best is not None and not (isinstance(best, (int, float)) and not isinstance(best, bool)
+                                     and math.isfinite(best)):
+            raise ContractError(f"{where}: not an orharbor task.json (best_known is {best!r}, not a number); "
+                                "re-export the task")
+    if task.reward_scale == scales.QUALITY and task.best_knowns is None:
+        raise ContractError(f"{where}: reward_scale 'quality' needs the best known value of every instance, and "
+                            "this task lacks some; re-export the task")
+    return task
 
 
 def _kind_of(data: dict) -> Kind | None:
@@ -269,6 +329,14 @@ def _build(cls: type, data: object, where: str, what: str):
         raise ContractError(f"{where}: not an orharbor task.json ({what} is not a JSON object); re-export the task")
     _check_fields(cls, data, where, what)
     return cls(**data)
+
+
+def _positive(value: object, where: str, what: str) -> float:
+    """``value`` as a float, or ContractError unless it is a finite number above 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+        raise ContractError(f"{where}: not an orharbor task.json ({what} is {value!r}, not a number above 0); "
+                            "re-export the task")
+    return float(value)
 
 
 def _program_run(run: object, where: str) -> ProgramRun:

@@ -18,10 +18,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from orharbor.verifiers import contract, lockdown
+from orharbor.verifiers.cpu_calibration import calibrated_limits
 from orharbor.verifiers.integrity import tampering
 from orharbor.verifiers.modelling import score_model_run, score_outputs
 from orharbor.verifiers.processes import end_foreign_processes
+from orharbor.verifiers.quality import add_quality
 from orharbor.verifiers.removal import remove_path
+from orharbor.verifiers.reward_scale import QUALITY
 from orharbor.verifiers.score import evaluator, score_level1, score_level2
 
 DEFAULT_LOGS = "/logs/verifier"
@@ -73,7 +76,8 @@ def verify(tests_dir: str, deliverable: str | None = None, workroot: str | None 
     ``deliverable`` overrides the path of the task's deliverable (a spec's:
     the folder of its output files). The reward is on the task's reward
     scale (details.json: ``reward_scale``, and ``orharbor_reward`` on
-    orharbor's own). ``python`` overrides the task's
+    orharbor's own); a task that knows its best known values adds their
+    ``quality`` (the reward on the quality scale). ``python`` overrides the task's
     interpreter for the agent's program and ``drop_privileges`` can turn off
     the switch to the task's uid: both for scoring outside a task container
     (``orharbor verify``). ``isolate`` (inside a task container only) closes
@@ -83,8 +87,10 @@ def verify(tests_dir: str, deliverable: str | None = None, workroot: str | None 
     task = contract.load(tests_dir)
     reward, details = SCORERS[task.KIND](task, Scoring(tests_dir, deliverable, workroot, python, drop_privileges,
                                                        isolate))
+    if task.best_knowns is not None:  # the quality figure beside the reward (orharbor.verifiers.quality)
+        add_quality(details, task.best_knowns, task.kind.level)
     # reward.json's number is on the task's scale; the figures behind it (instances) stay on orharbor's
-    scaled = task.scaled(reward)
+    scaled = details["quality"] if task.reward_scale == QUALITY else task.scaled(reward)
     details.update(kind=task.kind.family, task_id=task.task_id, reward=scaled, reward_scale=task.reward_scale,
                    orharbor_reward=reward, metadata=task.metadata)
     if task.kind.level is not None:
@@ -117,7 +123,9 @@ def score_level1_task(task: contract.Level1Task, how: Scoring) -> tuple[float, d
 def score_level2_task(task: contract.Level2Task, how: Scoring) -> tuple[float, dict]:
     """solve.py on the public example first (if the task has one; it does not count), then on each hidden instance.
 
-    Every run, the example's included, gets a uid of its own when isolated.
+    Every run, the example's included, gets a uid of its own when isolated. A task with a
+    ``reference_workload_s`` has every run's time limit scaled to this machine's speed first
+    (:mod:`orharbor.verifiers.cpu_calibration`; details.json's ``cpu_calibration``).
     """
     cases = []
     for case in task.cases:
@@ -131,9 +139,14 @@ def score_level2_task(task: contract.Level2Task, how: Scoring) -> tuple[float, d
     with program_runs(len(cases) + (example is not None), how.uid(task.run), how.workroot, how.isolate) as runs:
         uids = list(runs.pop("uids"))
         example_uid = uids.pop(0) if example is not None else None
-        return score_level2(evaluator(task.problem), how.deliverable or task.deliverable, cases,
-                            how.python or task.run.python, task.run.limits, uids=uids, example=example,
-                            example_uid=example_uid, **runs)
+        # timed here: main() has ended the agent's leftover processes, which could load the CPU meanwhile
+        limits, calibration = calibrated_limits(task.run.limits, task.reference_workload_s)
+        reward, details = score_level2(evaluator(task.problem), how.deliverable or task.deliverable, cases,
+                                       how.python or task.run.python, limits, uids=uids, example=example,
+                                       example_uid=example_uid, **runs)
+    if calibration is not None:
+        details["cpu_calibration"] = calibration
+    return reward, details
 
 
 def _read_bytes(tests_dir: str, name: str) -> bytes:

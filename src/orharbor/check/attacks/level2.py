@@ -19,7 +19,9 @@ from orharbor.check.policies import Policy, deliverable_name
 from orharbor.exporter.algorithm import NAIVE_ANSWERS, lookup_program
 from orharbor.exporter.profiles import readable_tests
 from orharbor.verifiers.contract import Level2Task
+from orharbor.verifiers.quality import mean_quality, quality
 from orharbor.verifiers.reward import mean_reward
+from orharbor.verifiers.reward_scale import QUALITY
 from orharbor.verifiers.score import evaluator, judge
 
 #: The level-2 probes, each a file ``probes/level2/<name with underscores>.py``, and what it tries.
@@ -96,7 +98,8 @@ def other_instance_attack(task_dir: Path, task: Level2Task, naive: dict) -> Poli
 
     The answers are scored against the instances the verifier handed over, so
     the expected reward is what those answers are really worth there (almost
-    always -1.0: a schedule of one instance is rarely feasible for another).
+    always -1.0: a schedule of one instance is rarely feasible for another;
+    on the quality scale, the quality of the objectives they reach).
     With one hidden instance there is no other to borrow from: the program
     knows no instance and must earn the failure reward.
     """
@@ -107,7 +110,10 @@ def other_instance_attack(task_dir: Path, task: Level2Task, naive: dict) -> Poli
                       files={deliverable_name(task): lookup_program({}).encode()})
     shifted = {case.instance_sha256: naive[cases[i - 1].instance_sha256] for i, case in enumerate(cases)}
     evaluate = evaluator(task.problem)
-    rewards = [judge(evaluate, json.loads((readable_tests(task_dir) / case.instance).read_text()),
-                     shifted[case.instance_sha256], case.naive, case.reference)["reward"] for case in cases]
-    return attack("other-instance", mean_reward(rewards), description,
-                  files={deliverable_name(task): lookup_program(shifted).encode()})
+    judged = [judge(evaluate, json.loads((readable_tests(task_dir) / case.instance).read_text()),
+                    shifted[case.instance_sha256], case.naive, case.reference) for case in cases]
+    on_scale = None
+    if task.reward_scale == QUALITY:
+        on_scale = mean_quality(quality(j["objective"], case.best_known) for j, case in zip(judged, cases))
+    return attack("other-instance", mean_reward([j["reward"] for j in judged]), description,
+                  files={deliverable_name(task): lookup_program(shifted).encode()}, expected_on_scale=on_scale)

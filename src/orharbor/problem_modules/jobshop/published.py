@@ -2,7 +2,9 @@
 
 The seeds and the best known bounds live in ``taillard.json``, with the source
 of each fact; the instances themselves are never stored, because Taillard's
-generator (:func:`.generator.taillard`) rebuilds them bit for bit.
+generator (:func:`.generator.taillard`) rebuilds them bit for bit. Each entry's
+``best_known`` is in the row's shape: ``value`` the published upper bound,
+``bound`` the published lower bound (equal where the optimum is proven).
 """
 
 from __future__ import annotations
@@ -35,8 +37,9 @@ def taillard_set() -> list[dict]:
             "instance": instance,
             "source": (f"Taillard (1993) {entry['name']}: his generator with time seed {entry['time_seed']} and "
                        f"machine seed {entry['machine_seed']}"),
-            "best_known": {"lower_bound": entry["lower_bound"], "upper_bound": entry["upper_bound"],
-                           "status": entry["status"], "source": table["sources"]["bounds"]},
+            # the best known makespan is the published upper bound, its bound the published lower bound
+            "best_known": {"value": entry["upper_bound"], "source": table["sources"]["bounds"],
+                           "bound": entry["lower_bound"]},
         })
     return out
 
