@@ -14,8 +14,10 @@ the input is a file the user downloaded.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
+import random
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -207,3 +209,27 @@ def _shape(value: object) -> str:
     if value is None:
         return "null"
     return type(value).__name__.replace("str", "string").replace("float", "number").replace("int", "integer")
+
+
+# ----------------------------------------------------------------------------- variants v1-v4
+
+#: How the benchmark makes variants v1-v4 of an archetype from its v0 data (its generator's
+#: perturbation): every demand_curve entry is multiplied by its own factor drawn uniformly from
+#: [1 - PERTURBATION, 1 + PERTURBATION] and truncated to an integer, each location's
+#: cold_capacity by one such factor; nothing else changes. The published seeds come from Python's
+#: salted string hash, so the published draws cannot be reproduced: variants here use their own seed.
+PERTURBATION = 0.15
+
+
+def perturb(data: dict, seed: int, intensity: float = PERTURBATION, name: str | None = None) -> dict:
+    """A variant of a scenario's data, made by the benchmark's perturbation rule, deterministic in ``seed``."""
+    rng = random.Random(seed)
+    new = copy.deepcopy(data)
+    for p in new["products"]:
+        new["demand_curve"][p] = [int(x * rng.uniform(1 - intensity, 1 + intensity))
+                                  for x in new["demand_curve"][p]]
+    for loc in new["locations"]:
+        new["cold_capacity"][loc] = float(new["cold_capacity"][loc]) * rng.uniform(1 - intensity, 1 + intensity)
+    if name is not None:
+        new["name"] = name
+    return new
