@@ -27,8 +27,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict
 from pathlib import Path
 
-from orharbor.benchmark.ladder import (POLICIES, LadderError, aggregate, algorithm_tasks, program, run_policy,
-                                      table)
+from orharbor.benchmark.ladder import (POLICIES, LadderError, aggregate, algorithm_tasks, applicable, program,
+                                      run_policy, table)
 from orharbor.check.output import columns
 from orharbor.task_toml import read_task_toml
 
@@ -66,8 +66,10 @@ def main() -> int:
     tasks = algorithm_tasks(args.tasks, args.problem, args.level)
     if not tasks:
         parser.error(f"no algorithm tasks in {args.tasks}")
-    jobs = [(task, policy) for task in tasks for policy in policies
-            if not (policy == "ortools" and read_task_toml(task / "task.toml")["metadata"]["level"] == 2)]
+    jobs = []
+    for task in tasks:
+        metadata = read_task_toml(task / "task.toml")["metadata"]
+        jobs += [(task, policy) for policy in policies if applicable(metadata["problem"], metadata["level"], policy)]
     start, results = time.monotonic(), []
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         futures = {pool.submit(run_policy, task, policy, args.budget): (task, policy) for task, policy in jobs}

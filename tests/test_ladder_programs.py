@@ -2,7 +2,7 @@
 
 Each class ships two level-2 programs in its ``ladder/`` folder: ``rule.py``, a classic constructive rule,
 and ``search.py``, a local search started from that rule that stops at the budget of its
-``TIME_LIMIT_S = ...`` line. Every program is the text :func:`orharbor.benchmark.ladder.program` gives, the
+``TIME_LIMIT_S = ...`` line. Every program is the text :func:`orharbor.problem_modules.ladder_programs.program` gives, the
 very text a task runs: first the shared files rule.py names (``# ladder: shared NAME``: code written once
 in ``problem_modules/ladder_shared/`` for several classes), then rule.py, or for ``search`` rule.py's code
 followed by search.py, which is never run alone. It runs here exactly as a task's verifier runs a

@@ -201,7 +201,7 @@ def build_release(recipe: str | Path, out: str | Path, *, workers: int | None = 
     from orharbor.benchmark.release import build_release as build
 
     recipe = load_recipe(recipe)
-    solver_workers = max(part.plan.solver_workers for part in recipe.parts)
+    solver_workers = max(part.plan.cores for part in recipe.parts)
     pools = []
 
     def pool():
@@ -347,6 +347,7 @@ def export(plan: ExportPlan, options=None, *, hints: str = "none", prompt: str =
     from orharbor.exporter.modelling import export_retail, export_spec
 
     options = options or ExportOptions()
+    refuse_unscorable(plan, options.reward_scale)
     try:
         tasks = export_dataset(plan.rows, plan.out, options, progress=progress, force=plan.force)
         for row in plan.retail:
@@ -358,6 +359,21 @@ def export(plan: ExportPlan, options=None, *, hints: str = "none", prompt: str =
         return tasks, write_dataset_index(plan.out, git=git)
     except OSError as exc:
         raise ExportFailed(f"cannot write the tasks in {plan.out}: {exc}") from None
+
+
+def refuse_unscorable(plan: ExportPlan, scale: str) -> None:
+    """Before anything is written: a UserError (one line) if a task of ``plan`` cannot be scored on ``scale``.
+
+    The quality scale needs the best known value of every instance: algorithm rows without one, and every
+    modelling task, are refused.
+    """
+    from orharbor.exporter.algorithm import require_best_known
+    from orharbor.verifiers.reward_scale import QUALITY
+
+    require_best_known(plan.rows, scale)
+    if scale == QUALITY and (plan.retail or plan.specs):
+        raise ExportInputError("--reward-scale quality scores algorithm answers against best known values; "
+                               "modelling tasks (specs, RetailOpt rows) have none: export them on another scale")
 
 
 @dataclass
@@ -413,6 +429,7 @@ def export_release(release: ReleaseExport, options=None, *, agent_timeout_s: flo
     from orharbor.exporter import ExportOptions, export_dataset, write_dataset_index
 
     options = options or ExportOptions()
+    refuse_unscorable(release.plan, options.reward_scale)
     name, version = release.dataset
     tasks: list[Path] = []
     try:

@@ -8,7 +8,8 @@ reference is not optimal. The rungs, weakest first:
 - ``naive``: the task's own naive answer (``solution/naive``): 0 by construction;
 - ``rule``: the class's constructive rule (``problem_modules/<class>/ladder/rule.py``);
 - ``search``: a local search from the rule's answer, for ``budget_s`` seconds: rule.py's code followed by
-  ``ladder/search.py``, which holds only what the search adds (see :func:`program`);
+  ``ladder/search.py``, which holds only what the search adds (see
+  :func:`orharbor.problem_modules.ladder_programs.program`);
 - ``ortools``: the class's OR-Tools reference model at ``budget_s`` seconds, one thread
   (level 1 only: a level-2 task's interpreter has no OR-Tools unless exported with --allow-ortools).
 
@@ -25,32 +26,20 @@ and their answer is handed in. Either way the reward is what
 
 from __future__ import annotations
 
-import ast
 import json
-import re
-import subprocess
-import sys
 import tempfile
 from collections import defaultdict
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from statistics import fmean
 
 from orharbor import problem_modules
-from orharbor.errors import UserError
+from orharbor.problem_modules.ladder_programs import (  # noqa: F401  (re-exported: the ladder's programs)
+    BUDGET_LINE, SHARED_FOLDER, SHARED_LINE, LadderError, program, run_program)
 
-POLICIES = ("naive", "rule", "search", "ortools")
-#: The line of search.py that sets its budget; the ladder rewrites it.
-BUDGET_LINE = re.compile(r"^TIME_LIMIT_S = [0-9.]+$", re.MULTILINE)
-#: A line of rule.py that puts ``problem_modules/ladder_shared/NAME.py`` first in the class's programs.
-SHARED_LINE = re.compile(r"^# ladder: shared (\w+)$", re.MULTILINE)
-#: The folder of the files that SHARED_LINE names.
-SHARED_FOLDER = "ladder_shared"
-
-
-class LadderError(UserError):
-    """A policy the ladder cannot run on a task."""
+POLICIES = ("naive", "rule", "search", "ortools", "strong", "reference")
+#: Rungs that run at level 1 only: a level-2 task's interpreter has neither OR-Tools nor PyVRP.
+LEVEL1_ONLY = ("ortools", "strong")
 
 
 @dataclass(frozen=True)
@@ -68,65 +57,16 @@ class Result:
     error: str | None = None
     #: The reward of an answer at the reference solver's proved bound (level 1): the room above 1.0 there is.
     ceiling: float | None = None
+    #: The quality figure (best known / objective, :mod:`orharbor.verifiers.quality`) per instance, where the
+    #: task knows its best known values: the ladder's headline, uniform across classes.
+    instance_qualities: tuple[float, ...] = ()
 
 
-def program(problem: str, policy: str, budget_s: float) -> str:
-    """The source of a class's ``rule`` or ``search`` program, a search's budget set to ``budget_s``.
-
-    One self-contained file, made of, in order:
-
-    1. the shared files rule.py names, each by a line ``# ladder: shared NAME``: the text of
-       ``problem_modules/ladder_shared/NAME.py``, code that several classes' programs share, written once
-       (the routing classes' answer file and local-search frame);
-    2. ladder/rule.py: all of it for ``rule``; for ``search``, without its final ``if __name__ ==
-       "__main__":`` block;
-    3. for ``search``, ladder/search.py with its ``TIME_LIMIT_S`` line set to ``budget_s``.
-
-    Each part uses the imports and names of the parts before it and rebinds none of them. search.py holds
-    only what the search adds: it calls the rule's functions (reading the instance, building the start,
-    writing the answer) and has its own entry point. A shared name with no file, a ``# ladder:`` line of
-    another form, or such a line in search.py (the rule's shared files are the search's) is a
-    :class:`LadderError`.
-    """
-    text = _ladder_file(problem, policy)
-    rule = text if policy == "rule" else _ladder_file(problem, "rule")
-    shared = "".join(_shared_file(problem, name) + "\n\n" for name in _shared_names(problem, "rule", rule))
-    if policy != "search":
-        return shared + text
-    if _shared_names(problem, "search", text):
-        raise LadderError(f"{problem} ladder/search.py names shared files: rule.py names them for both programs")
-    last = ast.parse(rule).body[-1:]
-    if not (last and isinstance(last[0], ast.If) and ast.unparse(last[0].test) == "__name__ == '__main__'"):
-        raise LadderError(f"{problem} ladder/rule.py does not end with an 'if __name__ == \"__main__\":' block")
-    if not BUDGET_LINE.search(text):
-        raise LadderError(f"{problem} ladder/search.py has no 'TIME_LIMIT_S = <seconds>' line")
-    head = "\n".join(rule.split("\n")[:last[0].lineno - 1])
-    return shared + head + "\n" + BUDGET_LINE.sub(f"TIME_LIMIT_S = {float(budget_s)!r}", text, count=1)
-
-
-def _ladder_file(problem: str, policy: str) -> str:
-    path = resources.files(problem_modules.PROBLEMS[problem]).joinpath("ladder", f"{policy}.py")
-    if not path.is_file():
-        raise LadderError(f"{problem} has no ladder policy {policy!r} (ladder/{policy}.py)")
-    return path.read_text(encoding="utf-8")
-
-
-def _shared_names(problem: str, policy: str, text: str) -> list[str]:
-    """The shared files ladder/POLICY.py names, in order, once each; a ``# ladder:`` line of another form is refused."""
-    for line in re.findall(r"^#\s*ladder:.*$", text, re.MULTILINE):
-        if not SHARED_LINE.fullmatch(line):
-            raise LadderError(f"{problem} ladder/{policy}.py: {line!r} is not '# ladder: shared NAME'")
-    return list(dict.fromkeys(SHARED_LINE.findall(text)))
-
-
-def _shared_file(problem: str, name: str) -> str:
-    folder = resources.files(problem_modules).joinpath(SHARED_FOLDER)
-    path = folder.joinpath(f"{name}.py")
-    if not path.is_file():
-        known = sorted(p.name.removesuffix(".py") for p in folder.iterdir() if p.name.endswith(".py"))
-        raise LadderError(f"{problem} ladder/rule.py names an unknown shared file {name!r} "
-                          f"(problem_modules/{SHARED_FOLDER}/: {', '.join(known)})")
-    return path.read_text(encoding="utf-8")
+def applicable(problem: str, level: int, policy: str) -> bool:
+    """Whether a rung runs on a task of this class and level (level-1-only rungs; strong only where a class has one)."""
+    if policy in LEVEL1_ONLY and level != 1:
+        return False
+    return policy != "strong" or problem_modules.strong_solver(problem) is not None
 
 
 def run_policy(task: Path, policy: str, budget_s: float) -> Result:
@@ -147,12 +87,17 @@ def run_policy(task: Path, policy: str, budget_s: float) -> Result:
         reward, details = score(task, answer)
     reward = details.get("orharbor_reward", reward)  # a --reward-scale unit export: the ladder reads orharbor's scale
     instances = tuple(float(row["reward"]) for row in details.get("instances", ()) if "reward" in row)
+    qualities: tuple[float, ...] = ()
+    if level == 2 and all("quality" in row for row in details.get("instances", ())):
+        qualities = tuple(float(row["quality"]) for row in details.get("instances", ()))
+    if not qualities and "quality" in details:
+        qualities = (float(details["quality"]),)
     gap = None
     best = metadata.get("best_known")
     if level == 1 and best and details.get("feasible") and details.get("objective") is not None:
         gap = (float(details["objective"]) - best) / max(abs(best), 1.0)
     return Result(**base, reward=float(reward), instance_rewards=instances or (float(reward),), gap_bks=gap,
-                  error=details.get("error"), ceiling=ceiling(metadata))
+                  error=details.get("error"), ceiling=ceiling(metadata), instance_qualities=qualities)
 
 
 def ceiling(metadata: dict) -> float | None:
@@ -171,29 +116,25 @@ def _answer(task: Path, problem: str, level: int, policy: str, budget_s: float, 
     """The file the policy hands in: a solution.json (level 1) or a solve.py (level 2)."""
     if policy == "naive":
         return task / "solution" / "naive" / ("solution.json" if level == 1 else "solve.py")
-    if policy == "ortools":
-        if level != 1:
-            raise LadderError("the ortools rung runs at level 1 only (the task's solve.py has no OR-Tools)")
+    if policy == "reference":  # the task's own oracle: its stored reference answer, or its lookup solve.py
+        return task / "solution" / ("solution.json" if level == 1 else "solve.py")
+    if policy in LEVEL1_ONLY:
+        if not applicable(problem, level, policy):
+            raise LadderError(f"the {policy} rung runs at level 1 only, on classes that have one "
+                              "(a task's solve.py has neither OR-Tools nor PyVRP)")
         module = problem_modules.get(problem)
+        solve = module.reference if policy == "ortools" else problem_modules.strong_solver(problem)
         instance = json.loads((task / "environment" / "instance.json").read_text())
-        solution, _ = module.reference(instance, time_limit_s=budget_s, workers=1)
+        solution, _ = solve(instance, time_limit_s=budget_s, workers=1)
         out = scratch / "solution.json"
         out.write_text(json.dumps(solution))
         return out
-    source = scratch / "solve.py"
-    source.write_text(program(problem, policy, budget_s))
     if level == 2:
+        source = scratch / "solve.py"
+        source.write_text(program(problem, policy, budget_s))
         return source
     out = scratch / "solution.json"
-    limit = budget_s * 3 + 60  # the rule is meant to take seconds, the search its budget
-    try:
-        done = subprocess.run([sys.executable, "-I", str(source), str(task / "environment" / "instance.json"),
-                               str(out)], cwd=scratch, capture_output=True, text=True, timeout=limit)
-    except subprocess.TimeoutExpired:
-        raise LadderError(f"{policy}.py ran over {limit:g} s") from None
-    if done.returncode != 0 or not out.exists():
-        tail = done.stderr.strip().splitlines()[-1:] or ["no output"]
-        raise LadderError(f"{policy}.py failed (exit {done.returncode}): {tail[0]}")
+    run_program(problem, policy, budget_s, task / "environment" / "instance.json", out, scratch)
     return out
 
 
@@ -238,7 +179,11 @@ def aggregate(results: list[Result], policies: list[str]) -> list[dict]:
             row["policies"][policy] = {"mean": fmean(values), "ci": bootstrap_ci(values), "n": len(values),
                                        "gap_bks": fmean(gaps) if gaps else None,
                                        "errors": sorted({r.error for r in found if r.error})[:3]}
-        row["verdict"] = verdict(row["policies"])
+            qualities = [v for r in found for v in r.instance_qualities]
+            if qualities and len(qualities) == len(values):
+                row["policies"][policy]["quality"] = {"mean": fmean(qualities), "ci": bootstrap_ci(qualities)}
+        row["headline"] = all("quality" in stat for stat in row["policies"].values()) and bool(row["policies"])
+        row["verdict"] = separation_verdict(row["policies"]) if row["headline"] else verdict(row["policies"])
         rows.append(row)
     return rows
 
@@ -265,6 +210,33 @@ def verdict(stats: dict[str, dict]) -> str:
     return "ok" if not problems else "; ".join(problems)
 
 
+#: The rungs the headline figure must separate, weakest first, each pair with non-overlapping 95% intervals.
+SEPARATED = ("naive", "rule", "search")
+#: How far the reference's mean quality may fall below the search's: the ladder's search is a new run of the
+#: rung the reference started from, and may by chance end a hair better.
+REFERENCE_SLACK = 0.005
+
+
+def separation_verdict(stats: dict[str, dict]) -> str:
+    """ok, or what the tier fails of 1.1's test on the quality figure.
+
+    naive < rule < search, each pair with non-overlapping 95% intervals (the
+    weaker rung's upper end below the stronger's lower end); and the reference's
+    mean at or above the search's (it starts from the search's answer, so no
+    interval test there).
+    """
+    problems = []
+    found = [(p, stats[p]["quality"]) for p in SEPARATED if p in stats]
+    for (weaker, low), (stronger, high) in zip(found, found[1:]):
+        if not low["ci"][1] < high["ci"][0]:
+            problems.append(f"{weaker} and {stronger} overlap" if high["mean"] >= low["mean"] else
+                            f"{stronger} < {weaker}")
+    if "reference" in stats and "search" in stats:
+        if stats["reference"]["quality"]["mean"] < stats["search"]["quality"]["mean"] - REFERENCE_SLACK:
+            problems.append("reference < search")
+    return "ok" if not problems else "; ".join(problems)
+
+
 def table(rows: list[dict], policies: list[str]) -> list[list[str]]:
     """The ladder as cells, header first: mean [interval] n= per policy, the gap to the best known, the verdict."""
     header = ["problem", "size", "level", *policies, "gap bks", "ceiling", "verdict"]
@@ -277,6 +249,11 @@ def table(rows: list[dict], policies: list[str]) -> list[list[str]]:
                 cells.append("-")
                 continue
             ci = stat["ci"]
+            if "quality" in stat:  # the headline: quality [interval], the reward beside it
+                q = stat["quality"]
+                cells.append(f"{q['mean']:.3f} [{q['ci'][0]:.3f}, {q['ci'][1]:.3f}] r {stat['mean']:+.2f} "
+                             f"n={stat['n']}")
+                continue
             cells.append(f"{stat['mean']:+.2f} [{ci[0]:+.2f}, {ci[1]:+.2f}] n={stat['n']}")
         gaps = [(p, s["gap_bks"]) for p, s in row["policies"].items() if s.get("gap_bks") is not None]
         cells.append(" ".join(f"{p} {g:+.1%}" for p, g in gaps) or "-")

@@ -110,10 +110,11 @@ def parse_recipe(text: str, where: str = "recipe") -> Recipe:
         for level in (1, 2):
             rows = tier[f"level{level}_rows"]
             if rows:
-                plan = BuildPlan(tier["problem"], (tier["size"],), level, rows, float(build["reference_time_limit_s"]),
-                                 build["solver_workers"], build["start_seed"], build["eval_instances"],
+                plan = BuildPlan(tier["problem"], (tier["size"],), level, rows, _limit(tier, build),
+                                 build["solver_workers"], build["start_seed"],
+                                 tier.get("eval_instances", build["eval_instances"]),
                                  float(tier["solve_time_limit_s"]), float(build["min_gap"]),
-                                 skip_zero_reference=tier.get("skip_zero_reference", False))
+                                 skip_zero_reference=tier.get("skip_zero_reference", False), **_strength(tier, build))
                 parts.append(Part(f"{tier['problem']}-{tier['size']}-l{level}", plan, float(tier["agent_timeout_s"])))
     for i, entry in enumerate(data.get("published", [])):
         _module(entry["problem"], f"{where}: published[{i}]")
@@ -121,15 +122,29 @@ def parse_recipe(text: str, where: str = "recipe") -> Recipe:
             names = expand_names(entry["problem"], entry["set"], entry.get("names"))
         except UnknownPublishedSet as exc:
             raise RecipeError(f"{where}: published[{i}]: {exc}") from None
-        plan = BuildPlan(entry["problem"], (), 1, len(names), float(build["reference_time_limit_s"]),
-                         build["solver_workers"], published=entry["set"], names=tuple(names))
-        parts.append(Part(f"{entry['problem']}-{entry['set']}", plan, float(entry["agent_timeout_s"])))
+        plan = BuildPlan(entry["problem"], (), 1, len(names), _limit(entry, build), build["solver_workers"],
+                         published=entry["set"], names=tuple(names), **_strength(entry, build))
+        name = f"{entry['problem']}-{entry.get('part', entry['set'])}"  # part: when one set is built in several parts
+        parts.append(Part(name, plan, float(entry["agent_timeout_s"])))
     names = [part.name for part in parts]
     twice = sorted({name for name in names if names.count(name) > 1})
     if twice:
         raise RecipeError(f"{where}: {twice[0]} is declared twice")
     return Recipe(data["name"], data["version"], data.get("description", ""), text, dict(data["export"]),
                   tuple(parts), data.get("smoke", {}).get("per_class", 1), where)
+
+
+def _limit(entry: dict, build: dict) -> float:
+    """The reference's time limit of a tier or published set: its own, else the build's."""
+    return float(entry.get("reference_time_limit_s", build["reference_time_limit_s"]))
+
+
+def _strength(entry: dict, build: dict) -> dict:
+    """The ladder warm start and best-known run of a tier or published set (BuildPlan fields), off unless declared."""
+    return {"ladder_budget_s": float(build.get("ladder_budget_s", 0.0)),
+            "best_known_time_limit_s": float(entry.get("best_known_time_limit_s",
+                                                       build.get("best_known_time_limit_s", 0.0))),
+            "best_known_workers": int(build.get("best_known_workers", 1))}
 
 
 def _module(problem: str, where: str):

@@ -92,16 +92,21 @@ def provenance(recipe: Recipe, out: Path) -> dict:
     instances = skipped = 0
     statuses: dict[str, int] = {}
     shares = []  # CPU seconds per wall second of each solve that ran to its time limit
+    per_instance = []  # each reference's hint, limit, threads, status and bound, and the instance's best known
     for part in recipe.parts:
         for row in iter_rows(out / part.file):
             metas = [row["reference_meta"]] if row["level"] == 1 else row["eval_reference_metas"]
-            for meta in metas:
+            knowns = [row.get("best_known")] if row["level"] == 1 else row.get("eval_best_known") or [None] * len(metas)
+            references = [row.get("reference")] if row["level"] == 1 else row.get("eval_references", [])
+            for i, (meta, known) in enumerate(zip(metas, knowns)):
                 instances += 1
                 cpu += float(meta.get("cpu_time_s", 0.0))
                 wall += float(meta.get("wall_time_s", 0.0))
                 statuses[str(meta.get("status"))] = statuses.get(str(meta.get("status")), 0) + 1
                 if (share := cpu_share(meta)) is not None:
                     shares.append(share)
+                per_instance.append(_instance_record(row, i, meta, known, references[i] if i < len(references)
+                                                     else None))
             skipped += len(row.get("skipped_seeds", []))
     return {
         "name": recipe.name, "version": recipe.version, "tag": recipe.tag,
@@ -114,7 +119,24 @@ def provenance(recipe: Recipe, out: Path) -> dict:
         "built_with": {"orharbor": _version("orharbor"), "ortools": _version("ortools"), "harbor": _version("harbor"),
                        "python": platform.python_version(), "cpu": cpu_model(), "cores": os.cpu_count()},
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "references": per_instance,
     }
+
+
+def _instance_record(row: dict, index: int, meta: dict, known: dict | None, reference) -> dict:
+    """One instance of a release: its reference (start, limit, threads, status, bound) and its best known value."""
+    record = {"id": row["id"] if row["level"] == 1 else f"{row['id']}#{index}", "reference": reference,
+              "hint": (meta.get("hint") or {}).get("from"), "time_limit_s": meta.get("time_limit_s"),
+              "workers": meta.get("workers"), "status": meta.get("status"), "bound": meta.get("bound")}
+    if "ladder" in meta:
+        record["ladder"] = {k: v for k, v in meta["ladder"].items() if k != "budget_s"}
+    if known:
+        record["best_known"] = known
+    if "best_known_run" in meta:
+        run = meta["best_known_run"]
+        record["best_known_run"] = {k: run.get(k) for k in ("solver", "time_limit_s", "workers", "objective",
+                                                           "bound", "cpu_time_s")}
+    return record
 
 
 def _version(package: str) -> str:

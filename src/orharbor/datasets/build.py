@@ -12,6 +12,7 @@ import os
 import platform
 import tempfile
 import time
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -28,23 +29,138 @@ class UnknownSize(UserError):
     """A size that is not one of the problem class's sizes."""
 
 
-def solve_instance(problem: str, instance: dict, time_limit_s: float, workers: int, seed: int = 0) -> dict:
-    """Reference and baseline of one instance, both checked by the verifier."""
+@dataclass(frozen=True)
+class Strength:
+    """How hard a build works on each instance beyond the reference's own time limit (all off: as 1.0 built).
+
+    ``ladder_budget_s`` > 0 runs the class's ladder programs first (the rule, then
+    the local search for that many seconds) and hands the best answer to the
+    reference as its starting point, so no reference is weaker than them.
+    ``best_known_time_limit_s`` > 0 then runs the class's strongest open solver
+    (its ``strong.py``, else its reference model) with ``best_known_workers``
+    threads from the best answer so far, unless the reference is proven optimal
+    or a literature value exists. Every answer seen feeds the row's ``best_known``.
+    """
+
+    ladder_budget_s: float = 0.0
+    best_known_time_limit_s: float = 0.0
+    best_known_workers: int = 1
+
+    @property
+    def on(self) -> bool:
+        return self.ladder_budget_s > 0 or self.best_known_time_limit_s > 0
+
+
+def solve_instance(problem: str, instance: dict, time_limit_s: float, workers: int, seed: int = 0,
+                   strength: Strength = Strength(), literature: dict | None = None) -> dict:
+    """Reference and baseline of one instance, both checked by the verifier; with ``strength``, its best known too.
+
+    ``literature`` is a published instance's best known value (``{"value", "source", "bound"}``, or the older
+    ``{"upper_bound", "lower_bound", ...}``): it is kept as the best known unless an answer here beats it.
+    """
     module = problem_modules.get(problem)
     cpu_start = time.process_time()
     base = module.baseline(instance)
     base_obj = module.evaluate(instance, base)
-    ref, meta = module.reference(instance, time_limit_s=time_limit_s, workers=workers, seed=seed)
+    ladder = _ladder_answers(problem, module, instance, strength.ladder_budget_s) if strength.ladder_budget_s > 0 \
+        else {}
+    start_policy = min(ladder, key=lambda p: ladder[p][1]) if ladder else None
+    ref_cpu_start = time.process_time()
+    ref, meta = module.reference(instance, time_limit_s=time_limit_s, workers=workers, seed=seed,
+                                 **({"hint": ladder[start_policy][0]} if start_policy else {}))
+    ref_cpu = time.process_time() - ref_cpu_start
     ref_obj = module.evaluate(instance, ref)
     if ref_obj > base_obj:  # a reference must never be worse than naive
         ref, ref_obj = base, base_obj
         meta = dict(meta, status=f"{meta.get('status')}_WORSE_THAN_BASELINE", objective=base_obj)
+    if start_policy and isinstance(meta.get("hint"), dict) and meta["hint"].get("from") == "given":
+        meta = dict(meta, hint=dict(meta["hint"], **{"from": f"ladder {start_policy}"}))
+    if strength.ladder_budget_s > 0:
+        meta = dict(meta, ladder={"budget_s": strength.ladder_budget_s,
+                                  **{p: ladder[p][1] if p in ladder else None for p in LADDER_POLICIES}})
     # Provenance: the machine, and whether the solver got past the naive answer (a reference that is only its
-    # hint, or stopped before its first improvement, makes every answer score +1 or -1).
-    meta = dict(meta, cpu=cpu_model(), cpu_time_s=round(time.process_time() - cpu_start, 3),
+    # hint, or stopped before its first improvement, makes every answer score +1 or -1). cpu_time_s is the
+    # baseline's and the reference's (not the ladder's, which runs in child processes), so cpu_time_s /
+    # wall_time_s tells whether the reference had its cores.
+    meta = dict(meta, cpu=cpu_model(), cpu_time_s=round(ref_cpu_start - cpu_start + ref_cpu, 3),
                 improved_on_baseline=ref_obj < base_obj or str(meta.get("status")) == "OPTIMAL")
-    return {"reference": ref_obj, "reference_solution": ref, "reference_meta": meta,
-            "baseline": base_obj, "baseline_solution": base}
+    result = {"reference": ref_obj, "reference_solution": ref, "reference_meta": meta,
+              "baseline": base_obj, "baseline_solution": base}
+    if strength.on or literature:
+        answers = {"reference": (ref, ref_obj), **{f"ladder {p}": ladder[p] for p in ladder}}
+        result.update(best_known_of(problem, module, instance, answers, meta, strength, literature, seed))
+    return result
+
+
+#: The ladder rungs a strengthened build runs before the reference, weakest first.
+LADDER_POLICIES = ("rule", "search")
+
+
+def _ladder_answers(problem: str, module, instance: dict, budget_s: float) -> dict[str, tuple[dict, float]]:
+    """The feasible answers of the class's ladder programs on ``instance``: policy -> (answer, objective).
+
+    A program that fails or answers infeasibly is left out (the reference then
+    starts from its own hint): the ladder helps the reference, it never decides it.
+    """
+    from orharbor.problem_modules.ladder_programs import LadderError, answer_of
+
+    found = {}
+    for policy in LADDER_POLICIES:
+        try:
+            answer = answer_of(problem, policy, budget_s, instance)
+            found[policy] = (answer, module.evaluate(instance, answer))
+        except (LadderError, ValueError, TypeError, KeyError):
+            continue
+    return found
+
+
+def best_known_of(problem: str, module, instance: dict, answers: dict[str, tuple[dict, float]], meta: dict,
+                  strength: Strength, literature: dict | None, seed: int) -> dict:
+    """``best_known`` (value, source, bound) of one instance, and the answer behind it where it is not the reference.
+
+    The best of every feasible answer seen (``answers``: source -> (answer,
+    objective)), of a longer run of the class's strongest open solver (skipped
+    when the reference is proven optimal or a literature value exists), and of
+    the literature value; the bound is the best proven lower bound of any of them.
+    """
+    bounds = [meta.get("bound")]
+    best_source = min(answers, key=lambda k: answers[k][1])
+    runs = {}
+    proven = str(meta.get("status")) == "OPTIMAL"
+    if strength.best_known_time_limit_s > 0 and not proven and not literature:
+        solution, run_meta = _strong_run(problem, module, instance, answers[best_source][0], strength, seed)
+        objective = module.evaluate(instance, solution)
+        source = f"{run_meta.get('solver')} {run_meta.get('version')} ({strength.best_known_time_limit_s:g} s, " \
+                 f"{strength.best_known_workers} worker{'s' if strength.best_known_workers > 1 else ''})"
+        answers = dict(answers, **{source: (solution, objective)})
+        bounds.append(run_meta.get("bound"))
+        runs = {"best_known_run": {k: v for k, v in run_meta.items() if k not in ("hint",)}}
+        best_source = min(answers, key=lambda k: answers[k][1])
+    value = answers[best_source][1]
+    out: dict = {}
+    if literature:
+        lit_value = literature.get("value", literature.get("upper_bound"))
+        bounds.append(literature.get("bound", literature.get("lower_bound")))
+        if lit_value is not None and lit_value <= value:
+            best_source, value = literature.get("source", "literature"), lit_value
+    known = [b for b in bounds if isinstance(b, (int, float)) and not isinstance(b, bool)]
+    bound = min(max(known), value) if known else None
+    out["best_known"] = {"value": value, "source": best_source, "bound": bound}
+    if best_source in answers and best_source != "reference":
+        out["best_known_solution"] = answers[best_source][0]
+    if runs:
+        out["reference_meta"] = dict(meta, **runs)
+    return out
+
+
+def _strong_run(problem: str, module, instance: dict, hint: dict, strength: Strength, seed: int):
+    """The class's strongest open solver from ``hint``: its ``strong.py`` (PyVRP for routing), else its reference."""
+    solve = problem_modules.strong_solver(problem) or module.reference
+    cpu_start, wall_start = time.process_time(), time.perf_counter()
+    solution, meta = solve(instance, time_limit_s=strength.best_known_time_limit_s,
+                           workers=strength.best_known_workers, seed=seed + 1, hint=hint)
+    return solution, dict(meta, cpu_time_s=round(time.process_time() - cpu_start, 3),
+                          wall_time_s=round(time.perf_counter() - wall_start, 3))
 
 
 @cache
@@ -60,9 +176,10 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown"
 
 
-def _solve_generated(problem: str, size: str, seed: int, time_limit_s: float, workers: int) -> dict:
+def _solve_generated(problem: str, size: str, seed: int, time_limit_s: float, workers: int,
+                     strength: Strength = Strength()) -> dict:
     module = problem_modules.get(problem)
-    return solve_instance(problem, module.generate(seed, size), time_limit_s, workers)
+    return solve_instance(problem, module.generate(seed, size), time_limit_s, workers, strength=strength)
 
 
 def row_id(problem: str, size: str, level: int, seed: int) -> str:
@@ -119,6 +236,10 @@ def attach_eval(row: dict, solved: list[dict]) -> None:
     for key in ("reference", "baseline", "reference_solution", "baseline_solution"):
         row[f"eval_{key}s"] = [s[key] for s in solved]
     row["eval_reference_metas"] = [s["reference_meta"] for s in solved]
+    if any("best_known" in s for s in solved):
+        row["eval_best_known"] = [s["best_known"] for s in solved]
+        if any("best_known_solution" in s for s in solved):
+            row["eval_best_known_solutions"] = [s.get("best_known_solution") for s in solved]
 
 
 def complete_row(row: dict, reference_time_limit_s: float = 60.0, solver_workers: int = 1) -> dict:

@@ -24,10 +24,11 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Callable
 
-from orharbor.datasets.build import EVAL_SEED_BASE, _solve_generated, attach_eval, plan_rows, row_id
+from orharbor.datasets.build import EVAL_SEED_BASE, Strength, _solve_generated, attach_eval, plan_rows, row_id
 from orharbor.datasets.published import _solve_published, published_rows
 from orharbor.datasets.pools import SolvePool
 from orharbor.datasets.rows import validate_row, write_rows
@@ -74,11 +75,29 @@ class BuildPlan:
     #: Pass over an instance whose reference is 0, as one below ``min_gap``: an answer that reaches 0 ties the
     #: reference and none can beat it (for weighted tardiness, EDD alone then finds the optimum).
     skip_zero_reference: bool = False
+    #: The ladder's warm start and the best-known run (:class:`~orharbor.datasets.build.Strength`); off by default.
+    ladder_budget_s: float = 0.0
+    best_known_time_limit_s: float = 0.0
+    best_known_workers: int = 1
+
+    #: Fields a journal written before them does not record (each only when set).
+    LATER_FIELDS = ("published", "names", "skip_zero_reference", "ladder_budget_s", "best_known_time_limit_s",
+                    "best_known_workers")
 
     def key(self) -> dict:
         """The plan as the journal records it (the later fields only when set, as journals before them)."""
+        defaults = {"best_known_workers": 1}
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()
-                if v or k not in ("published", "names", "skip_zero_reference")}
+                if k not in self.LATER_FIELDS or (v and v != defaults.get(k))}
+
+    @property
+    def strength(self) -> Strength:
+        return Strength(self.ladder_budget_s, self.best_known_time_limit_s, self.best_known_workers)
+
+    @property
+    def cores(self) -> int:
+        """Threads one solve of this plan runs at once (its reference's, or its best-known run's)."""
+        return max(self.solver_workers, self.best_known_workers if self.best_known_time_limit_s > 0 else 1)
 
     def accepts(self, gap: float, zero_reference: bool) -> bool:
         """Whether a solved instance is kept for its slot, or the slot's next seed is tried."""
@@ -348,9 +367,9 @@ class _Part:
         plan = self.plan
         if plan.published:
             return _solve_published, (plan.problem, plan.published, self.rows[row]["source_name"],
-                                      plan.reference_time_limit_s, plan.solver_workers)
+                                      plan.reference_time_limit_s, plan.solver_workers, plan.strength)
         return _solve_generated, (plan.problem, self.rows[row]["size"], plan.seed(row, slot, attempt),
-                                  plan.reference_time_limit_s, plan.solver_workers)
+                                  plan.reference_time_limit_s, plan.solver_workers, plan.strength)
 
     def write(self, warn: Callable[[str], None]) -> None:
         """The rows to ``out`` (beside it, then renamed) and the journal removed, as one step against signals."""
@@ -381,7 +400,7 @@ def run_builds(builds: list[tuple[BuildPlan, Path]], pool: SolvePool, *, resume:
 
     def submit(part: _Part, key: tuple[int, int, int]) -> None:
         fn, args = part.job(key)
-        pool.submit((part.index, *key), fn, args, part.plan.solver_workers)
+        pool.submit((part.index, *key), fn, args, part.plan.cores)
         pending[part.index] = pending.get(part.index, 0) + 1
 
     previous = {}
@@ -471,6 +490,14 @@ def assemble(plan: BuildPlan, rows: list[dict], chosen: dict, journal: Journal, 
              f"{MAX_ATTEMPTS} seeds")
 
 
+@cache
+def reference_workload_s() -> float:
+    """This machine's time for the verifier's fixed CPU workload, measured once per process."""
+    from orharbor.verifiers.cpu_calibration import workload_s
+
+    return round(workload_s(), 4)
+
+
 def _assembled(plan: BuildPlan, rows: list[dict], chosen: dict, journal: Journal, reader, per_row: int):
     for r, row in enumerate(rows):
         attempts = [chosen[(r, s)] for s in range(per_row)]
@@ -488,6 +515,8 @@ def _assembled(plan: BuildPlan, rows: list[dict], chosen: dict, journal: Journal
         else:
             row["eval_seeds"] = [plan.seed(r, s, a) for s, a in enumerate(attempts)]
             attach_eval(row, results)
+            if plan.strength.on:  # a release's level-2 limits are this machine's: the verifier scales them by it
+                row["reference_workload_s"] = reference_workload_s()
         if skipped:
             row["skipped_seeds"] = skipped
         validate_row(row, row["id"])

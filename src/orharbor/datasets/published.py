@@ -3,7 +3,8 @@
 A problem class offers its published sets in an optional ``published.py`` in
 its folder: ``SETS = {name: function}``, each function returning the set's
 instances in order as dicts with ``name``, ``size``, ``instance``, ``source``
-and ``best_known`` (``lower_bound``, ``upper_bound``, ``status``, ``source``).
+and ``best_known`` in the row's shape (``value``, ``source``, ``bound``: see
+:func:`orharbor.datasets.rows.normalise_best_known`).
 Only sets that orharbor can make exactly, or may redistribute, belong there.
 """
 
@@ -72,7 +73,11 @@ def published_rows(problem: str, set_name: str, names: list[str], reference_time
     return rows
 
 
-def _solve_published(problem: str, set_name: str, name: str, time_limit_s: float, workers: int) -> dict:
-    from orharbor.datasets.build import solve_instance
+def _solve_published(problem: str, set_name: str, name: str, time_limit_s: float, workers: int,
+                     strength=None) -> dict:
+    from orharbor.datasets.build import Strength, solve_instance
 
-    return solve_instance(problem, published_set(problem, set_name)[name]["instance"], time_limit_s, workers)
+    entry = published_set(problem, set_name)[name]
+    strength = strength or Strength()
+    return solve_instance(problem, entry["instance"], time_limit_s, workers, strength=strength,
+                          literature=entry["best_known"] if strength.on else None)

@@ -1,6 +1,6 @@
 """What the cvrp and vrptw ladder programs share: the answer file, nearest customers, and the local search's frame.
 
-Not imported by the package: orharbor.benchmark.ladder.program puts this file's text first in every
+Not imported by the package: orharbor.problem_modules.ladder_programs.program puts this file's text first in every
 ladder program of a class whose rule.py has the line ``# ladder: shared routing``, so each program stays
 one self-contained file. The code after it uses its imports (numpy as np among them) and its names:
 

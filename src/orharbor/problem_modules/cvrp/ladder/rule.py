@@ -12,7 +12,7 @@ fits the capacity. Distances are the statement's: Euclidean rounded to the
 nearest integer ("nint"), or the instance's matrix ("explicit").
 Deterministic; O(n^2 log n).
 
-It runs as one program with ladder_shared/routing.py before it (orharbor.benchmark.ladder.program,
+It runs as one program with ladder_shared/routing.py before it (orharbor.problem_modules.ladder_programs.program,
 from the "# ladder: shared routing" line below): that file imports numpy as np and gives main(),
 which reads the instance and writes the answer. Usage: python3 solve.py INSTANCE.json SOLUTION.json
 """

@@ -21,7 +21,7 @@
 Distances are the statement's: Euclidean rounded to the nearest integer
 ("nint"), or the instance's matrix ("explicit").
 
-It runs after rule.py's code, as one program (orharbor.benchmark.ladder.program:
+It runs after rule.py's code, as one program (orharbor.problem_modules.ladder_programs.program:
 the shared file rule.py names, rule.py without its entry point, then this file).
 From the rule it takes distance_matrix() and savings_routes() for the start. Its
 Routes gives CVRP's moves to RouteSearch of ladder_shared/routing.py, which runs

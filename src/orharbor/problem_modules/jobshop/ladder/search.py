@@ -19,7 +19,7 @@ run without improvement. It stops at the time budget or at the lower bound
 (longest job or most loaded machine) and writes the best schedule found, never
 worse than the rule's.
 
-It runs after rule.py's code, as one program (orharbor.benchmark.ladder.program:
+It runs after rule.py's code, as one program (orharbor.problem_modules.ladder_programs.program:
 rule.py without its entry point, then this file). From the rule it takes
 giffler_thompson_mwkr() for the start, and main() to read the instance and write
 the answer.

@@ -16,7 +16,7 @@ also walks across plateaus). It stops at the time budget or at a lower bound
 (critical path, resource loads) and writes the best schedule found, never worse
 than the rule's.
 
-It runs after rule.py's code, as one program (orharbor.benchmark.ladder.program:
+It runs after rule.py's code, as one program (orharbor.problem_modules.ladder_programs.program:
 rule.py without its entry point, then this file). From the rule it takes
 rule_schedule() for the start, serial_sgs() to decode activity lists and
 earliest_starts() for the bound, and main() to read the instance and write the

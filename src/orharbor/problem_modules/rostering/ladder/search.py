@@ -12,7 +12,7 @@ drawn with random.Random(0), so a run of the same number of moves is
 reproducible; the search stops at a share of TIME_LIMIT_S and writes the last
 roster, which is never worse than the rule's.
 
-It runs after rule.py's code, as one program (orharbor.benchmark.ladder.program:
+It runs after rule.py's code, as one program (orharbor.problem_modules.ladder_programs.program:
 rule.py without its entry point, then this file). From the rule it takes
 greedy_roster() for the start, Contract to check lines, wishes() to price them,
 and main() to read the instance and write the answer.

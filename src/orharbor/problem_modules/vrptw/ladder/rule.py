@@ -20,7 +20,7 @@ route still meets its due dates and the horizon). Times and distances follow
 the statement: unrounded Euclidean distances, waiting allowed, no tolerance
 used here (the verifier's 1e-6 only adds slack). Deterministic.
 
-It runs as one program with ladder_shared/routing.py before it (orharbor.benchmark.ladder.program,
+It runs as one program with ladder_shared/routing.py before it (orharbor.problem_modules.ladder_programs.program,
 from the "# ladder: shared routing" line below): that file imports numpy as np and gives main(),
 which reads the instance and writes the answer. Usage: python3 solve.py INSTANCE.json SOLUTION.json
 """

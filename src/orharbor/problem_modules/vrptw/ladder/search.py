@@ -23,7 +23,7 @@
 Distances are unrounded Euclidean; the total is summed with math.fsum as the
 verifier does.
 
-It runs after rule.py's code, as one program (orharbor.benchmark.ladder.program:
+It runs after rule.py's code, as one program (orharbor.problem_modules.ladder_programs.program:
 the shared file rule.py names, rule.py without its entry point, then this file).
 From the rule it takes Instance and best_i1() for the start. Routes here checks
 the time windows of VRPTW's moves, and RouteSearch (ladder_shared/routing.py,

@@ -15,7 +15,7 @@ back to the best one after a run without improvement. It stops at the time
 budget or at zero, and writes the best sequence found, never worse than the
 rule's.
 
-It runs after rule.py's code, as one program (orharbor.benchmark.ladder.program:
+It runs after rule.py's code, as one program (orharbor.problem_modules.ladder_programs.program:
 rule.py without its entry point, then this file). From the rule it takes atc()
 for the start and total_weighted_tardiness() to score sequences, and main() to
 read the instance and write the answer.

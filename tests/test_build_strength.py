@@ -1,0 +1,154 @@
+"""A strengthened build: references started from the ladder's best answer, and a best-known value per instance.
+
+What is asserted holds at any time limit: the reference is never worse than
+the answer it started from, the best known is the best of every answer seen
+(each stored answer scores its value under the verifier), its bound is below
+it, and the long best-known run is skipped where it cannot change the answer.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from orharbor import problem_modules
+from orharbor.benchmark.recipe import parse_recipe
+from orharbor.datasets import build
+from orharbor.datasets.build import Strength, best_known_of, solve_instance
+from orharbor.datasets.engine import BuildPlan, run_build
+from orharbor.datasets.pools import LocalPool
+from orharbor.datasets.rows import read_rows
+
+#: A short ladder and best-known run: enough to exercise every path, far from deciding any result.
+QUICK = Strength(ladder_budget_s=0.3, best_known_time_limit_s=0.5, best_known_workers=1)
+
+
+def check_best_known(module, instance: dict, result: dict) -> None:
+    """The invariants every strengthened solve keeps, whatever its solvers found in their time."""
+    meta, known = result["reference_meta"], result["best_known"]
+    assert set(known) == {"value", "source", "bound"}
+    ladder = [v for k, v in meta["ladder"].items() if k != "budget_s" and v is not None]
+    assert ladder, "the ladder programs ran and answered"
+    # the reference started from the ladder's best answer, so it is never worse than any rung
+    assert result["reference"] <= min(ladder)
+    assert known["value"] <= result["reference"] <= result["baseline"]
+    assert known["bound"] is None or known["bound"] <= known["value"]
+    if "best_known_solution" in result:
+        assert module.evaluate(instance, result["best_known_solution"]) == known["value"]
+    else:
+        assert known["source"] == "reference" and known["value"] == result["reference"]
+
+
+@pytest.mark.parametrize("problem", problem_modules.names())
+def test_a_strengthened_solve_keeps_the_best_of_every_answer(problem):
+    module = problem_modules.get(problem)
+    instance = module.generate(3, module.SIZES[1] if len(module.SIZES) > 1 else module.SIZES[0])
+    result = solve_instance(problem, instance, 0.5, 1, strength=QUICK)
+    check_best_known(module, instance, result)
+    meta = result["reference_meta"]
+    assert meta["hint"]["from"] in ("ladder rule", "ladder search") or meta["hint"]["objective"] <= min(
+        v for k, v in meta["ladder"].items() if k != "budget_s" and v is not None), meta["hint"]
+    assert meta["time_limit_s"] == 0.5
+
+
+def test_the_best_known_run_is_skipped_for_a_proven_optimum_and_a_literature_value(monkeypatch):
+    module = problem_modules.get("jobshop")
+    instance = module.generate(0, "4x4")
+    solution, meta = module.reference(instance, time_limit_s=5, workers=1)
+    objective = module.evaluate(instance, solution)
+    ran = []
+    monkeypatch.setattr(build, "_strong_run", lambda *a, **k: ran.append(a) or (solution, {"solver": "x"}))
+    answers = {"reference": (solution, objective)}
+    for meta_, literature in ((dict(meta, status="OPTIMAL"), None),
+                              (dict(meta, status="FEASIBLE"), {"value": objective, "source": "lit", "bound": 1})):
+        out = best_known_of("jobshop", module, instance, answers, meta_, QUICK, literature, 0)
+        assert out["best_known"]["value"] == objective
+    assert ran == []
+    out = best_known_of("jobshop", module, instance, answers, dict(meta, status="FEASIBLE"), QUICK, None, 0)
+    assert len(ran) == 1 and "best_known_run" in out["reference_meta"]
+
+
+def test_a_literature_value_wins_unless_an_answer_beats_it():
+    module = problem_modules.get("jobshop")
+    instance = module.generate(0, "4x4")
+    solution = module.baseline(instance)
+    objective = module.evaluate(instance, solution)
+    answers = {"reference": (solution, objective)}
+    meta = {"status": "FEASIBLE", "bound": 1}
+    lower = best_known_of("jobshop", module, instance, answers, meta, Strength(), {
+        "value": objective - 1, "source": "the literature", "bound": objective - 3}, 0)["best_known"]
+    assert lower == {"value": objective - 1, "source": "the literature", "bound": objective - 3}
+    higher = best_known_of("jobshop", module, instance, answers, meta, Strength(), {
+        "upper_bound": objective + 5, "lower_bound": 2, "source": "old shape"}, 0)["best_known"]
+    assert higher == {"value": objective, "source": "reference", "bound": 2}
+
+
+def test_strengthened_rows_of_both_levels_validate_and_carry_their_best_known(tmp_path):
+    module = problem_modules.get("wtardiness")
+    for level in (1, 2):
+        plan = BuildPlan("wtardiness", ("n8",), level, 2, 0.5, 1, 0, 2, 5.0, ladder_budget_s=QUICK.ladder_budget_s,
+                         best_known_time_limit_s=QUICK.best_known_time_limit_s)
+        out = tmp_path / f"l{level}.jsonl"
+        run_build(plan, out, LocalPool(2))
+        for row in read_rows(out):
+            if level == 1:
+                check_best_known(module, module.generate(row["instance_seed"], "n8"), row)
+                continue
+            assert len(row["eval_best_known"]) == len(row["eval_seeds"])
+            assert row["reference_workload_s"] > 0  # the machine the level-2 limits were built on
+            for i, seed in enumerate(row["eval_seeds"]):
+                result = {"reference": row["eval_references"][i], "baseline": row["eval_baselines"][i],
+                          "reference_meta": row["eval_reference_metas"][i], "best_known": row["eval_best_known"][i]}
+                solutions = row.get("eval_best_known_solutions") or [None] * len(row["eval_seeds"])
+                if solutions[i] is not None:
+                    result["best_known_solution"] = solutions[i]
+                check_best_known(module, module.generate(seed, "n8"), result)
+
+
+def test_a_plan_without_strength_keeps_the_journal_key_of_earlier_builds():
+    plain = BuildPlan("jobshop", ("4x4",), 1, 2, 1.0)
+    assert not {"ladder_budget_s", "best_known_time_limit_s", "best_known_workers"} & set(plain.key())
+    assert plain.cores == 1
+    strong = BuildPlan("jobshop", ("4x4",), 1, 2, 1.0, ladder_budget_s=10, best_known_time_limit_s=60,
+                       best_known_workers=2)
+    assert strong.key()["ladder_budget_s"] == 10 and strong.key()["best_known_workers"] == 2
+    assert strong.cores == 2
+
+
+RECIPE = """
+name = "t"
+version = "1.1"
+[build]
+reference_time_limit_s = 60.0
+solver_workers = 1
+start_seed = 0
+min_gap = 0.0
+eval_instances = 3
+ladder_budget_s = 10
+best_known_time_limit_s = 120
+[export]
+[[tiers]]
+problem = "jobshop"
+size = "15x15"
+level1_rows = 2
+level2_rows = 1
+solve_time_limit_s = 30
+agent_timeout_s = 3600
+reference_time_limit_s = 300
+eval_instances = 5
+best_known_time_limit_s = 0
+[[tiers]]
+problem = "rcpsp"
+size = "j30"
+level1_rows = 2
+level2_rows = 0
+solve_time_limit_s = 30
+agent_timeout_s = 3600
+"""
+
+
+def test_a_recipe_sets_the_ladder_start_and_per_tier_limits():
+    parts = {part.name: part.plan for part in parse_recipe(RECIPE).parts}
+    l1, l2, other = parts["jobshop-15x15-l1"], parts["jobshop-15x15-l2"], parts["rcpsp-j30-l1"]
+    assert (l1.reference_time_limit_s, l1.best_known_time_limit_s, l1.ladder_budget_s) == (300.0, 0.0, 10.0)
+    assert l2.eval_instances == 5
+    assert (other.reference_time_limit_s, other.best_known_time_limit_s, other.eval_instances) == (60.0, 120.0, 3)
