@@ -239,7 +239,7 @@ def separation_verdict(stats: dict[str, dict]) -> str:
 
 def table(rows: list[dict], policies: list[str]) -> list[list[str]]:
     """The ladder as cells, header first: mean [interval] n= per policy, the gap to the best known, the verdict."""
-    header = ["problem", "size", "level", *policies, "gap bks", "ceiling", "verdict"]
+    header = ["problem", "size", "level", *policies, "gap best", "ceiling", "verdict"]
     out = [header]
     for row in rows:
         cells = [row["problem"], row["size"], str(row["level"])]

@@ -395,6 +395,8 @@ def run_builds(builds: list[tuple[BuildPlan, Path]], pool: SolvePool, *, resume:
     cancelled, running ones killed, and :class:`Interrupted` says how to resume.
     """
     parts = [_Part(i, plan, out) for i, (plan, out) in enumerate(builds)]
+    if any(part.plan.level == 2 and part.plan.strength.on for part in parts):
+        reference_workload_s()  # timed now, before any solve loads the machine (cached for the rows)
     stopped: list[int] = []
     pending: dict[int, int] = {}  # part -> solves submitted and not yet back
 
@@ -492,7 +494,12 @@ def assemble(plan: BuildPlan, rows: list[dict], chosen: dict, journal: Journal, 
 
 @cache
 def reference_workload_s() -> float:
-    """This machine's time for the verifier's fixed CPU workload, measured once per process."""
+    """This machine's time for the verifier's fixed CPU workload, measured once per process, before the solves.
+
+    A release's level-2 rows record it: their time limits were chosen for this
+    machine, and the task's verifier scales them by how much slower or faster
+    its own machine runs the same workload (:mod:`orharbor.verifiers.cpu_calibration`).
+    """
     from orharbor.verifiers.cpu_calibration import workload_s
 
     return round(workload_s(), 4)
