@@ -152,3 +152,13 @@ def test_a_recipe_sets_the_ladder_start_and_per_tier_limits():
     assert (l1.reference_time_limit_s, l1.best_known_time_limit_s, l1.ladder_budget_s) == (300.0, 0.0, 10.0)
     assert l2.eval_instances == 5
     assert (other.reference_time_limit_s, other.best_known_time_limit_s, other.eval_instances) == (60.0, 120.0, 3)
+
+
+def test_the_instruction_names_the_ladder_start_of_a_strengthened_row_only():
+    from orharbor.exporter.algorithm import ladder_start_text
+
+    strengthened = {"level": 1, "reference_meta": {"ladder": {"budget_s": 10.0, "rule": 5, "search": 4}}}
+    assert "10-second local search" in ladder_start_text(strengthened)
+    assert ladder_start_text({"level": 1, "reference_meta": {"status": "FEASIBLE"}}) == ""
+    level2 = {"level": 2, "eval_reference_metas": [{}, {"ladder": {"budget_s": 5.0}}]}
+    assert "5-second" in ladder_start_text(level2)

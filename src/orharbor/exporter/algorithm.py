@@ -299,13 +299,27 @@ def instruction(module, row: dict, options: ExportOptions) -> str:
         "network_text": network_text(options),
         "objective": module.OBJECTIVE,
         "reference_time_limit": f"{_reference_time_limit(row):g}",
-        "reference": module.REFERENCE,
+        "reference": module.REFERENCE + ladder_start_text(row),
         "reward_formula": formula,
         "reward_meaning": meaning,
         "level_scoring": level_scoring,
         "fail_text": fail_text,
         "baseline": module.BASELINE.strip(),
     })
+
+
+def ladder_start_text(row: dict) -> str:
+    """How the row's references started, when a strengthened build started them from the class's ladder.
+
+    A level-1 row names its reference's start; a level-2 row says it when any of
+    its hidden instances' references started so. Nothing for other rows.
+    """
+    metas = [row.get("reference_meta") or {}] if row["level"] == 1 else row.get("eval_reference_metas") or []
+    if not any("ladder" in meta for meta in metas):
+        return ""
+    budget = next(meta["ladder"].get("budget_s") for meta in metas if "ladder" in meta)
+    return (f"; the search started from the better of its own start and the answer of a classic constructive rule "
+            f"improved by a {budget:g}-second local search")
 
 
 def time_scaling_text(row: dict) -> str:
