@@ -123,22 +123,3 @@ def test_lead_time_variants_solve_to_optimality(v0, seed):
     assert not retail_model.build(retail_model.parse(data)).ints
     result = retail_model.solve(data, 600.0)
     assert result["status"] == "OPTIMAL" and result["objective"] > 0
-
-
-@pytest.mark.slow
-def test_fixed_cost_v0_rounded_lp_start_is_a_good_feasible_plan(v0):
-    """The model starts fix-and-optimize from its LP relaxation rounded (LPs and a node-limited
-    RENS, no time limit reached, so the same plan at any speed): on v0 the plan is feasible in the
-    full model (the window cuts, left out of the fast model it comes from, do not cut it off),
-    costs the same there, and lies within 10% of the LP bound (7.9% measured; the threshold
-    roundings alone give 12.1%), far below ordering nothing (about 1.43 million)."""
-    inst = retail_model.parse(v0["retail_f6_fixed_order_cost"])
-    fast = retail_model.build(inst, window_cuts=False)
-    relaxed, start = retail_model.rounded_start(fast, lambda: 3600.0)
-    assert relaxed.status == "OPTIMAL" and start is not None and start.status == "OPTIMAL"
-    plan = retail_model._plan(fast, start)
-    assert set(plan.values()) == {0.0, 1.0}
-    full = retail_model._fixed(retail_model.build(inst), lambda key: False, plan, 3600.0)
-    assert full.status == "OPTIMAL" and full.objective == pytest.approx(start.objective, rel=1e-6)
-    assert relaxed.objective <= start.objective <= 1.10 * relaxed.objective
-    assert start.objective < 0.7 * _no_orders_cost(v0["retail_f6_fixed_order_cost"])
