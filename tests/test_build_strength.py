@@ -48,6 +48,9 @@ def test_a_strengthened_solve_keeps_the_best_of_every_answer(problem):
     assert meta["hint"]["from"] in ("ladder rule", "ladder search") or meta["hint"]["objective"] <= min(
         v for k, v in meta["ladder"].items() if k != "budget_s" and v is not None), meta["hint"]
     assert meta["time_limit_s"] == 0.5
+    if meta["solver"] == "ortools-cp-sat":  # one thread: CP-SAT's interleaved portfolio, LNS included
+        assert meta["parameters"] == {"interleave_search": True}
+    assert "parameters" not in module.reference(instance, time_limit_s=0.2, workers=1)[1]
 
 
 def test_the_best_known_run_is_skipped_for_a_proven_optimum_and_a_literature_value(monkeypatch):
@@ -162,3 +165,28 @@ def test_the_instruction_names_the_ladder_start_of_a_strengthened_row_only():
     assert ladder_start_text({"level": 1, "reference_meta": {"status": "FEASIBLE"}}) == ""
     level2 = {"level": 2, "eval_reference_metas": [{}, {"ladder": {"budget_s": 5.0}}]}
     assert "5-second" in ladder_start_text(level2)
+
+
+def test_a_strengthened_one_thread_solve_runs_cp_sats_interleaved_portfolio(monkeypatch):
+    from ortools.sat.python import cp_model
+
+    from orharbor.problem_modules import cpsat
+
+    model = cp_model.CpModel()
+    x = model.new_int_var(0, 5, "x")
+    model.maximize(x)
+    with cpsat.parameters(interleave_search=True):
+        solver, _, meta = cpsat.solve(model, time_limit_s=5, workers=1, seed=0)
+    assert solver.parameters.interleave_search and meta["parameters"] == {"interleave_search": True}
+    solver, _, meta = cpsat.solve(model, time_limit_s=5, workers=1, seed=0)
+    assert not solver.parameters.interleave_search and "parameters" not in meta
+
+    seen = []
+    real = cpsat.solve
+    monkeypatch.setattr(cpsat, "solve", lambda *a, **k: seen.append(dict(cpsat._EXTRA)) or real(*a, **k))
+    module = problem_modules.get("jobshop")
+    solve_instance("jobshop", module.generate(1, "6x6"), 0.5, 1, strength=QUICK)
+    assert seen and all(extra == {"interleave_search": True} for extra in seen)
+    seen.clear()
+    solve_instance("jobshop", module.generate(1, "6x6"), 0.5, 1)
+    assert seen == [{}]

@@ -9,11 +9,33 @@ from __future__ import annotations
 import math
 import threading
 import time
+from contextlib import contextmanager
 
 import ortools
 from ortools.sat.python import cp_model
 
 from orharbor.problem_modules.warm_start import Start
+
+
+#: CP-SAT parameters every solve gets besides its own, set for a block by :func:`parameters`.
+_EXTRA: dict = {}
+
+
+@contextmanager
+def parameters(**values):
+    """Give every CP-SAT solve in this block (in this process) these parameters too, e.g. ``interleave_search``.
+
+    A benchmark build uses it to run its one-thread references and best-known
+    runs as CP-SAT's interleaved portfolio (LNS included), without a keyword in
+    every class's ``reference``. The solve's meta records them.
+    """
+    saved = dict(_EXTRA)
+    _EXTRA.update(values)
+    try:
+        yield
+    finally:
+        _EXTRA.clear()
+        _EXTRA.update(saved)
 
 
 class ModelInvalid(ValueError):
@@ -31,7 +53,7 @@ def solve(model: cp_model.CpModel, *, time_limit_s: float, workers: int, seed: i
     solver.parameters.max_time_in_seconds = float(time_limit_s)
     solver.parameters.num_workers = int(workers)
     solver.parameters.random_seed = int(seed)
-    for name, value in parameters.items():
+    for name, value in {**_EXTRA, **parameters}.items():
         setattr(solver.parameters, name, value)
     start = time.perf_counter()
     status = solve_interruptibly(solver, model)
@@ -47,6 +69,8 @@ def solve(model: cp_model.CpModel, *, time_limit_s: float, workers: int, seed: i
         "seed": seed,
         "wall_time_s": round(time.perf_counter() - start, 3),
     }
+    if _EXTRA:
+        meta["parameters"] = dict(_EXTRA)
     return solver, status, meta
 
 
