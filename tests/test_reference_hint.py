@@ -195,7 +195,9 @@ def test_routing_searches_from_the_given_routes(name, monkeypatch, given_wins):
     module, instance, rule = _case(name)
     objective = module.evaluate(instance, rule)
     _, own = module.reference(instance, time_limit_s=0.2, workers=1)
-    assert own["hint"]["from"] == "PATH_CHEAPEST_ARC" and own["hint"]["objective"] != objective  # other routes
+    # the class's own start (PATH_CHEAPEST_ARC's first solution, or the baseline when a loaded machine gives it
+    # no time to find one) holds other routes than the given ones
+    assert own["hint"]["from"] in ("PATH_CHEAPEST_ARC", "baseline") and own["hint"]["objective"] != objective
     seen = []
     real = routing.search_from
 
@@ -205,7 +207,9 @@ def test_routing_searches_from_the_given_routes(name, monkeypatch, given_wins):
         return real(model, assignment, params)
 
     monkeypatch.setattr(routing, "search_from", spy)
-    solution, meta = module.reference(instance, time_limit_s=0.2, workers=1, hint=copy.deepcopy(rule))
+    # 5 s: a safety net far above the milliseconds reading the routes in takes, which on a machine loaded past
+    # 0.2 s found the deadline passed before the search could start
+    solution, meta = module.reference(instance, time_limit_s=5.0, workers=1, hint=copy.deepcopy(rule))
     assert seen == [[route for route in rule["routes"] if route]]
     assert meta["hint"] == {"from": GIVEN, "objective": objective} and meta["started_from"] == GIVEN
     assert module.evaluate(instance, solution) == meta["objective"] <= objective
