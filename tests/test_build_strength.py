@@ -49,7 +49,7 @@ def test_a_strengthened_solve_keeps_the_best_of_every_answer(problem):
         v for k, v in meta["ladder"].items() if k != "budget_s" and v is not None), meta["hint"]
     assert meta["time_limit_s"] == 0.5
     if meta["solver"] == "ortools-cp-sat":  # one thread: CP-SAT's interleaved portfolio, LNS included
-        assert meta["parameters"] == {"interleave_search": True}
+        assert meta["parameters"] == {"interleave_search": True, "subsolvers": ["default_lp"]}
     assert "parameters" not in module.reference(instance, time_limit_s=0.2, workers=1)[1]
 
 
@@ -180,13 +180,16 @@ def test_a_strengthened_one_thread_solve_runs_cp_sats_interleaved_portfolio(monk
     assert solver.parameters.interleave_search and meta["parameters"] == {"interleave_search": True}
     solver, _, meta = cpsat.solve(model, time_limit_s=5, workers=1, seed=0)
     assert not solver.parameters.interleave_search and "parameters" not in meta
+    with cpsat.parameters(subsolvers=["default_lp"]):  # a repeated field is extended, not assigned
+        solver, _, meta = cpsat.solve(model, time_limit_s=5, workers=1, seed=0)
+    assert list(solver.parameters.subsolvers) == ["default_lp"] and meta["parameters"] == {"subsolvers": ["default_lp"]}
 
     seen = []
     real = cpsat.solve
     monkeypatch.setattr(cpsat, "solve", lambda *a, **k: seen.append(dict(cpsat._EXTRA)) or real(*a, **k))
     module = problem_modules.get("jobshop")
     solve_instance("jobshop", module.generate(1, "6x6"), 0.5, 1, strength=QUICK)
-    assert seen and all(extra == {"interleave_search": True} for extra in seen)
+    assert seen and all(extra == {"interleave_search": True, "subsolvers": ["default_lp"]} for extra in seen)
     seen.clear()
     solve_instance("jobshop", module.generate(1, "6x6"), 0.5, 1)
     assert seen == [{}]

@@ -54,7 +54,10 @@ def solve(model: cp_model.CpModel, *, time_limit_s: float, workers: int, seed: i
     solver.parameters.num_workers = int(workers)
     solver.parameters.random_seed = int(seed)
     for name, value in {**_EXTRA, **parameters}.items():
-        setattr(solver.parameters, name, value)
+        if isinstance(value, (list, tuple)):  # a repeated field, e.g. subsolvers
+            getattr(solver.parameters, name).extend(value)
+        else:
+            setattr(solver.parameters, name, value)
     start = time.perf_counter()
     status = solve_interruptibly(solver, model)
     if status == cp_model.MODEL_INVALID:
