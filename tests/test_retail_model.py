@@ -125,6 +125,47 @@ def test_a_plan_within_the_reference_gap_counts_as_optimal():
     assert retail_model.OPTIMAL_GAP == 0.01
 
 
+def _hinted_model():
+    """A model whose integer x is fixed at 3 and a plan hint that puts it at 4 (what a stale incumbent
+    gives a sub-MIP of fix-and-optimize), with q = 5 x + 2 z >= 17.5: optimum 21 (x 3, z 2, q 19)."""
+    from ortools.math_opt.python import mathopt
+
+    m = mathopt.Model()
+    x = m.add_integer_variable(lb=3, ub=3, name="x")
+    z = m.add_integer_variable(lb=0, ub=10, name="z")
+    q = m.add_variable(lb=0, ub=100, name="q")
+    m.add_linear_constraint(q == 5 * x + 2 * z)
+    m.add_linear_constraint(q >= 17.5)
+    m.minimize(q + z)
+    return retail_model.Built(model=m, order_keys=[], ints={"x": x, "z": z}), {x: 4.0, z: 2.0000001, q: 24.0}
+
+
+def test_a_hint_outside_the_bounds_is_brought_inside_them():
+    """HiGHS fails a whole solve (kError) on a hint outside a variable's bounds, which a sub-MIP's
+    fixed orders meet whenever the incumbent moved them; the hint is rounded and clipped first.
+    (Without ``_within_bounds`` this solve ends in ERROR: a published pack-size variant lost 40 s of
+    its minute that way and ended 2% above its reference.)"""
+    built, hint = _hinted_model()
+    x, z, q = (built.model.get_variable(i) for i in range(3))
+    assert retail_model._within_bounds(hint) == {x: 3.0, z: 2.0, q: 24.0}
+    run = retail_model._highs(built, 30.0, 1e-9, hint=hint)
+    assert run.status == "OPTIMAL" and run.objective == pytest.approx(21.0)
+
+
+def test_a_solver_failure_is_a_run_without_a_plan_not_a_crash(monkeypatch):
+    """An exception out of MathOpt (HiGHS's kError surfaces as one) ends that run with ERROR and no
+    plan; ``solve`` goes on with what it has and answers."""
+    from ortools.math_opt.python import mathopt
+
+    built, hint = _hinted_model()
+
+    def broken(*args, **kwargs):
+        raise AttributeError("'StatusNotOk' object has no attribute 'canonical_code'")
+
+    monkeypatch.setattr(mathopt, "solve", broken)
+    assert retail_model._highs(built, 30.0, 1e-9, hint=hint) == retail_model._Run("ERROR", None, None, None)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("scenario_id", sorted(MIP_ROWS))
 def test_integer_rows_hold_what_any_time_limit_gives(records, results, scenario_id):

@@ -38,6 +38,7 @@ from pathlib import Path
 from orharbor.exporter.task_dir import (AGENT_APT_PACKAGES, AGENT_USER, MODELLING_PACKAGES, SOLVER_UID,
                                         ExportOptions, build_task, copy_template, fresh_task, network_text, render,
                                         seal, task_toml, time_up_text, write_json, write_task_toml, write_tests)
+from orharbor.modelling import retailopt
 from orharbor.modelling.spec import Spec
 from orharbor.verifiers import contract
 from orharbor.verifiers.modelling import STATUSES
@@ -66,6 +67,14 @@ RETAIL_MEMORY_MB = 2048
 #: Verifier seconds beyond the run: start, lockdown of the container, reading and writing files.
 RETAIL_VERIFIER_MARGIN_S = 120.0
 HINT_MODES = ("none", "all")
+
+
+def below_text(row: dict) -> str:
+    """The scoring text's note on plans cheaper than the reference, for rows that allow them."""
+    if "below_tol" not in row or row["below_tol"] <= row["rel_tol"]:
+        return ""
+    return (f" (or up to {row['below_tol']:g} below it: the reference is a plan proven within that gap of the "
+            "optimum, so a cheaper plan is as correct)")
 
 
 def export_spec(spec: Spec, out: Path, options: ExportOptions = ExportOptions(), hints: str = "none",
@@ -127,7 +136,7 @@ def _write_retail(row: dict, task: Path, options: ExportOptions, prompt: str) ->
     run = contract.ProgramRun(python=RETAIL_PYTHON, uid=SOLVER_UID,
                               limits=Limits(solve_time_limit_s=wall_s, memory_mb=RETAIL_MEMORY_MB),
                               argv=RETAIL_ARGV, data="data.json", output=RETAIL_ARGV[2])
-    expected = {"status": row["reference_status"], "objective": row["reference_objective"], "rel_tol": row["rel_tol"]}
+    expected = retailopt.expected_answer(row)
     metadata = {"kind": "modelling", "source": "retailopt", "scenario_id": row["scenario_id"],
                 "archetype": row["archetype"], "family": row["family"], "prompt": prompt,
                 "run_time_limit_s": wall_s,
@@ -160,7 +169,7 @@ def _write_retail(row: dict, task: Path, options: ExportOptions, prompt: str) ->
     scoring_text = (
         "The answer your `/app/model.py` writes in that run is compared with the reference solution: the "
         "status must equal the reference status and the objective must be within a relative tolerance of "
-        f"{row['rel_tol']:g} of the reference objective. Reward 1.0 if both hold, else 0.0 (also when "
+        f"{row['rel_tol']:g} of the reference objective{below_text(row)}. Reward 1.0 if both hold, else 0.0 (also when "
         "`/app/model.py` is missing, crashes before writing its answer, overruns its time or memory "
         "limit, or writes a malformed answer).")
     contract_task = contract.RetailTask(task_id=row["id"], deliverables=RETAIL_DELIVERABLES, metadata=metadata,

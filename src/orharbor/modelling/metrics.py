@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from orharbor.modelling.retailopt import expected_answer
 from orharbor.report import Reading, TrialRecord, build
 from orharbor.verifiers.modelling import score_answer
 
@@ -28,8 +29,7 @@ def attempts_from_answers(folder: Path, rows: list[dict], agent: str = "answers"
         path = folder / f"{row['scenario_id']}.json"
         if not path.exists():
             path = folder / row["scenario_id"] / "answer.json"
-        reward, details = score_answer(str(path), {"status": row["reference_status"],
-                                                   "objective": row["reference_objective"], "rel_tol": row["rel_tol"]})
+        reward, details = score_answer(str(path), expected_answer(row))
         attempts.append(TrialRecord(job=folder.name, trial=row["scenario_id"], task=row["id"], agent=agent,
                                     model=None, kind="modelling", problem="retailopt", family=row.get("family"),
                                     reward=reward, executed=bool(details["executed"]),

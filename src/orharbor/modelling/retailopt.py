@@ -37,6 +37,9 @@ SOURCE = "RetailOpt-190 (ReLoop benchmark, Junbo Jacob Lian et al.), data CC BY 
 REL_TOL = 1e-4
 LOOSE_REL_TOL = 1e-2
 LOOSE_ARCHETYPES = ("retail_f6_pack_size_integer", "retail_f6_fixed_order_cost")
+#: The relative MIP gap the references were solved to (Gurobi): a scenario with integer orders
+#: may have plans up to this much cheaper than its reference, and such a plan is as correct.
+REFERENCE_MIP_GAP = 1e-2
 PROMPTS = ("full", "schema")
 
 _SECTION = re.compile(r"^\[(?P<name>[A-Z][A-Z ]*)\]\s*$", re.M)
@@ -49,6 +52,25 @@ class RetailImportError(UserError):
 def tolerance(archetype_name: str) -> float:
     """The relative objective tolerance of an archetype."""
     return LOOSE_REL_TOL if archetype_name in LOOSE_ARCHETYPES else REL_TOL
+
+
+def integer_orders(data: dict) -> bool:
+    """Whether a scenario's orders are integer (pack sizes, an MOQ or a fixed order cost): a MIP."""
+    def positive(table: object, key: str, floor: float) -> bool:
+        value = table.get(key) if isinstance(table, dict) else None
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and value > floor
+
+    return positive(data.get("constraints"), "pack_size", 1) or positive(data.get("constraints"), "moq", 0) \
+        or positive(data.get("costs"), "fixed_order", 0)
+
+
+def expected_answer(row: dict) -> dict:
+    """What a row's answer is graded against: ``{"status", "objective", "rel_tol"}``, and ``below_tol`` when a
+    cheaper plan than the reference is correct too (see :data:`REFERENCE_MIP_GAP`)."""
+    expected = {"status": row["reference_status"], "objective": row["reference_objective"], "rel_tol": row["rel_tol"]}
+    if "below_tol" in row:
+        expected["below_tol"] = row["below_tol"]
+    return expected
 
 
 def import_file(path: str | Path) -> list[dict]:
@@ -116,6 +138,11 @@ def to_row(record: dict) -> dict:
            "scenario_id": scenario, "archetype": kind, "family": family(scenario),
            "prompt_full": prompt_full, "data": data, "reference_status": status,
            "reference_objective": objective, "rel_tol": tolerance(kind), "source": SOURCE}
+    if status == "OPTIMAL" and integer_orders(data):
+        # The reference is a MIP incumbent within REFERENCE_MIP_GAP of the optimum, so the optimum, and
+        # every plan between it and the reference, may be that much cheaper: the published 0.01% would
+        # fail the optimal plan of an MOQ scenario (the retail model's is 0.37% below v0's reference).
+        row["below_tol"] = max(REFERENCE_MIP_GAP, row["rel_tol"])
     if prompt_schema:
         row["prompt_schema"] = prompt_schema
     return row

@@ -535,9 +535,15 @@ def _highs(built: Built, time_limit_s: float, rel_gap: float, hint: dict | None 
             bool_options={k: v for k, v in options.items() if type(v) is bool}))
     model_params = None
     if hint:
-        model_params = mathopt.ModelSolveParameters(solution_hints=[mathopt.SolutionHint(variable_values=hint)])
-    result = mathopt.solve(built.model, mathopt.SolverType.HIGHS, params=params, model_params=model_params,
-                           msg_cb=mathopt.printer_message_callback(prefix="highs: ") if log else None)
+        model_params = mathopt.ModelSolveParameters(solution_hints=[mathopt.SolutionHint(variable_values=_within_bounds(hint))])
+    try:
+        result = mathopt.solve(built.model, mathopt.SolverType.HIGHS, params=params, model_params=model_params,
+                               msg_cb=mathopt.printer_message_callback(prefix="highs: ") if log else None)
+    except Exception as exc:  # noqa: BLE001  HiGHS can fail internally on a sub-MIP (kError), and MathOpt's
+        # conversion of that status then raises an AttributeError of its own: the run found nothing
+        if log:
+            print(f"highs: failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return _Run("ERROR", None, None, None)
     reason = result.termination.reason
     R = mathopt.TerminationReason
     feasible = result.has_primal_feasible_solution()
@@ -558,6 +564,21 @@ def _highs(built: Built, time_limit_s: float, rel_gap: float, hint: dict | None 
     if feasible:
         return _Run(status, result.objective_value(), bound, result.variable_values())
     return _Run(status, None, bound, None)
+
+
+def _within_bounds(values: dict) -> dict:
+    """A plan's values as a hint HiGHS accepts: integers rounded, each value within its variable's bounds.
+
+    A solution's integer values carry round-off (2.9999999), and fix-and-optimize fixes
+    them at the rounded value; a hint outside a variable's bounds makes HiGHS fail the
+    whole solve (kError), not just skip the hint.
+    """
+    hint = {}
+    for v, x in values.items():
+        if v.integer:
+            x = float(round(x))
+        hint[v] = min(max(x, v.lower_bound), v.upper_bound)
+    return hint
 
 
 def _blocks(inst: Instance) -> list:
@@ -607,7 +628,7 @@ def solve(data: dict, time_limit_s: float = DEFAULT_TIME_LIMIT_S, *, rel_gap: fl
         return _answer(_highs(built, left(), rel_gap, log=log))
     # 1. plain branch and bound for a short while: small or easy MIPs end here
     first = _highs(built, min(left(), max(2.0, min(10.0, 0.05 * time_limit_s))), rel_gap)
-    if first.status != "TIME_LIMIT":
+    if first.status not in ("TIME_LIMIT", "ERROR"):
         return _answer(first)
     # 2. fix-and-optimize from the better of HiGHS's incumbent and ordering nothing
     best = first if first.values is not None else None
