@@ -40,7 +40,8 @@ def test_import_reads_all_38_scenarios_with_their_tolerances(retail_rows):
 def test_integer_scenarios_accept_a_plan_cheaper_than_their_mip_gap_reference(retail_rows):
     """The references are Gurobi incumbents at a 1% MIP gap: on the three integer archetypes a plan up to
     1% cheaper is correct (the retail model's MOQ v0 plan is 0.37% below its reference), a costlier one
-    keeps the published tolerance, and the 35 LP scenarios stay symmetric at 0.01%."""
+    keeps the published tolerance, a plan stopped at its time limit is graded on its cost, and the 35 LP
+    scenarios stay symmetric at 0.01% with their status exact."""
     from orharbor.verifiers.modelling import _grade
 
     integer = {r["archetype"] for r in retail_rows if "below_tol" in r}
@@ -54,9 +55,29 @@ def test_integer_scenarios_accept_a_plan_cheaper_than_their_mip_gap_reference(re
 
     assert [reward(moq, ref * f) for f in (0.9963, 0.991, 1.00009)] == [1.0, 1.0, 1.0]
     assert [reward(moq, ref * f) for f in (0.989, 1.0002)] == [0.0, 0.0]
+    # a plan stopped at its time limit is graded on its cost there (the reference is one too); not on an LP
+    stopped = retailopt.expected_answer(moq)
+    assert _grade(lambda: ("TIME_LIMIT", ref * 0.999), stopped)[0] == 1.0
+    assert _grade(lambda: ("TIME_LIMIT", ref * 1.01), stopped)[0] == 0.0
+    assert _grade(lambda: ("TIME_LIMIT", None), stopped)[0] == 0.0
     lp = next(r for r in retail_rows if r["scenario_id"] == "retail_f1_base_v0")
     assert "below_tol" not in lp and "below_tol" not in retailopt.expected_answer(lp)
     assert [reward(lp, lp["reference_objective"] * f) for f in (0.9963, 0.9999, 1.00009)] == [0.0, 1.0, 1.0]
+    assert _grade(lambda: ("TIME_LIMIT", lp["reference_objective"]), retailopt.expected_answer(lp))[0] == 0.0
+
+
+def test_an_integer_scenarios_task_states_and_carries_its_gap_tolerance(tmp_path, retail_rows):
+    from orharbor.exporter.modelling import export_retail
+
+    moq = next(r for r in retail_rows if r["archetype"] == "retail_f6_moq_binary")
+    lp = next(r for r in retail_rows if r["scenario_id"] == "retail_f1_base_v0")
+    for row in (moq, lp):
+        export_retail(row, tmp_path, prompt="full")
+    text = (tmp_path / moq["id"] / "instruction.md").read_text()
+    assert "or up to 0.01 below it" in text and "status TIME_LIMIT, is graded on its objective" in text
+    assert json.loads((tmp_path / moq["id"] / "tests" / "task.json").read_text())["expected"]["below_tol"] == 0.01
+    assert "TIME_LIMIT, is graded" not in (tmp_path / lp["id"] / "instruction.md").read_text()
+    assert "below_tol" not in json.loads((tmp_path / lp["id"] / "tests" / "task.json").read_text())["expected"]
 
 
 def test_both_published_shapes_give_the_same_rows(tmp_path, retail_v0, retail_rows):

@@ -70,11 +70,13 @@ HINT_MODES = ("none", "all")
 
 
 def below_text(row: dict) -> str:
-    """The scoring text's note on plans cheaper than the reference, for rows that allow them."""
-    if "below_tol" not in row or row["below_tol"] <= row["rel_tol"]:
+    """The scoring text's note for rows whose reference is a MIP plan within a gap (``below_tol``)."""
+    if "below_tol" not in row:
         return ""
-    return (f" (or up to {row['below_tol']:g} below it: the reference is a plan proven within that gap of the "
-            "optimum, so a cheaper plan is as correct)")
+    cheaper = f", or up to {row['below_tol']:g} below it" if row["below_tol"] > row["rel_tol"] else ""
+    return (f"{cheaper} (the reference is a plan proven within a {row['below_tol']:g} gap of the optimum, not "
+            "the optimum itself: a cheaper plan is as correct, and a plan your model stopped at its time limit, "
+            "status TIME_LIMIT, is graded on its objective as an OPTIMAL one is)")
 
 
 def export_spec(spec: Spec, out: Path, options: ExportOptions = ExportOptions(), hints: str = "none",

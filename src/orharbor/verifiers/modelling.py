@@ -186,6 +186,11 @@ def _grade(read, expected: dict) -> tuple[float, dict]:
         details["error"] = str(exc)
         return 0.0, details
     details.update(executed=1, status=status, objective=objective)
+    if status == "TIME_LIMIT" and objective is not None and expected["status"] == "OPTIMAL" \
+            and expected.get("below_tol"):
+        # The reference is itself a time-limited MIP plan (proven within a gap by a commercial solver):
+        # a plan stopped at its time limit is graded on its cost, as the reference's would be.
+        status = "OPTIMAL"
     if status != expected["status"]:
         details["error"] = f"status {status} differs from the reference status"
     elif status == "OPTIMAL" and not within(objective, expected["objective"], expected["rel_tol"],
