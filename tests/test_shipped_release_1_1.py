@@ -1,0 +1,69 @@
+"""The parts of orharbor-bench 1.1 built so far (benchmarks/orharbor-bench-1.1/*.jsonl), checked from their data.
+
+The build runs in resumable parts over several sessions; every finished part is
+shipped as it lands, so these checks cover each part file present: it is the
+recipe's build of that part (what ``--resume`` checks), every stored answer
+scores what its row says under today's verifier, each reference is no worse than
+the ladder answers it started from, and each best known value is the best of what
+the row holds, with its bound below it. Journals (parts still under way) are not read.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from orharbor import problem_modules
+from orharbor.benchmark.recipe import load_recipe
+from orharbor.datasets.engine import STARVED_SHARE, cpu_share, finished_rows
+from orharbor.datasets.rows import read_rows
+
+from test_shipped_release import SHIPPED
+
+FOLDER = SHIPPED.with_name("orharbor-bench-1.1")
+RECIPE = load_recipe("orharbor-bench-1.1")
+BUILT = [part for part in RECIPE.parts if (FOLDER / part.file).exists()]
+
+
+def test_the_folder_holds_this_recipe_and_its_finished_parts_only():
+    assert (FOLDER / "recipe.toml").read_text() == RECIPE.text
+    assert BUILT, "no part of 1.1 is built"
+    assert {p.name for p in FOLDER.glob("*.jsonl")} == {part.file for part in BUILT}
+
+
+def _instances(module, row: dict):
+    """(instance, reference, its solution, naive, its solution, reference meta, best known, its solution) per instance."""
+    if row["level"] == 1:
+        instance = row["instance"] if "instance" in row else module.generate(row["instance_seed"], row["size"])
+        yield (instance, row["reference"], row["reference_solution"], row["baseline"], row["baseline_solution"],
+               row["reference_meta"], row.get("best_known"), row.get("best_known_solution"))
+        return
+    solutions = row.get("eval_best_known_solutions") or [None] * len(row["eval_seeds"])
+    for i, seed in enumerate(row["eval_seeds"]):
+        yield (module.generate(seed, row["size"]), row["eval_references"][i], row["eval_reference_solutions"][i],
+               row["eval_baselines"][i], row["eval_baseline_solutions"][i], row["eval_reference_metas"][i],
+               row["eval_best_known"][i], solutions[i])
+
+
+@pytest.mark.parametrize("part", BUILT, ids=[part.name for part in BUILT])
+def test_a_built_part_is_sound(part):
+    assert finished_rows(part.plan, FOLDER / part.file) == part.plan.num_rows  # the recipe's rows, as --resume checks
+    module = problem_modules.get(part.plan.problem)
+    for row in read_rows(FOLDER / part.file):
+        for instance, ref, ref_solution, naive, naive_solution, meta, best, best_solution in _instances(module, row):
+            where = row["id"]
+            assert module.evaluate(instance, ref_solution) == ref, where
+            assert module.evaluate(instance, naive_solution) == naive, where
+            # started from the ladder's best answer, the reference is never worse than any rung
+            ladder = meta["ladder"]
+            assert all(ref <= ladder[rung] for rung in ("rule", "search") if ladder.get(rung) is not None), where
+            assert meta["hint"]["objective"] >= ref, where
+            # the best known value: at most the reference, at least its bound, reached by a stored answer
+            assert best is not None and best["value"] <= ref, where
+            assert best["bound"] is None or best["bound"] <= best["value"], where
+            if best_solution is not None:
+                assert module.evaluate(instance, best_solution) == best["value"], where
+            elif not part.plan.published:
+                assert best["value"] == ref and best["source"] == "reference", where
+            # a reference that ran to its limit had its core: a starved one is weaker than its limit says
+            share = cpu_share(meta)
+            assert share is None or share >= STARVED_SHARE * part.plan.solver_workers, (where, share)
