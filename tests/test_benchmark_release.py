@@ -329,8 +329,20 @@ def test_every_class_has_a_rule_and_a_search_whose_budget_the_ladder_sets():
         program("jobshop", "magic", 1)
 
 
+def _naive_rewards(release, task_id: str) -> tuple[float, ...]:
+    """What the naive answer of each instance of a release's row must score: 0.0, or 1.0 where the row's
+    sub-second reference did no better than naive (no room between the two: matching is all there is)."""
+    from orharbor.datasets.rows import read_rows
+    from orharbor.verifiers.reward import reward
+
+    row = next(r for path in release.glob("*.jsonl") for r in read_rows(path) if r["id"] == task_id)
+    if row["level"] == 1:
+        return (reward(row["baseline"], row["baseline"], row["reference"]),)
+    return tuple(reward(n, n, ref) for n, ref in zip(row["eval_baselines"], row["eval_references"]))
+
+
 @pytest.mark.sandbox
-def test_every_rung_is_scored_by_the_tasks_own_verifier(tiny_tasks):
+def test_every_rung_is_scored_by_the_tasks_own_verifier(built, tiny_tasks):
     from orharbor.benchmark.ladder import aggregate, algorithm_tasks, run_policy
 
     tasks = {task.name: task for task in algorithm_tasks(tiny_tasks, [], None)}
@@ -340,7 +352,8 @@ def test_every_rung_is_scored_by_the_tasks_own_verifier(tiny_tasks):
     results.append(run_policy(tasks["rcpsp-j30-l2-s1000"], "ortools", 1.0))
     by = {(r.task, r.policy): r for r in results}
     for task in ("jobshop-ta01-l1", "rcpsp-j30-l2-s1000"):
-        assert by[(task, "naive")].reward == 0.0 and by[(task, "naive")].error is None
+        naive = by[(task, "naive")]
+        assert naive.error is None and naive.instance_rewards == _naive_rewards(built[1], task)
         rule, search = by[(task, "rule")], by[(task, "search")]
         assert rule.error is None and rule.reward > -1.0
         # the search starts from the rule's answer and keeps the best: never worse, on every instance
@@ -351,7 +364,8 @@ def test_every_rung_is_scored_by_the_tasks_own_verifier(tiny_tasks):
     assert by[("rcpsp-j30-l2-s1000", "ortools")].error.startswith("the ortools rung runs at level 1 only")
     rows = aggregate(results, ["naive", "rule", "search", "ortools"])
     assert [(r["problem"], r["size"], r["level"]) for r in rows] == [("jobshop", "15x15", 1), ("rcpsp", "j30", 2)]
-    assert rows[0]["policies"]["naive"]["mean"] == 0.0 and rows[0]["policies"]["rule"]["n"] == 1
+    assert rows[0]["policies"]["naive"]["mean"] == by[("jobshop-ta01-l1", "naive")].reward
+    assert rows[0]["policies"]["rule"]["n"] == 1
     assert rows[0]["ceiling"] >= 1.0 and rows[1]["ceiling"] is None  # a proved bound is never above the reference
 
 
