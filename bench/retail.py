@@ -28,7 +28,7 @@ from pathlib import Path
 
 from orharbor.modelling import retailopt
 from orharbor.modelling.retail import model as retail_model
-from orharbor.verifiers.modelling import _grade
+from orharbor.verifiers.modelling import grade_answer
 
 DEFAULT_FILE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "retailopt190" / "v0.jsonl"
 
@@ -75,7 +75,7 @@ def main() -> int:
             ok = result["status"] == row["reference_status"]
             diff = ""
         else:
-            ok = _grade(lambda: (result["status"], objective), expected)[0] == 1.0  # as a task grades it
+            ok = grade_answer(result["status"], objective, expected)[0] == 1.0  # as a task grades it
             diff = f"{100 * (objective - reference) / abs(reference):+.3f}%"
         within_count += ok
         proven += result["status"] == "OPTIMAL"

@@ -42,7 +42,7 @@ def test_integer_scenarios_accept_a_plan_cheaper_than_their_mip_gap_reference(re
     1% cheaper is correct (the retail model's MOQ v0 plan is 0.37% below its reference), a costlier one
     keeps the published tolerance, a plan stopped at its time limit is graded on its cost, and the 35 LP
     scenarios stay symmetric at 0.01% with their status exact."""
-    from orharbor.verifiers.modelling import _grade
+    from orharbor.verifiers.modelling import grade_answer
 
     integer = {r["archetype"] for r in retail_rows if "below_tol" in r}
     assert integer == {"retail_f6_pack_size_integer", "retail_f6_fixed_order_cost", "retail_f6_moq_binary"}
@@ -51,19 +51,41 @@ def test_integer_scenarios_accept_a_plan_cheaper_than_their_mip_gap_reference(re
     assert (moq["rel_tol"], moq["below_tol"]) == (1e-4, 1e-2)
 
     def reward(row: dict, objective: float) -> float:
-        return _grade(lambda: ("OPTIMAL", objective), retailopt.expected_answer(row))[0]
+        return grade_answer("OPTIMAL", objective, retailopt.expected_answer(row))[0]
 
     assert [reward(moq, ref * f) for f in (0.9963, 0.991, 1.00009)] == [1.0, 1.0, 1.0]
     assert [reward(moq, ref * f) for f in (0.989, 1.0002)] == [0.0, 0.0]
     # a plan stopped at its time limit is graded on its cost there (the reference is one too); not on an LP
     stopped = retailopt.expected_answer(moq)
-    assert _grade(lambda: ("TIME_LIMIT", ref * 0.999), stopped)[0] == 1.0
-    assert _grade(lambda: ("TIME_LIMIT", ref * 1.01), stopped)[0] == 0.0
-    assert _grade(lambda: ("TIME_LIMIT", None), stopped)[0] == 0.0
+    assert grade_answer("TIME_LIMIT", ref * 0.999, stopped)[0] == 1.0
+    assert grade_answer("TIME_LIMIT", ref * 1.01, stopped)[0] == 0.0
+    assert grade_answer("TIME_LIMIT", None, stopped)[0] == 0.0
     lp = next(r for r in retail_rows if r["scenario_id"] == "retail_f1_base_v0")
     assert "below_tol" not in lp and "below_tol" not in retailopt.expected_answer(lp)
     assert [reward(lp, lp["reference_objective"] * f) for f in (0.9963, 0.9999, 1.00009)] == [0.0, 1.0, 1.0]
-    assert _grade(lambda: ("TIME_LIMIT", lp["reference_objective"]), retailopt.expected_answer(lp))[0] == 0.0
+    assert grade_answer("TIME_LIMIT", lp["reference_objective"], retailopt.expected_answer(lp))[0] == 0.0
+
+
+def test_one_reading_of_the_orders_decides_the_grading_window_and_the_run_limit(retail_rows):
+    """Integer orders widen the grading window and lengthen the run; data the retail model cannot read
+    get the long run (to be safe) but no wider window; pack size 1 and zero MOQ or fixed cost are an LP."""
+    from orharbor.exporter.modelling import RETAIL_RUN_LIMIT_S, retail_limits
+
+    base = next(r for r in retail_rows if r["scenario_id"] == "retail_f1_base_v0")["data"]
+    cases = {"lp": base,
+             "integer": dict(base, constraints=dict(base.get("constraints") or {}, pack_size=6)),
+             "unreadable": {k: v for k, v in base.items() if k != "shelf_life"}}
+    cases["lp_too"] = dict(base, constraints=dict(base.get("constraints") or {}, pack_size=1, moq=0),
+                           costs=dict(base["costs"], fixed_order=0))
+    assert {name: retailopt.order_kind(data) for name, data in cases.items()} == {
+        "lp": "lp", "integer": "integer", "unreadable": "unreadable", "lp_too": "lp"}
+    assert [retailopt.integer_orders(data) for data in cases.values()] == [False, True, False, False]
+    assert [retail_limits(data)[0] for data in cases.values()] == [
+        RETAIL_RUN_LIMIT_S["lp"], RETAIL_RUN_LIMIT_S["integer"], RETAIL_RUN_LIMIT_S["integer"], RETAIL_RUN_LIMIT_S["lp"]]
+    record = {"scenario_id": "retail_f1_base_v0", "prompt_full": "[DATA]\n{}", "reference_status": "OPTIMAL",
+              "reference_objective": 1.0}
+    assert ["below_tol" in retailopt.to_row(dict(record, data=data)) for data in cases.values()] == [
+        False, True, False, False]
 
 
 def test_an_integer_scenarios_task_states_and_carries_its_gap_tolerance(tmp_path, retail_rows):

@@ -191,13 +191,7 @@ def retail_limits(data: dict) -> tuple[float, float]:
     fixed order cost: a MIP, as the retail model reads the data) gets the long
     limit; data the retail model cannot read too, to be safe.
     """
-    from orharbor.modelling.retail import model as retail_model
-
-    try:
-        inst = retail_model.parse(data)
-        kind = "integer" if inst.pack > 1 or inst.moq > 0 or inst.c_fixed > 0 else "lp"
-    except retail_model.DataError:
-        kind = "integer"
+    kind = "lp" if retailopt.order_kind(data) == "lp" else "integer"
     return RETAIL_RUN_LIMIT_S[kind], RETAIL_TIME_LIMIT_S[kind]
 
 

@@ -54,14 +54,25 @@ def tolerance(archetype_name: str) -> float:
     return LOOSE_REL_TOL if archetype_name in LOOSE_ARCHETYPES else REL_TOL
 
 
-def integer_orders(data: dict) -> bool:
-    """Whether a scenario's orders are integer (pack sizes, an MOQ or a fixed order cost): a MIP."""
-    def positive(table: object, key: str, floor: float) -> bool:
-        value = table.get(key) if isinstance(table, dict) else None
-        return isinstance(value, (int, float)) and not isinstance(value, bool) and value > floor
+def order_kind(data: dict) -> str:
+    """How the retail model reads a scenario's orders: ``"integer"`` (pack sizes, an MOQ or a fixed
+    order cost: a MIP), ``"lp"``, or ``"unreadable"`` (the model rejects the data).
 
-    return positive(data.get("constraints"), "pack_size", 1) or positive(data.get("constraints"), "moq", 0) \
-        or positive(data.get("costs"), "fixed_order", 0)
+    The one reading behind both the grading window (:data:`REFERENCE_MIP_GAP`, integer only) and the
+    verifier's run limit (long for integer and unreadable data, to be safe), so the two cannot disagree.
+    """
+    from orharbor.modelling.retail import model as retail_model
+
+    try:
+        inst = retail_model.parse(data)
+    except retail_model.DataError:
+        return "unreadable"
+    return "integer" if inst.pack > 1 or inst.moq > 0 or inst.c_fixed > 0 else "lp"
+
+
+def integer_orders(data: dict) -> bool:
+    """Whether the retail model reads a scenario's orders as integer (a MIP); see :func:`order_kind`."""
+    return order_kind(data) == "integer"
 
 
 def expected_answer(row: dict) -> dict:

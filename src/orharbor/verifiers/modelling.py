@@ -176,6 +176,11 @@ def score_model_run(program_path: str, data: bytes, expected: dict, python: str,
     return reward, graded
 
 
+def grade_answer(status: str, objective: float | None, expected: dict) -> tuple[float, dict]:
+    """Grade a (status, objective) already read, as a task grades its answer: (reward, details)."""
+    return _grade(lambda: (status, objective), expected)
+
+
 def _grade(read, expected: dict) -> tuple[float, dict]:
     """Grade the (status, objective) that ``read()`` returns, or the BadOutput it raises."""
     details: dict = {"kind": "modelling", "executed": 0, "correct": 0,

@@ -1,0 +1,83 @@
+"""How far each release's references are from the best known values, part by part.
+
+    .venv/bin/python bench/reference_gaps.py NEW_RELEASE [OLD_RELEASE]
+
+For every part (``*.jsonl``) of NEW_RELEASE: the mean relative gap of its references to the
+best known values NEW_RELEASE stores (``best_known`` of a level-1 row, ``eval_best_known`` of a
+level-2 row), and, when OLD_RELEASE is given, the mean gap of OLD_RELEASE's references on the
+instances both releases share (same problem, size and seed, or the same published instance),
+measured against NEW_RELEASE's best known values. Prints a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def _rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _value(best_known: object) -> float | None:
+    """A best-known entry's value: ``{"value", ...}``, a bare number, or None."""
+    if isinstance(best_known, dict):
+        best_known = best_known.get("value")
+    return float(best_known) if isinstance(best_known, (int, float)) and not isinstance(best_known, bool) else None
+
+
+def instances(row: dict):
+    """(key, reference, best known value) of every instance a row scores: one for level 1, one per
+    evaluation instance for level 2. The key names the instance across releases."""
+    if row["level"] == 1:
+        name = row.get("instance_seed", row["id"])
+        yield (row["problem"], row["size"], name), row["reference"], _value(row.get("best_known"))
+        return
+    best = row.get("eval_best_known") or [None] * len(row["eval_seeds"])
+    for seed, reference, known in zip(row["eval_seeds"], row["eval_references"], best):
+        yield (row["problem"], row["size"], seed), reference, _value(known)
+
+
+def gaps(new: Path, old: Path | None) -> list[tuple[str, int, float | None, int, float | None]]:
+    """(part, instances, mean new gap, shared instances, mean old gap on them) per part of ``new``."""
+    before = {}
+    if old is not None:
+        for path in sorted(old.glob("*.jsonl")):
+            for key, reference, _ in (i for row in _rows(path) for i in instances(row)):
+                before[key] = reference
+    table = []
+    for path in sorted(new.glob("*.jsonl")):
+        now, then = [], []
+        for key, reference, known in (i for row in _rows(path) for i in instances(row)):
+            if known is None or known <= 0:
+                continue
+            now.append((reference - known) / known)
+            if key in before:
+                then.append((before[key] - known) / known)
+        mean = (lambda xs: sum(xs) / len(xs) if xs else None)
+        table.append((path.stem, len(now), mean(now), len(then), mean(then)))
+    return table
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("new", type=Path)
+    parser.add_argument("old", type=Path, nargs="?")
+    args = parser.parse_args()
+    for release in (args.new, args.old):
+        if release is not None and not any(release.glob("*.jsonl")):
+            print(f"{release}: no parts (*.jsonl) there", file=sys.stderr)
+            return 1
+    pct = (lambda x: "-" if x is None else f"{100 * x:.2f}%")
+    print(f"| part | instances | {args.new.name} reference gap |"
+          + (f" shared | {args.old.name} reference gap |" if args.old else ""))
+    print("|---|---|---|" + ("---|---|" if args.old else ""))
+    for part, n, now, shared, then in gaps(args.new, args.old):
+        print(f"| {part} | {n} | {pct(now)} |" + (f" {shared} | {pct(then)} |" if args.old else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
