@@ -10,10 +10,13 @@ the row holds, with its bound below it. Journals (parts still under way) are not
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from orharbor import problem_modules
 from orharbor.benchmark.recipe import load_recipe
+from orharbor.benchmark.release import RELEASE_FILE
 from orharbor.datasets.engine import STARVED_SHARE, cpu_share, finished_rows
 from orharbor.datasets.rows import read_rows
 
@@ -67,3 +70,31 @@ def test_a_built_part_is_sound(part):
             # a reference that ran to its limit had its core: a starved one is weaker than its limit says
             share = cpu_share(meta)
             assert share is None or share >= STARVED_SHARE * part.plan.solver_workers, (where, share)
+
+
+def test_release_json_comes_with_the_last_part_and_records_every_reference():
+    """release.json is written when the last part lands (an unfinished release has no provenance); it then
+    records every instance's reference (start, limit, threads, status, bound) and best known value, and
+    that the references had their cores."""
+    release = FOLDER / RELEASE_FILE
+    if len(BUILT) < len(RECIPE.parts):
+        assert not release.exists()
+        return
+    provenance = json.loads(release.read_text())
+    assert provenance["tag"] == "orharbor-bench@1.1"
+    assert provenance["reference_cpu_share"]["min"] >= STARVED_SHARE
+    expected = []
+    for part in RECIPE.parts:
+        for row in read_rows(FOLDER / part.file):
+            if row["level"] == 1:
+                expected.append((row["id"], row["reference"], row["best_known"]))
+            else:
+                expected += [(f"{row['id']}#{i}", ref, known)
+                             for i, (ref, known) in enumerate(zip(row["eval_references"], row["eval_best_known"]))]
+    records = provenance["references"]
+    assert [(r["id"], r["reference"], r["best_known"]) for r in records] == expected
+    assert provenance["instances"] == len(expected)
+    for record in records:
+        assert record["hint"] and record["time_limit_s"] in (60.0, 120.0) and record["workers"] == 1, record
+        assert record["status"] in ("OPTIMAL", "FEASIBLE"), record
+        assert record["bound"] is None or record["bound"] <= record["reference"], record
