@@ -44,11 +44,16 @@ Solving: HiGHS through MathOpt, one thread, relative gap 1e-7; the time limit co
 call (parsing and building included). LPs solve in well under a second. When orders are
 integer (MOQ, fixed order cost, pack size) the model adds valid inequalities (each explained
 where it is added) and, if a short branch and bound has not proven optimality, improves the
-incumbent by fix-and-optimize (sub-MIPs over blocks of the integer orders, the others fixed)
-before a final branch and bound warm-started from the best plan. A run that ends at the time
-limit reports ``TIME_LIMIT`` with the best objective found, unless its proven gap is within
-``OPTIMAL_GAP`` (1%): the benchmark's references come from Gurobi with a 1% MIP gap, which
-reports such a plan as OPTIMAL, and the status is graded against theirs. HiGHS does not close
+incumbent by fix-and-optimize before a final branch and bound warm-started from the best plan.
+A fix-and-optimize sub-MIP frees a block of orders. With order set-ups (MOQ, fixed costs) it
+is first local: every variable of the items (product, location) outside the block is fixed
+at the incumbent too, so presolve leaves only the block's items (about 0.2 s a sub-MIP
+instead of 0.6 s on the fixed-cost scenarios), and the whole plan's quantities are
+re-optimised after each pass; then whole-model sub-MIPs and wider blocks take over.
+A run that ends at the time limit reports ``TIME_LIMIT`` with the best objective found,
+unless its proven gap is within ``OPTIMAL_GAP`` (1%): the benchmark's references come from
+Gurobi with a 1% MIP gap, which reports such a plan as OPTIMAL, and the status is graded
+against theirs. HiGHS does not close
 the v0 MOQ, fixed-cost and pack-size gaps in minutes; their plans match or beat the references.
 """
 
@@ -251,7 +256,10 @@ class Built:
     model: mathopt.Model
     order_keys: list                              # (p, l, t) of every order
     ints: dict = field(default_factory=dict)      # (p, l, t) -> the order's integer variable (z or n)
+    setups: bool = False                          # the integers are order set-ups z (MOQ, fixed cost), not packs n
     upper: dict = field(default_factory=dict)     # integer variable -> its upper bound
+    owner: dict = field(default_factory=dict)     # continuous variable -> the items (p, l) it belongs to
+    bounds: dict = field(default_factory=dict)    # continuous variable -> its (lower, upper) bound
 
 
 def build(inst: Instance) -> Built:
@@ -377,14 +385,23 @@ def build(inst: Instance) -> Built:
         terms.extend(inst.c_trans * v for v in X.values())
     m.minimize(mathopt.fast_sum(terms))
 
-    built = Built(model=m, order_keys=keys, ints=dict(z) if z else dict(n))
+    built = Built(model=m, order_keys=keys, ints=dict(z) if z else dict(n), setups=bool(z))
+    owner = built.owner
+    for table in (Q, I, y, W, L):
+        for key, v in table.items():
+            owner[v] = ((key[0], key[1]),)
+    for (p, a, b, t), v in X.items():
+        owner[v] = ((p, a), (p, b))
+    for (a, b, l, t), v in S.items():
+        owner[v] = ((a, l), (b, l))
     if z or n:
-        _strengthen(inst, m, Q, z, n, I, y, L, S)
+        _strengthen(inst, m, Q, z, n, I, y, L, S, owner)
     built.upper = {v: v.upper_bound for v in built.ints.values()}
+    built.bounds = {v: (v.lower_bound, v.upper_bound) for v in owner}
     return built
 
 
-def _strengthen(inst: Instance, m, Q, z, n, I, y, L, S) -> None:
+def _strengthen(inst: Instance, m, Q, z, n, I, y, L, S, owner: dict) -> None:
     """Valid inequalities for integer orders; none changes the optimal objective.
 
     A *cohort* is the stock of one order: at a location that no transshipment edge touches
@@ -454,10 +471,12 @@ def _strengthen(inst: Instance, m, Q, z, n, I, y, L, S) -> None:
                                 m.add_linear_constraint(y[p, l, s, r] <= inst.demand[p, l, s] * z[key])
                                 continue
                             own = m.add_variable(lb=0.0, ub=inst.demand[p, l, s])
+                            owner[own] = ((p, l),)
                             m.add_linear_constraint(own <= inst.demand[p, l, s] * z[key])
                             parts = [own]
                             for a in feeds[p]:
                                 part = m.add_variable(lb=0.0)
+                                owner[part] = ((p, l),)
                                 m.add_linear_constraint(part <= inst.demand[a, l, s] * z[key])
                                 split.setdefault((a, p, l, s), []).append(part)
                                 parts.append(part)
@@ -480,6 +499,8 @@ def _strengthen(inst: Instance, m, Q, z, n, I, y, L, S) -> None:
             slack = [m.add_variable(lb=0.0) for _ in range(T + 1)]
             orders = [m.add_variable(lb=0.0) for _ in range(T + 1)]
             old = [m.add_variable(lb=0.0) for _ in range(T)]
+            for v in slack + orders + old:
+                owner[v] = ((p, l),)
             m.add_linear_constraint(slack[0] == 0.0)
             m.add_linear_constraint(orders[0] == 0.0)
             for t in range(T):
@@ -581,7 +602,7 @@ def _within_bounds(values: dict) -> dict:
     return hint
 
 
-def _blocks(inst: Instance) -> list:
+def _blocks(inst: Instance) -> tuple[list, list]:
     """Families of order groups (p, l, t) that fix-and-optimize re-optimises, in turn."""
     P, Ls, T = inst.products, inst.locations, inst.T
     width = min(T, _WINDOW)
@@ -591,11 +612,15 @@ def _blocks(inst: Instance) -> list:
     sites = [lambda k, l=l: k[1] == l for l in Ls]
     pairs = [lambda k, p=p, a=a, b=b: k[0] == p and k[1] in (a, b)
              for p in P for i, a in enumerate(Ls) for b in Ls[i + 1:]]
+    wide = min(T, 2 * _WINDOW)
+    wide_starts = sorted(set(range(0, max(1, T - wide + 1), max(1, wide // 2))) | {max(0, T - wide)})
+    wide_windows = [lambda k, p=p, s=s: k[0] == p and s <= k[2] < s + wide for p in P for s in wide_starts]
+    site_pairs = [lambda k, a=a, b=b: k[1] in (a, b) for i, a in enumerate(Ls) for b in Ls[i + 1:]]
     # one product at one location over the horizon (its order timing and sizes); one product
     # at all locations over a few periods (who uses the shared capacity when); one product at
     # two locations (swapping order periods between them); all products at one location
-    # (shared storage and substitution)
-    return [items, windows, pairs, sites]
+    # (shared storage and substitution); then the wide ones: longer windows, all products at two locations
+    return [items, windows, pairs, sites], [wide_windows, site_pairs]
 
 
 _WINDOW = 6
@@ -643,24 +668,24 @@ def solve(data: dict, time_limit_s: float = DEFAULT_TIME_LIMIT_S, *, rel_gap: fl
         return _answer(_within_gap(last, [first.bound, last.bound], optimal_gap))
     reserve = max(1.0, 0.1 * time_limit_s)
     sub_limit = max(0.5, min(_SUB_LIMIT, 0.1 * time_limit_s))
-    # cycle through the families until a whole cycle brings no improvement
-    families = _blocks(inst)
-    stale = 0                      # families tried in a row without improvement
-    index = 0
-    while stale < len(families) and left() > reserve + 0.5:
-        improved = False
-        for chosen in families[index % len(families)]:
-            if left() <= reserve + 0.5:
+    small, wide = _blocks(inst)
+    # phases, each until a whole cycle of its families brings nothing, all of them again while a round
+    # improves. Set-ups (MOQ, fixed costs): local sub-MIPs over the small and the wide blocks, then
+    # whole-model ones over the small blocks. Packs: whole-model sub-MIPs over the small blocks (a pack
+    # count's change pays only with other items' quantities re-balanced around it: local sub-MIPs
+    # ended 0.4% higher on a pack-size variant).
+    phases = [(small + wide, True), (small, False)] if built.setups else [(small, False)]
+    round_improved, phase = False, 0
+    while left() > reserve + 0.5:
+        families, local = phases[phase]
+        improved = _improve(built, families, local, best, lambda: left() - reserve, sub_limit, log, start)
+        round_improved = round_improved or improved.objective < best.objective
+        best = improved
+        phase = (phase + 1) % len(phases)
+        if phase == 0:
+            if not round_improved:
                 break
-            run = _fixed(built, chosen, best, min(sub_limit, left() - reserve))
-            if run.objective is not None and run.objective < best.objective - 1e-7 * max(1.0, abs(best.objective)):
-                best = _Run("TIME_LIMIT", run.objective, None, run.values)
-                improved = True
-                if log:
-                    print(f"fix-and-optimize: family {index % len(families)}: {best.objective:.2f} "
-                          f"at {time.monotonic() - start:.1f}s", file=sys.stderr)
-        stale = 0 if improved else stale + 1
-        index += 1
+            round_improved = False
     # 3. branch and bound again, warm-started from the incumbent, for the time left
     if log:
         print(f"fix-and-optimize: {best.objective:.2f} at {time.monotonic() - start:.1f}s", file=sys.stderr)
@@ -669,6 +694,37 @@ def solve(data: dict, time_limit_s: float = DEFAULT_TIME_LIMIT_S, *, rel_gap: fl
         # the incumbent stands; whatever status its own (restricted) solve had, the full model stopped
         final = _Run("TIME_LIMIT", best.objective, final.bound, best.values)
     return _answer(_within_gap(final, [first.bound, final.bound], optimal_gap))
+
+
+def _improve(built: Built, families: list, local: bool, best: _Run, left, sub_limit: float, log: bool,
+             start: float) -> _Run:
+    """Fix-and-optimize over ``families`` of blocks, in turn, until a whole cycle of them brings no
+    improvement or ``left()`` runs out; the best plan."""
+    stale = index = 0
+    while stale < len(families) and left() > 0.5:
+        improved = False
+        for chosen in families[index % len(families)]:
+            if left() <= 0.5:
+                break
+            run = _fixed(built, chosen, best, min(sub_limit, left()), local=local)
+            if _better(run, best):
+                best = _Run("TIME_LIMIT", run.objective, None, run.values)
+                improved = True
+                if log:
+                    print(f"fix-and-optimize ({'local' if local else 'whole model'}): {best.objective:.2f} "
+                          f"at {time.monotonic() - start:.1f}s", file=sys.stderr)
+        if improved and local and left() > 0.5:
+            # the sub-MIPs kept the other items' quantities: re-optimise all of them, orders fixed
+            run = _fixed(built, lambda key: False, best, min(sub_limit, left()))
+            if _better(run, best):
+                best = _Run("TIME_LIMIT", run.objective, None, run.values)
+        stale = 0 if improved else stale + 1
+        index += 1
+    return best
+
+
+def _better(run: _Run, best: _Run) -> bool:
+    return run.objective is not None and run.objective < best.objective - 1e-7 * max(1.0, abs(best.objective))
 
 
 def _within_gap(run: _Run, bounds: list, optimal_gap: float) -> _Run:
@@ -681,19 +737,33 @@ def _within_gap(run: _Run, bounds: list, optimal_gap: float) -> _Run:
     return _Run("OPTIMAL", run.objective, max(known), run.values) if gap <= optimal_gap else run
 
 
-def _fixed(built: Built, chosen, incumbent: _Run | None, time_limit_s: float) -> _Run:
-    """Solve with the integer orders outside ``chosen`` fixed at the incumbent (at 0 without one)."""
+def _fixed(built: Built, chosen, incumbent: _Run | None, time_limit_s: float, local: bool = False) -> _Run:
+    """Solve with the integer orders outside ``chosen`` fixed at the incumbent (at 0 without one).
+
+    ``local``: every continuous variable of the items (p, l) no chosen order belongs to is fixed at the
+    incumbent as well, so the sub-MIP is the chosen items alone (presolve removes the rest): far cheaper,
+    and the plan's other quantities are re-optimised by a solve with ``local`` off now and then."""
     for key, v in built.ints.items():
         if chosen(key):
             v.lower_bound, v.upper_bound = 0.0, built.upper[v]
         else:
             v.lower_bound = v.upper_bound = float(round(incumbent.values[v])) if incumbent else 0.0
+    pinned = []
+    if local and incumbent is not None:
+        free = {key[:2] for key in built.ints if chosen(key)}
+        for v, items in built.owner.items():
+            if not all(item in free for item in items):
+                lb, ub = built.bounds[v]
+                v.lower_bound = v.upper_bound = min(max(incumbent.values[v], lb), ub)
+                pinned.append(v)
     try:
         return _highs(built, time_limit_s, 1e-6, hint=incumbent.values if incumbent else None,
                       options=_SUB_OPTIONS)
     finally:
         for v in built.ints.values():
             v.lower_bound, v.upper_bound = 0.0, built.upper[v]
+        for v in pinned:
+            v.lower_bound, v.upper_bound = built.bounds[v]
 
 
 def _answer(run: _Run) -> dict:
