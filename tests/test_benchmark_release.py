@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -63,6 +64,35 @@ agent_timeout_s = 700
 """
 
 
+#: A tier grown by a part of its own: more instances of rcpsp j30 at both levels, from seeds of their own.
+GROWN = """[[tiers]]
+problem = "rcpsp"
+size = "j30"
+part = "more"
+start_seed = 1100
+level1_rows = 2
+level2_rows = 1
+solve_time_limit_s = 5
+agent_timeout_s = 900
+"""
+
+
+def test_a_tier_grows_by_a_part_of_its_own_with_seeds_of_its_own():
+    """More instances for a tier come as a new part beside the built one (whose rows, seeds and journal
+    stay as they are), named by its ``part``, with a ``start_seed`` no seed of the first part can reach."""
+    from orharbor.datasets.engine import planned_rows
+
+    recipe = parse_recipe(TINY + GROWN, "tiny.toml")
+    parts = {part.name: part.plan for part in recipe.parts}
+    assert [name for name in parts if name.startswith("rcpsp")] == [
+        "rcpsp-j30-l1", "rcpsp-j30-l2", "rcpsp-j30-more-l1", "rcpsp-j30-more-l2"]
+    assert parts["rcpsp-j30-l1"] == parse_recipe(TINY, "tiny.toml").parts[0].plan   # the built part is unchanged
+    assert [r["id"] for r in planned_rows(parts["rcpsp-j30-more-l1"])] == ["rcpsp-j30-l1-s1100", "rcpsp-j30-l1-s1101"]
+    first = {s for r in planned_rows(parts["rcpsp-j30-l2"]) for s in r["eval_seeds"]}
+    grown = {s for r in planned_rows(parts["rcpsp-j30-more-l2"]) for s in r["eval_seeds"]}
+    assert len(grown) == 2 and not first & grown
+
+
 def run(*args, timeout=300):
     return subprocess.run([str(ORHARBOR), *map(str, args)], capture_output=True, text=True, timeout=timeout)
 
@@ -99,9 +129,12 @@ def test_a_recipe_is_checked_against_the_schema_and_the_problem_classes():
         TINY.replace("[export]", "[export]\ncolour = 1"): "colour",
         TINY + '[[tiers]]\nproblem = "rcpsp"\nsize = "j30"\nlevel1_rows = 1\nlevel2_rows = 0\n'
                'solve_time_limit_s = 5\nagent_timeout_s = 9\n': "rcpsp-j30-l1 is declared twice",
+        TINY + GROWN.replace("start_seed = 1100", "start_seed = 1030"):
+            "rcpsp-j30-more-l1 and rcpsp-j30-l1 can draw the same instance seeds (e.g. 1030); give "
+            "rcpsp-j30-more-l1 a start_seed beyond 1039",
     }
     for text, message in cases.items():
-        with pytest.raises(RecipeError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        with pytest.raises(RecipeError, match=re.escape(message)):
             parse_recipe(text, "tiny.toml")
     with pytest.raises(RecipeError, match="no recipe 'orharbor-bench-9'"):
         load_recipe("orharbor-bench-9")

@@ -111,11 +111,13 @@ def parse_recipe(text: str, where: str = "recipe") -> Recipe:
             rows = tier[f"level{level}_rows"]
             if rows:
                 plan = BuildPlan(tier["problem"], (tier["size"],), level, rows, _limit(tier, build),
-                                 build["solver_workers"], build["start_seed"],
+                                 build["solver_workers"], tier.get("start_seed", build["start_seed"]),
                                  tier.get("eval_instances", build["eval_instances"]),
                                  float(tier["solve_time_limit_s"]), float(build["min_gap"]),
                                  skip_zero_reference=tier.get("skip_zero_reference", False), **_strength(tier, build))
-                parts.append(Part(f"{tier['problem']}-{tier['size']}-l{level}", plan, float(tier["agent_timeout_s"])))
+                # part: when a tier grows by a part of its own (its own start_seed), built beside the first
+                name = "-".join([tier["problem"], tier["size"], *([tier["part"]] if "part" in tier else [])])
+                parts.append(Part(f"{name}-l{level}", plan, float(tier["agent_timeout_s"])))
     for i, entry in enumerate(data.get("published", [])):
         _module(entry["problem"], f"{where}: published[{i}]")
         try:
@@ -130,8 +132,29 @@ def parse_recipe(text: str, where: str = "recipe") -> Recipe:
     twice = sorted({name for name in names if names.count(name) > 1})
     if twice:
         raise RecipeError(f"{where}: {twice[0]} is declared twice")
+    _no_shared_seeds(parts, where)
     return Recipe(data["name"], data["version"], data.get("description", ""), text, dict(data["export"]),
                   tuple(parts), data.get("smoke", {}).get("per_class", 1), where)
+
+
+def _no_shared_seeds(parts: list[Part], where: str) -> None:
+    """Parts of one class, size and level (a tier and the parts it grew by) may not share an instance
+    seed, counting every seed a slot could pass over (``min_gap``): a shared one is the same instance twice."""
+    from orharbor.datasets.engine import MAX_ATTEMPTS
+
+    seen: dict[tuple, tuple[str, set]] = {}
+    for part in parts:
+        plan = part.plan
+        if plan.published:
+            continue
+        seeds = {plan.seed(row, slot, attempt) for row in range(plan.num_rows)
+                 for slot in range(1 if plan.level == 1 else plan.eval_instances) for attempt in range(MAX_ATTEMPTS)}
+        key = (plan.problem, plan.sizes, plan.level)
+        if key in seen and seen[key][1] & seeds:
+            raise RecipeError(f"{where}: {part.name} and {seen[key][0]} can draw the same instance seeds "
+                              f"(e.g. {min(seen[key][1] & seeds)}); give {part.name} a start_seed beyond "
+                              f"{max(seen[key][1])}")
+        seen[key] = (part.name, seeds | seen.get(key, ("", set()))[1])
 
 
 def _limit(entry: dict, build: dict) -> float:
