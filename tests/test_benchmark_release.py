@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -225,6 +226,36 @@ def test_a_built_release_is_never_overwritten_and_resume_is_a_no_op(built):
     other.write_text(TINY.replace("start_seed = 1000", "start_seed = 7"))
     refused = run("build-dataset", "--recipe", other, "--out", release, "--resume")
     assert refused.returncode == 1 and "built from another recipe" in refused.stderr
+
+
+def test_an_unreleased_build_resumes_into_a_grown_recipe_and_a_released_one_does_not(built, tmp_path):
+    """A tier that needs more instances grows by a part of its own (GROWN): --resume builds the new parts
+    beside the finished ones, which stay byte for byte, while no release.json says the version is out.
+    A released folder, or a recipe that changes a built part, is still refused."""
+    recipe, release, _ = built
+    grown = tmp_path / "grown.toml"
+    grown.write_text(TINY + GROWN)
+    refused = run("build-dataset", "--recipe", grown, "--out", release, "--resume")
+    assert refused.returncode == 1 and "built from another recipe" in refused.stderr
+    unreleased = tmp_path / "rel"
+    shutil.copytree(release, unreleased)
+    (unreleased / "release.json").unlink()
+    before = {p.name: p.read_bytes() for p in unreleased.iterdir()}
+    changed = tmp_path / "changed.toml"
+    changed.write_text(TINY.replace("level1_rows = 2", "level1_rows = 3") + GROWN)
+    refused = run("build-dataset", "--recipe", changed, "--out", unreleased, "--resume")
+    assert refused.returncode == 1 and "built from another recipe" in refused.stderr
+    done = run("build-dataset", "--recipe", grown, "--out", unreleased, "--resume", "--workers", "2")
+    assert done.returncode == 0, done.stderr
+    assert ("the recipe grew by 2 parts (rcpsp-j30-more-l1, rcpsp-j30-more-l2)" in done.stderr
+            and "2 of 6 parts to build (3 rows, 4 instances" in done.stderr), done.stderr
+    after = {p.name: p.read_bytes() for p in unreleased.iterdir()}
+    assert {name: after[name] for name in before if name != "recipe.toml"} == {
+        name: data for name, data in before.items() if name != "recipe.toml"}
+    assert after["recipe.toml"].decode() == TINY + GROWN
+    assert [r["id"] for r in read_rows(unreleased / "rcpsp-j30-more-l1.jsonl")] == [
+        "rcpsp-j30-l1-s1100", "rcpsp-j30-l1-s1101"]
+    assert json.loads(after["release.json"])["instances"] == 12
 
 
 def test_recipe_and_plan_options_do_not_mix(tmp_path):

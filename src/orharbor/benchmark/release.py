@@ -50,9 +50,14 @@ def build_release(recipe: Recipe | str | Path, out: str | Path, pool_factory: Ca
         raise ReleaseError(f"--out {out} is a file; a release is built into a folder")
     recorded = out / RECIPE_FILE
     if recorded.exists() and not force:
-        if recorded.read_text(encoding="utf-8") != recipe.text:
-            raise ReleaseError(f"{out} was built from another recipe (its {RECIPE_FILE} differs); build into another "
-                               "folder, or start over with --force")
+        before = recorded.read_text(encoding="utf-8")
+        if before != recipe.text:
+            added = _added_parts(before, recipe) if resume and not (out / RELEASE_FILE).exists() else None
+            if added is None:
+                raise ReleaseError(f"{out} was built from another recipe (its {RECIPE_FILE} differs); build into "
+                                   "another folder, or start over with --force")
+            say(f"{recipe.tag}: the recipe grew by {len(added)} parts ({', '.join(added)}) since {out} was started; "
+                "they are built beside the rest")
     elif not resume:
         refuse_existing([out / RELEASE_FILE], force)
     todo: list[Part] = []
@@ -80,6 +85,19 @@ def build_release(recipe: Recipe | str | Path, out: str | Path, pool_factory: Ca
             return recipe  # its provenance stays that of the machine and time that built it
     write_atomically(out / RELEASE_FILE, json.dumps(provenance(recipe, out), indent=1) + "\n")
     return recipe
+
+
+def _added_parts(before: str, recipe: Recipe) -> list[str] | None:
+    """The names of the parts ``recipe`` adds to the recipe text ``before``, or None unless it only adds parts
+    (same name, version and export settings, every earlier part unchanged): how a tier grows before release."""
+    try:
+        earlier = parse_recipe(before, RECIPE_FILE)
+    except RecipeError:
+        return None
+    same = (earlier.name, earlier.version, earlier.export) == (recipe.name, recipe.version, recipe.export)
+    if not same or not set(earlier.parts) <= set(recipe.parts):
+        return None
+    return [part.name for part in recipe.parts if part not in earlier.parts]
 
 
 def provenance(recipe: Recipe, out: Path) -> dict:
