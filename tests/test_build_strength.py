@@ -48,8 +48,11 @@ def test_a_strengthened_solve_keeps_the_best_of_every_answer(problem):
     assert meta["hint"]["from"] in ("ladder rule", "ladder search") or meta["hint"]["objective"] <= min(
         v for k, v in meta["ladder"].items() if k != "budget_s" and v is not None), meta["hint"]
     assert meta["time_limit_s"] == 0.5
-    if meta["solver"] == "ortools-cp-sat":  # one thread: CP-SAT's interleaved portfolio, LNS included
+    if meta["solver"] == "ortools-cp-sat" and problem_modules.one_thread_portfolio(problem):
+        # one thread: CP-SAT's interleaved portfolio, LNS included
         assert meta["parameters"] == {"interleave_search": True, "subsolvers": ["default_lp"]}
+    elif meta["solver"] == "ortools-cp-sat":  # a class that keeps the single search (rostering)
+        assert "parameters" not in meta
     assert "parameters" not in module.reference(instance, time_limit_s=0.2, workers=1)[1]
 
 
@@ -193,3 +196,7 @@ def test_a_strengthened_one_thread_solve_runs_cp_sats_interleaved_portfolio(monk
     seen.clear()
     solve_instance("jobshop", module.generate(1, "6x6"), 0.5, 1)
     assert seen == [{}]
+    rostering = problem_modules.get("rostering")                 # ONE_THREAD_PORTFOLIO = False
+    assert not problem_modules.one_thread_portfolio("rostering") and problem_modules.one_thread_portfolio("jobshop")
+    result = solve_instance("rostering", rostering.generate(1, rostering.SIZES[0]), 0.5, 1, strength=QUICK)
+    assert seen[1:] and all(extra == {} for extra in seen[1:]) and "parameters" not in result["reference_meta"]

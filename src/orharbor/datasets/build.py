@@ -67,7 +67,7 @@ def solve_instance(problem: str, instance: dict, time_limit_s: float, workers: i
         else {}
     start_policy = min(ladder, key=lambda p: ladder[p][1]) if ladder else None
     ref_cpu_start = time.process_time()
-    with _cpsat_profile(strength, workers) as applied:
+    with _cpsat_profile(strength, workers, problem) as applied:
         ref, meta = module.reference(instance, time_limit_s=time_limit_s, workers=workers, seed=seed,
                                      **({"hint": ladder[start_policy][0]} if start_policy else {}))
     if applied and meta.get("solver") == "ortools-cp-sat":  # some classes build their meta themselves
@@ -97,7 +97,7 @@ def solve_instance(problem: str, instance: dict, time_limit_s: float, workers: i
 
 
 @contextmanager
-def _cpsat_profile(strength: Strength, workers: int):
+def _cpsat_profile(strength: Strength, workers: int, problem: str):
     """A strengthened build's one-thread CP-SAT solves run CP-SAT's interleaved portfolio.
 
     One CP-SAT worker runs a single search and no large-neighbourhood search,
@@ -111,8 +111,11 @@ def _cpsat_profile(strength: Strength, workers: int):
     (google/or-tools#5048; a 40-job weighted tardiness reference crashed in 5 of
     7 runs, 0 of 10 with ``default_lp`` alone). The LNS subsolvers, which do the
     improving, all stay (that 15x15: 3143 against 3152 with all eight).
+
+    A class whose module sets ``ONE_THREAD_PORTFOLIO = False`` keeps the single
+    search (rostering: its own search from the ladder's answer does far better).
     """
-    if not strength.on or workers != 1:
+    if not strength.on or workers != 1 or not problem_modules.one_thread_portfolio(problem):
         yield {}
         return
     from orharbor.problem_modules import cpsat
@@ -187,7 +190,7 @@ def _strong_run(problem: str, module, instance: dict, hint: dict, strength: Stre
     """The class's strongest open solver from ``hint``: its ``strong.py`` (PyVRP for routing), else its reference."""
     solve = problem_modules.strong_solver(problem) or module.reference
     cpu_start, wall_start = time.process_time(), time.perf_counter()
-    with _cpsat_profile(strength, strength.best_known_workers) as applied:
+    with _cpsat_profile(strength, strength.best_known_workers, problem) as applied:
         solution, meta = solve(instance, time_limit_s=strength.best_known_time_limit_s,
                                workers=strength.best_known_workers, seed=seed + 1, hint=hint)
     if applied and meta.get("solver") == "ortools-cp-sat":

@@ -85,6 +85,12 @@ def strong_solver(name: str):
     return module.strong
 
 
+def one_thread_portfolio(name: str) -> bool:
+    """Whether a strengthened build runs the class's one-thread CP-SAT solves as CP-SAT's interleaved portfolio
+    (``orharbor.datasets.build``): yes unless the folder's ``__init__`` sets ``ONE_THREAD_PORTFOLIO = False``."""
+    return bool(getattr(importlib.import_module(_package(name)), "ONE_THREAD_PORTFOLIO", True))
+
+
 def part(name: str, home: str) -> ModuleType:
     """One file of a class folder as a module: ``part("cvrp", "generator")``."""
     return importlib.import_module(f"{_package(name)}.{home}")
