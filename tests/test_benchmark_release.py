@@ -21,6 +21,7 @@ import pytest
 
 from orharbor import problem_modules
 from orharbor.benchmark.recipe import RecipeError, load_recipe, parse_recipe, shipped_recipes
+from orharbor.benchmark.release import build_release
 from orharbor.datasets.published import UnknownPublishedSet, expand_names, published_set
 from orharbor.datasets.rows import read_rows
 from orharbor.problem_modules.jobshop.published import taillard_set
@@ -256,6 +257,21 @@ def test_an_unreleased_build_resumes_into_a_grown_recipe_and_a_released_one_does
     assert [r["id"] for r in read_rows(unreleased / "rcpsp-j30-more-l1.jsonl")] == [
         "rcpsp-j30-l1-s1100", "rcpsp-j30-l1-s1101"]
     assert json.loads(after["release.json"])["instances"] == 12
+
+
+def test_a_recipe_changed_only_in_its_text_resumes_an_unreleased_build_without_solving(built, tmp_path):
+    recipe, release, _ = built
+    unreleased = tmp_path / "rel"
+    shutil.copytree(release, unreleased)
+    (unreleased / "release.json").unlink()
+
+    def no_solving():
+        raise AssertionError("nothing is left to solve")
+
+    said = []
+    build_release(parse_recipe(TINY + "# a comment\n"), unreleased, no_solving, resume=True, say=said.append)
+    assert said[0] == f"tiny-bench@0.1: the recipe's text changed since {unreleased} was started, not its parts"
+    assert (unreleased / "recipe.toml").read_text() == TINY + "# a comment\n" and (unreleased / "release.json").exists()
 
 
 def test_recipe_and_plan_options_do_not_mix(tmp_path):

@@ -57,7 +57,8 @@ def build_release(recipe: Recipe | str | Path, out: str | Path, pool_factory: Ca
                 raise ReleaseError(f"{out} was built from another recipe (its {RECIPE_FILE} differs); build into "
                                    "another folder, or start over with --force")
             say(f"{recipe.tag}: the recipe grew by {len(added)} parts ({', '.join(added)}) since {out} was started; "
-                "they are built beside the rest")
+                "they are built beside the rest" if added else
+                f"{recipe.tag}: the recipe's text changed since {out} was started, not its parts")
     elif not resume:
         refuse_existing([out / RELEASE_FILE], force)
     todo: list[Part] = []
