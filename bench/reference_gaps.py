@@ -12,20 +12,15 @@ measured against NEW_RELEASE's best known values. Prints a Markdown table.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
-
-def _rows(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+from orharbor.datasets.rows import iter_rows
 
 
-def _value(best_known: object) -> float | None:
-    """A best-known entry's value: ``{"value", ...}``, a bare number, or None."""
-    if isinstance(best_known, dict):
-        best_known = best_known.get("value")
-    return float(best_known) if isinstance(best_known, (int, float)) and not isinstance(best_known, bool) else None
+def _value(best_known: dict | None) -> float | None:
+    """A best-known entry's value (``{"value", "source", "bound"}``); None without one."""
+    return (best_known or {}).get("value")
 
 
 def instances(row: dict):
@@ -45,12 +40,12 @@ def gaps(new: Path, old: Path | None) -> list[tuple[str, int, float | None, int,
     before = {}
     if old is not None:
         for path in sorted(old.glob("*.jsonl")):
-            for key, reference, _ in (i for row in _rows(path) for i in instances(row)):
+            for key, reference, _ in (i for row in iter_rows(path) for i in instances(row)):
                 before[key] = reference
     table = []
     for path in sorted(new.glob("*.jsonl")):
         now, then = [], []
-        for key, reference, known in (i for row in _rows(path) for i in instances(row)):
+        for key, reference, known in (i for row in iter_rows(path) for i in instances(row)):
             if known is None or known <= 0:
                 continue
             now.append((reference - known) / known)

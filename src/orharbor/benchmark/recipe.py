@@ -150,11 +150,11 @@ def _no_shared_seeds(parts: list[Part], where: str) -> None:
         seeds = {plan.seed(row, slot, attempt) for row in range(plan.num_rows)
                  for slot in range(1 if plan.level == 1 else plan.eval_instances) for attempt in range(MAX_ATTEMPTS)}
         key = (plan.problem, plan.sizes, plan.level)
-        if key in seen and seen[key][1] & seeds:
-            raise RecipeError(f"{where}: {part.name} and {seen[key][0]} can draw the same instance seeds "
-                              f"(e.g. {min(seen[key][1] & seeds)}); give {part.name} a start_seed beyond "
-                              f"{max(seen[key][1])}")
-        seen[key] = (part.name, seeds | seen.get(key, ("", set()))[1])
+        other, drawn = seen.get(key, ("", set()))
+        if drawn & seeds:
+            raise RecipeError(f"{where}: {part.name} and {other} can draw the same instance seeds "
+                              f"(e.g. {min(drawn & seeds)}); give {part.name} a start_seed beyond {max(drawn)}")
+        seen[key] = (part.name, drawn | seeds)
 
 
 def _limit(entry: dict, build: dict) -> float:

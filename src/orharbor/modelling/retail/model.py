@@ -53,8 +53,8 @@ re-optimised after each pass; then whole-model sub-MIPs and wider blocks take ov
 A run that ends at the time limit reports ``TIME_LIMIT`` with the best objective found,
 unless its proven gap is within ``OPTIMAL_GAP`` (1%): the benchmark's references come from
 Gurobi with a 1% MIP gap, which reports such a plan as OPTIMAL, and the status is graded
-against theirs. HiGHS does not close
-the v0 MOQ, fixed-cost and pack-size gaps in minutes; their plans match or beat the references.
+against theirs. HiGHS does not close the v0 MOQ, fixed-cost and pack-size gaps in minutes;
+their plans match or beat the references.
 """
 
 from __future__ import annotations
@@ -256,7 +256,6 @@ class Built:
     model: mathopt.Model
     order_keys: list                              # (p, l, t) of every order
     ints: dict = field(default_factory=dict)      # (p, l, t) -> the order's integer variable (z or n)
-    setups: bool = False                          # the integers are order set-ups z (MOQ, fixed cost), not packs n
     upper: dict = field(default_factory=dict)     # integer variable -> its upper bound
     owner: dict = field(default_factory=dict)     # continuous variable -> the items (p, l) it belongs to
     bounds: dict = field(default_factory=dict)    # continuous variable -> its (lower, upper) bound
@@ -385,7 +384,7 @@ def build(inst: Instance) -> Built:
         terms.extend(inst.c_trans * v for v in X.values())
     m.minimize(mathopt.fast_sum(terms))
 
-    built = Built(model=m, order_keys=keys, ints=dict(z) if z else dict(n), setups=bool(z))
+    built = Built(model=m, order_keys=keys, ints=dict(z) if z else dict(n))
     owner = built.owner
     for table in (Q, I, y, W, L):
         for key, v in table.items():
@@ -605,22 +604,23 @@ def _within_bounds(values: dict) -> dict:
 def _blocks(inst: Instance) -> tuple[list, list]:
     """Families of order groups (p, l, t) that fix-and-optimize re-optimises, in turn."""
     P, Ls, T = inst.products, inst.locations, inst.T
-    width = min(T, _WINDOW)
-    starts = sorted(set(range(0, max(1, T - width + 1), max(1, width // 2))) | {max(0, T - width)})
+
+    def windows(width: int) -> list:
+        """One product at all locations over ``width`` periods, windows overlapping by half."""
+        width = min(T, width)
+        starts = sorted(set(range(0, max(1, T - width + 1), max(1, width // 2))) | {max(0, T - width)})
+        return [lambda k, p=p, s=s: k[0] == p and s <= k[2] < s + width for p in P for s in starts]
+
     items = [lambda k, p=p, l=l: k[0] == p and k[1] == l for l in Ls for p in P]
-    windows = [lambda k, p=p, s=s: k[0] == p and s <= k[2] < s + width for p in P for s in starts]
     sites = [lambda k, l=l: k[1] == l for l in Ls]
     pairs = [lambda k, p=p, a=a, b=b: k[0] == p and k[1] in (a, b)
              for p in P for i, a in enumerate(Ls) for b in Ls[i + 1:]]
-    wide = min(T, 2 * _WINDOW)
-    wide_starts = sorted(set(range(0, max(1, T - wide + 1), max(1, wide // 2))) | {max(0, T - wide)})
-    wide_windows = [lambda k, p=p, s=s: k[0] == p and s <= k[2] < s + wide for p in P for s in wide_starts]
     site_pairs = [lambda k, a=a, b=b: k[1] in (a, b) for i, a in enumerate(Ls) for b in Ls[i + 1:]]
     # one product at one location over the horizon (its order timing and sizes); one product
     # at all locations over a few periods (who uses the shared capacity when); one product at
     # two locations (swapping order periods between them); all products at one location
     # (shared storage and substitution); then the wide ones: longer windows, all products at two locations
-    return [items, windows, pairs, sites], [wide_windows, site_pairs]
+    return [items, windows(_WINDOW), pairs, sites], [windows(2 * _WINDOW), site_pairs]
 
 
 _WINDOW = 6
@@ -675,7 +675,7 @@ def solve(data: dict, time_limit_s: float = DEFAULT_TIME_LIMIT_S, *, rel_gap: fl
     # blocks, since an order's change there pays only with other items' quantities re-balanced
     # around it (an MOQ order takes at least the MOQ of a shared capacity): local sub-MIPs ended
     # 0.2-0.4% higher on published MOQ rows and on a pack-size variant.
-    local_first = built.setups and inst.moq == 0
+    local_first = inst.c_fixed > 0 and inst.moq == 0
     phases = [(small + wide, True), (small, False)] if local_first else [(small, False)]
     round_improved, phase = False, 0
     while left() > reserve + 0.5:
