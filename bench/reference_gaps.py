@@ -15,24 +15,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from orharbor.datasets.rows import iter_rows
-
-
-def _value(best_known: dict | None) -> float | None:
-    """A best-known entry's value (``{"value", "source", "bound"}``); None without one."""
-    return (best_known or {}).get("value")
+from orharbor.datasets.rows import iter_rows, row_instances
 
 
 def instances(row: dict):
-    """(key, reference, best known value) of every instance a row scores: one for level 1, one per
-    evaluation instance for level 2. The key names the instance across releases."""
-    if row["level"] == 1:
-        name = row.get("instance_seed", row["id"])
-        yield (row["problem"], row["size"], name), row["reference"], _value(row.get("best_known"))
-        return
-    best = row.get("eval_best_known") or [None] * len(row["eval_seeds"])
-    for seed, reference, known in zip(row["eval_seeds"], row["eval_references"], best):
-        yield (row["problem"], row["size"], seed), reference, _value(known)
+    """(key, reference, best known value) of every instance a row scores. The key names the instance across
+    releases: problem, size and seed (or, for a published instance, the row's id)."""
+    for instance in row_instances(row):
+        name = instance.seed if instance.seed is not None else instance.key
+        yield (row["problem"], row["size"], name), instance.reference, (instance.best_known or {}).get("value")
 
 
 def gaps(new: Path, old: Path | None) -> list[tuple[str, int, float | None, int, float | None]]:

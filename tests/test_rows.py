@@ -12,7 +12,7 @@ import pytest
 from orharbor.datasets import build
 from orharbor.datasets.build import EVAL_SEED_BASE, UnknownSize, build_dataset, plan_rows
 from orharbor.datasets.rows import (RowError, dumps_row, iter_rows, normalise_best_known, read_rows,
-                                    validate_row, write_rows)
+                                    row_instances, validate_row, write_rows)
 from orharbor.errors import UserError
 from orharbor import problem_modules
 
@@ -63,6 +63,23 @@ def test_built_level2_row_is_valid(level2_row):
         assert js.evaluate(instance, row["eval_baseline_solutions"][i]) == row["eval_baselines"][i]
     assert len(row["eval_reference_metas"]) == 2
 
+
+
+def test_row_instances_reads_both_shapes_instance_by_instance(level1_row, level2_row):
+    """A level-1 row is one instance; a level-2 row one per evaluation seed, each with its own column entries."""
+    (one,) = row_instances(level1_row)
+    assert one.key == level1_row["id"] and one.seed == 0 and one.reference == level1_row["reference"]
+    assert one.reference_solution == level1_row["reference_solution"] and one.baseline == level1_row["baseline"]
+    many = list(row_instances(level2_row))
+    assert [i.key for i in many] == [f"{level2_row['id']}#0", f"{level2_row['id']}#1"]
+    assert [i.seed for i in many] == level2_row["eval_seeds"]
+    assert [i.reference for i in many] == level2_row["eval_references"]
+    assert [i.baseline_solution for i in many] == level2_row["eval_baseline_solutions"]
+    assert [i.reference_meta for i in many] == level2_row["eval_reference_metas"]
+    assert all(i.best_known is None for i in many)  # a plain build stores none
+    known = dict(copy.deepcopy(level2_row), eval_best_known=[{"value": r, "source": "reference", "bound": None}
+                                                             for r in level2_row["eval_references"]])
+    assert [i.best_known["value"] for i in row_instances(known)] == level2_row["eval_references"]
 
 def test_minimal_rows_are_valid():
     """The smallest rows the schema allows (a seed or an explicit instance; level-2 seeds) validate."""

@@ -18,7 +18,7 @@ from orharbor import problem_modules
 from orharbor.benchmark.recipe import load_recipe
 from orharbor.benchmark.release import RELEASE_FILE
 from orharbor.datasets.engine import STARVED_SHARE, cpu_share, finished_rows
-from orharbor.datasets.rows import read_rows
+from orharbor.datasets.rows import read_rows, row_instances
 
 from test_shipped_release import SHIPPED
 
@@ -35,16 +35,10 @@ def test_the_folder_holds_this_recipe_and_its_finished_parts_only():
 
 def _instances(module, row: dict):
     """(instance, reference, its solution, naive, its solution, reference meta, best known, its solution) per instance."""
-    if row["level"] == 1:
-        instance = row["instance"] if "instance" in row else module.generate(row["instance_seed"], row["size"])
-        yield (instance, row["reference"], row["reference_solution"], row["baseline"], row["baseline_solution"],
-               row["reference_meta"], row.get("best_known"), row.get("best_known_solution"))
-        return
-    solutions = row.get("eval_best_known_solutions") or [None] * len(row["eval_seeds"])
-    for i, seed in enumerate(row["eval_seeds"]):
-        yield (module.generate(seed, row["size"]), row["eval_references"][i], row["eval_reference_solutions"][i],
-               row["eval_baselines"][i], row["eval_baseline_solutions"][i], row["eval_reference_metas"][i],
-               row["eval_best_known"][i], solutions[i])
+    for i in row_instances(row):
+        instance = row["instance"] if "instance" in row else module.generate(i.seed, row["size"])
+        yield (instance, i.reference, i.reference_solution, i.baseline, i.baseline_solution, i.reference_meta,
+               i.best_known, i.best_known_solution)
 
 
 @pytest.mark.parametrize("part", BUILT, ids=[part.name for part in BUILT])

@@ -105,7 +105,7 @@ def provenance(recipe: Recipe, out: Path) -> dict:
     """What the release was built with and how much it cost, from its rows."""
     from orharbor.datasets.build import cpu_model
     from orharbor.datasets.engine import cpu_share
-    from orharbor.datasets.rows import iter_rows
+    from orharbor.datasets.rows import iter_rows, row_instances
 
     cpu = wall = 0.0
     instances = skipped = 0
@@ -114,18 +114,15 @@ def provenance(recipe: Recipe, out: Path) -> dict:
     per_instance = []  # each reference's hint, limit, threads, status and bound, and the instance's best known
     for part in recipe.parts:
         for row in iter_rows(out / part.file):
-            metas = [row["reference_meta"]] if row["level"] == 1 else row["eval_reference_metas"]
-            knowns = [row.get("best_known")] if row["level"] == 1 else row.get("eval_best_known") or [None] * len(metas)
-            references = [row.get("reference")] if row["level"] == 1 else row.get("eval_references", [])
-            for i, (meta, known) in enumerate(zip(metas, knowns)):
+            for instance in row_instances(row):
+                meta = instance.reference_meta
                 instances += 1
                 cpu += float(meta.get("cpu_time_s", 0.0))
                 wall += float(meta.get("wall_time_s", 0.0))
                 statuses[str(meta.get("status"))] = statuses.get(str(meta.get("status")), 0) + 1
                 if (share := cpu_share(meta)) is not None:
                     shares.append(share)
-                per_instance.append(_instance_record(row, i, meta, known, references[i] if i < len(references)
-                                                     else None))
+                per_instance.append(_instance_record(instance))
             skipped += len(row.get("skipped_seeds", []))
     return {
         "name": recipe.name, "version": recipe.version, "tag": recipe.tag,
@@ -142,9 +139,10 @@ def provenance(recipe: Recipe, out: Path) -> dict:
     }
 
 
-def _instance_record(row: dict, index: int, meta: dict, known: dict | None, reference) -> dict:
+def _instance_record(instance) -> dict:
     """One instance of a release: its reference (start, limit, threads, status, bound) and its best known value."""
-    record = {"id": row["id"] if row["level"] == 1 else f"{row['id']}#{index}", "reference": reference,
+    meta, known = instance.reference_meta, instance.best_known
+    record = {"id": instance.key, "reference": instance.reference,
               "hint": (meta.get("hint") or {}).get("from"), "time_limit_s": meta.get("time_limit_s"),
               "workers": meta.get("workers"), "status": meta.get("status"), "bound": meta.get("bound")}
     if "ladder" in meta:

@@ -10,7 +10,7 @@ import re
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, NamedTuple
 
 import jsonschema
 
@@ -79,11 +79,53 @@ def normalise_best_known(entry: dict) -> dict:
     return {"value": entry["upper_bound"], "source": entry["source"], "bound": entry.get("lower_bound")}
 
 
+class RowInstance(NamedTuple):
+    """One instance a row scores, with what the build stored for it: level 1's instance, or one evaluation instance.
+
+    ``key`` names it within its release (the row's id, with ``#i`` for the i-th
+    evaluation instance); ``seed`` is its generator seed (None for a published
+    instance carried in the row).
+    """
+
+    key: str
+    seed: int | None
+    reference: float | None
+    reference_solution: object
+    reference_meta: dict
+    baseline: float | None
+    baseline_solution: object
+    best_known: dict | None
+    best_known_solution: object
+
+
+def row_instances(row: dict) -> Iterator[RowInstance]:
+    """Every instance of a validated row, in order: one for level 1, one per evaluation instance for level 2.
+
+    The one reading of the level-1 and level-2 shapes for whoever goes through
+    a row instance by instance (a release's provenance, its checks, its gap tables).
+    """
+    if row["level"] == 1:
+        yield RowInstance(row["id"], row.get("instance_seed"), row.get("reference"), row.get("reference_solution"),
+                          row.get("reference_meta") or {}, row.get("baseline"), row.get("baseline_solution"),
+                          row.get("best_known"), row.get("best_known_solution"))
+        return
+    n = len(row["eval_seeds"])
+
+    def column(key: str, default=None) -> list:
+        return row.get(key) or [default] * n
+
+    for i, parts in enumerate(zip(row["eval_seeds"], column("eval_references"), column("eval_reference_solutions"),
+                                  column("eval_reference_metas", {}), column("eval_baselines"),
+                                  column("eval_baseline_solutions"), column("eval_best_known"),
+                                  column("eval_best_known_solutions"))):
+        yield RowInstance(f"{row['id']}#{i}", *parts)
+
+
 def best_known_values(row: dict) -> list[float] | None:
     """The best known value of each instance of a row (level 1: one), in order; None unless it has them."""
-    if row["level"] == 1:
-        return [normalise_best_known(row["best_known"])["value"]] if "best_known" in row else None
-    return [normalise_best_known(k)["value"] for k in row["eval_best_known"]] if "eval_best_known" in row else None
+    if "best_known" not in row and "eval_best_known" not in row:
+        return None
+    return [normalise_best_known(i.best_known)["value"] for i in row_instances(row)]
 
 
 def _check_best_known(row: dict, where: str) -> None:
