@@ -8,14 +8,18 @@ from pathlib import Path
 
 from harbor.models.task.id import LocalTaskId
 from harbor.models.trial.config import TaskConfig, TrialConfig
-from harbor.models.trial.result import AgentInfo, ExceptionInfo, ModelInfo, TrialResult
+from harbor.models.agent.context import AgentContext
+from harbor.models.trial.result import AgentInfo, ExceptionInfo, ModelInfo, StepResult, TrialResult
 from harbor.models.verifier.result import VerifierResult
 
 
 def write_trial(job: Path, name: str, task: str, agent: str = "codex", model: str | None = "gpt-x",
                 reward: float | None = None, exception: str | None = None, details: dict | None = None,
-                task_dir: Path | None = None) -> Path:
-    """``job/name/`` with a Harbor ``result.json`` (and ``verifier/details.json`` when given); returns the folder."""
+                task_dir: Path | None = None, usage: dict | None = None, steps: list[dict] | None = None) -> Path:
+    """``job/name/`` with a Harbor ``result.json`` (and ``verifier/details.json`` when given); returns the folder.
+
+    ``usage``: the agent's AgentContext (tokens, cost) of a single-step trial; ``steps``: one AgentContext per
+    step of a multi-step trial, which Harbor records on ``step_results`` instead."""
     folder = job / name
     folder.mkdir(parents=True)
     task_path = task_dir or (job / "gone" / task)
@@ -25,6 +29,9 @@ def write_trial(job: Path, name: str, task: str, agent: str = "codex", model: st
         config=TrialConfig(task=TaskConfig(path=task_path), trial_name=name, trials_dir=job),
         agent_info=AgentInfo(name=agent, version="1", model_info=ModelInfo(name=model) if model else None),
         verifier_result=None if reward is None else VerifierResult(rewards={"reward": reward}),
+        agent_result=AgentContext(**usage) if usage is not None else None,
+        step_results=None if steps is None else [StepResult(step_name=f"step-{i}", agent_result=AgentContext(**step))
+                                                 for i, step in enumerate(steps)],
         exception_info=None if exception is None else ExceptionInfo(
             exception_type=exception, exception_message="", exception_traceback="", occurred_at=datetime.now(UTC)),
     )

@@ -44,6 +44,11 @@ def same(actual, expected) -> bool:
     return actual == expected and type(actual) is type(expected)
 
 
+#: The cost figures of a group whose agents reported no tokens or cost (tests/test_report_cost.py has them).
+NO_USAGE = {"input_tokens": None, "cache_tokens": None, "output_tokens": None, "costed": 0, "cost_usd": None,
+            "cost_per_trial": None, "reward_per_dollar": None, "cost_of_pass": None, "unscored_cost_usd": None}
+
+
 def level1(problem="jobshop", size="4x4", objective=None, reward=-1.0, best_known=None):
     return algorithm_details(problem, size, 1, reward, objective, reference=100, naive=200, bound=80,
                              best_known=best_known)
@@ -121,7 +126,7 @@ def test_every_algorithm_column_matches_the_hand_computation(mixed_job):
         # best known 95: objective 90 caps at 1, the failure scores 0 (details without quality: computed from them)
         "quality": (1.0 + 95 / 100 + 95 / 150 + 0.0 + 95 / 200) / 5,
         "instance_std": None, "instance_min": None, "instance_max": None,
-        "best_of_k": {}, "cpu_factor": None})  # one scored trial per task: no best of k
+        "best_of_k": {}, "cpu_factor": None, **NO_USAGE})  # one scored trial per task: no best of k
 
     level2 = rows[("codex", "rcpsp", 2)]
     per_instance = [1.0, 0.5, -1.0, 1.0, 1.0, 1.0]
@@ -132,7 +137,7 @@ def test_every_algorithm_column_matches_the_hand_computation(mixed_job):
         "timeouts": 0, "solver_timeouts": 1,
         "gap_reference": ((0.0 + 0.5) / 2 + 0.0) / 2, "gap_bound": ((1 / 10 + 6 / 15) / 2 + 1 / 10) / 2,
         "gap_best": None, "quality": None, "instance_std": pstdev(per_instance), "instance_min": -1.0,
-        "instance_max": 1.0, "best_of_k": {}, "cpu_factor": None})
+        "instance_max": 1.0, "best_of_k": {}, "cpu_factor": None, **NO_USAGE})
 
     claude = rows[("claude-code", "jobshop", 1)]
     assert (claude["model"], claude["trials"], claude["mean_reward"], claude["ci_low"], claude["ci_high"]) == \
@@ -164,7 +169,7 @@ def test_modelling_rates_and_pass_at_k_match_the_hand_computation_and_harbors_ow
         "agent": "codex", "model": "gpt-x", "kind": "modelling", "source": "spec", "difficulty": "medium",
         "family": None, "trials": 3, "scored": 3, "execution_rate": 2 / 3, "accuracy": 1 / 3,
         "silent_failure_rate": 1 / 3, "mean_reward": 1 / 3, "ci_low": low, "ci_high": high,
-        "pass_at_k": {1: 1 / 3, 2: 2 / 3}, "errors": {}})
+        "pass_at_k": {1: 1 / 3, 2: 2 / 3}, "errors": {}, **NO_USAGE})
     assert by_family[("retailopt", "F1")]["pass_at_k"] == {}  # one trial: no pass@k
     trials = [TrialResult.model_validate_json((mixed_job / m / "result.json").read_text()) for m in ("m1", "m2", "m3")]
     [harbors] = compute_pass_at_k_by_evals(trials).values()

@@ -91,6 +91,12 @@ class TrialRecord:
     cpu_factor: float | None = None
     executed: bool | None = None
     correct: bool | None = None
+    #: What the agent reported spending, as Harbor records it (summed over a multi-step trial's steps); None where
+    #: the agent reported nothing. input_tokens counts the cached ones too, as Harbor's AgentContext does.
+    input_tokens: int | None = None
+    cache_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
 
     @property
     def scored(self) -> bool:
@@ -283,7 +289,7 @@ def _read_trial(trial_dir: Path, data: dict, index: "TaskIndex", reading: Readin
     model = result.agent_info.model_info.name if result.agent_info.model_info else None
     common = dict(job=trial_dir.parent.name, trial=result.trial_name, task=result.task_name.removeprefix("orharbor/"),
                   agent=result.agent_info.name, model=model, kind=kind, problem=problem, reward=reward,
-                  exception=exception)
+                  exception=exception, **_usage(result))
     if kind == "modelling":
         return TrialRecord(**common, difficulty=_text(metadata.get("difficulty")),
                            family=_text(metadata.get("family")) or ("spec" if problem == "spec" else None),
@@ -300,6 +306,19 @@ def _read_trial(trial_dir: Path, data: dict, index: "TaskIndex", reading: Readin
                        naive=_number(figures.get("naive", metadata.get("baseline"))),
                        bound=_number(metadata.get("bound")), best_known=best_known, quality=quality,
                        instances=instances, cpu_factor=_cpu_factor(figures.get("cpu_calibration")))
+
+
+def _usage(result) -> dict:
+    """Tokens and cost of a trial by Harbor's own totals (``TrialResult.compute_token_cost_totals``: the
+    trial's AgentContext, or its steps' summed); a count that is not a whole number >= 0, or a cost that is
+    not a finite number >= 0, is taken as not reported (the agent's own log is where they come from)."""
+    n_input, n_cache, n_output, cost = result.compute_token_cost_totals()
+    return {"input_tokens": _count(n_input), "cache_tokens": _count(n_cache), "output_tokens": _count(n_output),
+            "cost_usd": cost if (cost := _number(cost)) is not None and cost >= 0 else None}
+
+
+def _count(value) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _orharbor_reward(written: float | None, scale: str, fail: float, figures: dict) -> float | None:

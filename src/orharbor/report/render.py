@@ -22,8 +22,15 @@ ALGORITHM_COLUMNS = (
     ("inst. sd", "instance_std", "plain"),
     ("best of k", "best_of_k", "bestk"), ("cpu x", "cpu_factor", "factor"), ("errors", "errors", "errors"),
 )
-#: Columns a table shows only when some group's tasks know their best known values.
+#: What the trials cost (tables.usage), after each table's own columns.
+USAGE_COLUMNS = (
+    ("tokens in", "input_tokens", "count"), ("cached", "cache_tokens", "count"), ("tokens out", "output_tokens", "count"),
+    ("$ / trial", "cost_per_trial", "usd"), ("reward / $", "reward_per_dollar", "reward"),
+    ("$ / pass", "cost_of_pass", "usd"), ("$ unscored", "unscored_cost_usd", "usd"),
+)
+#: Columns a table shows only when some group has them: best known values, and what the agents reported spending.
 BEST_KNOWN_KEYS = ("gap_best", "quality")
+OPTIONAL_KEYS = (*BEST_KNOWN_KEYS, *(key for _, key, _ in USAGE_COLUMNS))
 MODELLING_COLUMNS = (
     ("agent", "agent", None), ("model", "model", None), ("source", "source", None), ("{by}", "{by}", None),
     ("trials", "trials", None), ("scored", "scored", None), ("execution", "execution_rate", "pct"),
@@ -41,7 +48,8 @@ COMPARE_COLUMNS = (
 
 
 #: How a number of each kind of column is shown.
-NUMBER_FORMATS = {"reward": "+.3f", "plain": ".3f", "pct": ".0%", "gap": "+.2%", "p": ".3g", "factor": ".2f"}
+NUMBER_FORMATS = {"reward": "+.3f", "plain": ".3f", "pct": ".0%", "gap": "+.2%", "p": ".3g", "factor": ".2f",
+                  "count": ",.0f", "usd": ".4f"}
 
 
 def render(report: dict, fmt: str) -> str:
@@ -62,17 +70,21 @@ def tables(report: dict) -> list[tuple[str, list[list[str]]]]:
         return [(title, cells(report["compare"], COMPARE_COLUMNS))]
     out = []
     if report["algorithm"]:
-        shown = tuple(c for c in ALGORITHM_COLUMNS  # "gap best" and "quality" only where some task has a best known
-                      if c[1] not in BEST_KNOWN_KEYS or any(row.get(c[1]) is not None for row in report["algorithm"]))
         out.append(("Algorithm tasks (reward: 1.0 = reference, 0.0 = naive, -1.0 = infeasible or nothing; "
                     "unit- and quality-scale exports read back)",
-                    cells(report["algorithm"], shown)))
+                    cells(report["algorithm"], _shown(ALGORITHM_COLUMNS + USAGE_COLUMNS, report["algorithm"]))))
     for by in ("difficulty", "family"):
         rows = report["modelling"][f"by_{by}"]
         if rows:
             cols = tuple((t.format(by=by), k.format(by=by) if k else k, f) for t, k, f in MODELLING_COLUMNS)
-            out.append((f"Modelling tasks by {by} (reward: 1.0 correct, 0.0 not)", cells(rows, cols)))
+            out.append((f"Modelling tasks by {by} (reward: 1.0 correct, 0.0 not)",
+                        cells(rows, _shown(cols + USAGE_COLUMNS, rows))))
     return out
+
+
+def _shown(cols: tuple, rows: list[dict]) -> tuple:
+    """``cols`` without the optional ones no row has a value for (best known figures, tokens and cost)."""
+    return tuple(c for c in cols if c[1] not in OPTIONAL_KEYS or any(row.get(c[1]) is not None for row in rows))
 
 
 def sections(report: dict, markdown: bool = False) -> list[tuple[str, str]]:

@@ -17,12 +17,16 @@ from orharbor.report.stats import best_of_k, bootstrap_ci, paired_test, pass_at_
 #: A reward this far above 1.0 beats the reference; this far above 0.0 beats naive.
 EPS = 1e-9
 
+#: What a group's trials cost, from what the agents reported to Harbor (see :func:`usage`).
+USAGE_KEYS = ("input_tokens", "cache_tokens", "output_tokens", "costed", "cost_usd", "cost_per_trial",
+              "reward_per_dollar", "cost_of_pass", "unscored_cost_usd")
 ALGORITHM_KEYS = ("agent", "model", "kind", "problem", "size", "level", "trials", "scored", "mean_reward", "ci_low",
                   "ci_high", "feasible_rate", "beat_reference_rate", "at_or_below_naive_rate", "errors", "timeouts",
                   "solver_timeouts", "gap_reference", "gap_bound", "gap_best", "quality", "instance_std",
-                  "instance_min", "instance_max", "best_of_k", "cpu_factor")
+                  "instance_min", "instance_max", "best_of_k", "cpu_factor", *USAGE_KEYS)
 MODELLING_KEYS = ("agent", "model", "kind", "source", "difficulty", "family", "trials", "scored", "execution_rate",
-                  "accuracy", "silent_failure_rate", "mean_reward", "ci_low", "ci_high", "pass_at_k", "errors")
+                  "accuracy", "silent_failure_rate", "mean_reward", "ci_low", "ci_high", "pass_at_k", "errors",
+                  *USAGE_KEYS)
 COMPARE_KEYS = ("kind", "problem", "size", "level", "family", "a_trials", "b_trials", "a_mean", "b_mean",
                 "difference", "shared_tasks", "paired_difference", "ci_low", "ci_high", "p_value")
 
@@ -74,6 +78,38 @@ def _algorithm_row(group: list[TrialRecord]) -> dict:
         "instance_max": max(instance_rewards) if instance_rewards else None,
         "best_of_k": _best_of_k(scored),
         "cpu_factor": _mean_of(t.cpu_factor for t in group if t.level == 2),
+        **usage(group),
+    }
+
+
+def usage(group: list[TrialRecord]) -> dict:
+    """What a group's trials cost, kept apart by whether Harbor scored them.
+
+    Over the scored trials whose agent reported a cost (``costed``): the total
+    (``cost_usd``), the mean per trial, the mean reward per dollar (mean reward /
+    mean cost per trial), and the cost of a pass (mean cost per trial / the
+    fraction that reached a reward of 1.0: the reference matched or beaten, or
+    a modelling answer correct; Erol et al.'s cost-of-pass), None when none
+    reached it. Tokens are means per scored trial that reported them. A trial
+    Harbor holds no valid reward for (an infrastructure failure, which its own
+    metrics leave out) counts only in ``unscored_cost_usd``, so what the
+    infrastructure wasted never lowers an agent's reward per dollar.
+    """
+    scored = [t for t in group if t.scored]
+    costed = [t for t in scored if t.cost_usd is not None]
+    per_trial = fmean(t.cost_usd for t in costed) if costed else None
+    passed = _rate([t.reward >= 1.0 - EPS for t in costed])
+    unscored = [t.cost_usd for t in group if not t.scored and t.cost_usd is not None]
+    return {
+        "input_tokens": _mean_of(t.input_tokens for t in scored),
+        "cache_tokens": _mean_of(t.cache_tokens for t in scored),
+        "output_tokens": _mean_of(t.output_tokens for t in scored),
+        "costed": len(costed),
+        "cost_usd": math.fsum(t.cost_usd for t in costed) if costed else None,
+        "cost_per_trial": per_trial,
+        "reward_per_dollar": fmean(t.reward for t in costed) / per_trial if per_trial else None,
+        "cost_of_pass": per_trial / passed if per_trial is not None and passed else None,
+        "unscored_cost_usd": math.fsum(unscored) if unscored else None,
     }
 
 
@@ -139,6 +175,7 @@ def modelling_rows(trials: list[TrialRecord], by: str) -> list[dict]:
             "ci_low": interval[0] if interval else None, "ci_high": interval[1] if interval else None,
             "pass_at_k": pass_at_k(successes) if successes and min(map(len, successes.values())) > 1 else {},
             "errors": _errors(group),
+            **usage(group),
         })
     return rows
 
