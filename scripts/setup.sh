@@ -45,8 +45,4 @@ if [ -n "$image_missing" ]; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends $image_missing >/dev/null
 fi
-# The RL trainers tests/test_consumers.py (OpenEnv, TRL) and tests/test_profile_consumers.py
-# (Tinker, Prime verifiers) drive, each in its own pinned venv (.venv-consumers/NAME, about 1.2 GB
-# each); rebuilt only when its pin list changed.
-bash scripts/consumers.sh openenv trl prime tinker
 echo "setup: ready (.venv/bin/orharbor)" >&2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -10,10 +11,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
+@functools.lru_cache(maxsize=None)
 def consumer_python(name: str) -> Path:
-    """The consumer venv's python; missing means scripts/setup.sh was not run (CI runs it)."""
+    """The consumer venv's python, built first by scripts/consumers.sh when it is missing or its pin list changed
+    (the test command builds them all up front; a test run on its own, the fast subset say, builds what it uses)."""
+    done = subprocess.run(["bash", str(REPO / "scripts" / "consumers.sh"), name], cwd=REPO, capture_output=True,
+                          text=True)
+    assert done.returncode == 0, f"scripts/consumers.sh {name} failed:\n{done.stderr[-3000:]}"
     python = REPO / ".venv-consumers" / name / "bin" / "python"
-    assert python.is_file(), f"{python} missing: run scripts/setup.sh (it builds the consumer venvs)"
+    assert python.is_file(), f"scripts/consumers.sh {name} left no {python}"
     return python
 
 

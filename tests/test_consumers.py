@@ -1,7 +1,7 @@
 """RL trainers accept an orharbor export: each consumer's own loader and reward code, in its own venv.
 
 The episodes run tests/consumers/drive_NAME.py with the python of .venv-consumers/NAME, which
-scripts/setup.sh builds (scripts/consumers.sh, versions pinned in scripts/consumers/NAME.txt).
+scripts/test.sh builds (scripts/consumers.sh, versions pinned in scripts/consumers/NAME.txt).
 One small level-1 task (jobshop 4x4, seed 0) is exported in both verifier modes; Harbor's reward
 scale for it is 1.0 at the reference and -1.0 for no answer, and the consumer must read the same.
 """

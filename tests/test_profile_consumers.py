@@ -3,7 +3,7 @@
 tests/consumers/drive_tinker.py (tinker-cookbook 0.6.1's HarborReward) and drive_prime.py (verifiers
 0.4.0's parse_task, HarborTask.finalize and solved; in separate mode also its restore and
 stage_verifier in a fresh verifier box) run with the python of .venv-consumers/NAME, which
-scripts/setup.sh builds (scripts/consumers.sh, versions pinned in scripts/consumers/NAME.txt). Each
+scripts/test.sh builds (scripts/consumers.sh, versions pinned in scripts/consumers/NAME.txt). Each
 drives one scripted episode on orharbor's bubblewrap environment: the reference answer must read
 1.0, the naive answer 0.0 and no answer -1.0, at levels 1 and 2.
 """
