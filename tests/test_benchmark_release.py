@@ -26,6 +26,7 @@ from orharbor.datasets.published import UnknownPublishedSet, expand_names, publi
 from orharbor.datasets.rows import read_rows
 from orharbor.problem_modules.jobshop.published import taillard_set
 
+from harbor_sync import harbor_sync
 from waiting import wait_until
 
 ORHARBOR = Path(sys.executable).with_name("orharbor")
@@ -298,6 +299,10 @@ def test_the_release_exports_with_the_recipes_budgets_and_registers_by_name(buil
         assert config["metadata"]["verifier_mode"] == "shared" and config["environment"]["cpus"] == 1
         assert ("best_known" in config["metadata"]) == name.startswith("jobshop-ta")
     assert budgets["jobshop-ta71-l1"] == 600 and budgets["rcpsp-j30-l2-s1000"] == 900
+    # Harbor's `harbor sync` finds every digest of the release's dataset.toml current
+    written = (tmp_path / "tasks" / "dataset.toml").read_bytes()
+    assert "Updated 0 digest(s) in dataset.toml." in harbor_sync(tmp_path / "tasks")
+    assert (tmp_path / "tasks" / "dataset.toml").read_bytes() == written
     assert budgets["wtardiness-n40-l1-s1000"] == 700
     registry = json.loads((tmp_path / "tasks" / "registry.json").read_text())
     assert [(d["name"], d["version"], len(d["tasks"])) for d in registry] == [("tiny-bench", "0.1", 7)]

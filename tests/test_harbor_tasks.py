@@ -27,6 +27,8 @@ from harbor.trial.network_policy import TrialNetworkPlan, resolve_trial_network_
 from orharbor.exporter.task_dir import AGENT_APT_PACKAGES, AGENT_USER
 from orharbor.verifiers import contract
 
+from harbor_sync import harbor_sync
+
 HARBOR_DIR = Path(harbor.__file__).parent
 
 
@@ -274,6 +276,20 @@ def test_dataset_toml_pins_each_task_with_harbors_own_digest(tmp_path):
     assert {(t.name, t.digest) for t in manifest.tasks} == {
         (Task(path).config.task.name, f"sha256:{Packager.compute_content_hash(path)[0]}") for path in task_dirs(out)}
 
+
+
+def test_harbor_sync_finds_every_digest_of_the_export_current(tmp_path):
+    """`harbor sync` leaves the exported dataset.toml byte for byte as it is; after a task file changes it
+    updates that task's digest (so the first sync would have caught a stale one)."""
+    out = tmp_path / "tasks"
+    _export(out, "--problem", "wtardiness")
+    written = (out / "dataset.toml").read_bytes()
+    assert "Updated 0 digest(s) in dataset.toml." in harbor_sync(out)
+    assert (out / "dataset.toml").read_bytes() == written
+    task = task_dirs(out)[0]
+    (task / "instruction.md").write_text((task / "instruction.md").read_text() + "\n")
+    assert "Updated 1 digest(s) in dataset.toml." in harbor_sync(out)
+    assert (out / "dataset.toml").read_bytes() != written
 
 def test_gitattributes_beside_the_tasks_leaves_them_unchanged_for_harbor(tmp_path):
     """.gitattributes sits at the root of --out, outside every task, whose lint stays clean."""
