@@ -18,6 +18,7 @@ import click
 
 from orharbor import api, interrupts, problem_modules
 from orharbor.errors import UserError
+from orharbor.base_image import REQUIREMENTS as BASE_IMAGE_REQUIREMENTS
 
 #: Options that take several values after one flag (``--sizes 10x10 15x15``).
 MULTI_VALUE_OPTIONS = ("--sizes", "--dataset", "--allowed-hosts")
@@ -280,7 +281,9 @@ def _base_image(ctx: click.Context, param: click.Parameter, value: str | None) -
 @click.option("--prompt", type=click.Choice(["full", "schema"]), default="full", show_default=True,
               help="RetailOpt rows: data in the instruction (full) or in /app/data.json (schema).")
 @click.option("--base-image", metavar="IMAGE", default=None, callback=_base_image,
-              help="Base image of the agent and verifier Dockerfiles [default: python 3.12 slim, pinned by digest].")
+              help="Base image of the agent and verifier Dockerfiles [default: python 3.12 slim, pinned by digest]. "
+                   f"It must provide {BASE_IMAGE_REQUIREMENTS}. Each Dockerfile checks that first and "
+                   "stops in one line naming what is missing; `orharbor images` checks before it builds.")
 @click.option("--env", "provider", metavar="PROVIDER", default=None,
               help="Refuse, before writing anything, an export that this Harbor environment (harbor run --env, "
                    "e.g. docker, daytona, modal) would refuse; see `orharbor providers`.")
@@ -442,15 +445,19 @@ def images_cmd(export: Path, registry: str | None, dry_run: bool, engine: str) -
 
     The agent image of a task is built from its environment/Dockerfile, the
     verifier image (separate mode) from its tests/Dockerfile, and tagged with the
-    docker_image task.toml names; --push REGISTRY then pushes them there.
+    docker_image task.toml names; --push REGISTRY then pushes them there. Each
+    base image is checked first (what it must provide: see export --base-image),
+    and one that lacks something is refused in one line before anything builds.
     """
     from orharbor import images
 
-    run = images.commands(images.plan(export), engine=engine, push=registry)
+    builds = images.plan(export)
+    run = images.commands(builds, engine=engine, push=registry)
     if dry_run:
         for command in run:
             click.echo(shlex.join(command))
         return
+    images.check_base_images(builds, engine, echo=click.echo)
     images.execute(run, echo=click.echo)
 
 

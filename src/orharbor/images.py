@@ -91,3 +91,31 @@ def execute(run: list[list[str]], echo: Callable[[str], None] = print) -> None:
             raise ImagesError(f"{command[0]} is not installed") from None
         if done.returncode != 0:
             raise ImagesError(f"{shlex.join(command)} failed with exit status {done.returncode}")
+
+
+def base_images(builds: list[ImageBuild]) -> list[str]:
+    """The distinct images the builds' Dockerfiles start FROM, in order."""
+    found: dict[str, None] = {}
+    for build in builds:
+        for line in build.dockerfile.read_text().splitlines():
+            if line.upper().startswith("FROM "):
+                found.setdefault(line.split()[1], None)
+                break
+    return list(found)
+
+
+def check_base_images(builds: list[ImageBuild], engine: str, echo: Callable[[str], None] = print) -> None:
+    """Run the base image check (:mod:`orharbor.base_image`) in every base image before any build:
+    ImagesError with its one line for an image that lacks something, or that the engine cannot run."""
+    from orharbor.base_image import probe
+
+    for image in base_images(builds):
+        echo(f"checking base image {image}")
+        try:
+            reason = probe(engine, image)
+        except FileNotFoundError:
+            raise ImagesError(f"{engine} is not installed") from None
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise ImagesError(f"{engine} could not run {image}: {exc}") from None
+        if reason is not None:
+            raise ImagesError(f"{image}: {reason.removeprefix('orharbor: ')}; nothing was built")

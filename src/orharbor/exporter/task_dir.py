@@ -221,7 +221,10 @@ def template_text(name: str) -> str:
 
 
 def render(name: str, values: dict) -> str:
-    return string.Template(template_text(name)).substitute(values)
+    """Template ``name`` with ``values``; a Dockerfile's ``$base_image_check`` is the base image check's RUN step."""
+    from orharbor.base_image import dockerfile_step
+
+    return string.Template(template_text(name)).substitute({"base_image_check": dockerfile_step(), **values})
 
 
 def copy_template(name: str, target: Path, executable: bool = False) -> None:

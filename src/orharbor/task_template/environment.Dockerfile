@@ -1,6 +1,7 @@
 # Agent image for orharbor task $task_id. It holds the instance and nothing
 # used for scoring: no reference, no verifier, no hidden instance.
 FROM $base_image
+$base_image_check
 ENV DEBIAN_FRONTEND=noninteractive PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
 # What Harbor's installed agents (claude-code, codex, ...) expect to find.
 RUN apt-get update \

@@ -1,6 +1,7 @@
 # Agent image for orharbor modelling task $task_id. It holds the problem's data
 # files and the modelling stack, and nothing used for grading.
 FROM $base_image
+$base_image_check
 ENV DEBIAN_FRONTEND=noninteractive PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
 # What Harbor's installed agents (claude-code, codex, ...) expect to find.
 RUN apt-get update \

@@ -3,6 +3,7 @@
 # agent's model.py, under this image's python3 and the modelling stack installed below.
 # The expected values are baked in, owned by root and unreadable to other users.
 FROM $base_image
+$base_image_check
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
 $install_lines
 COPY . /tests

@@ -2,6 +2,7 @@
 # The tests are baked in, owned by root and unreadable to other users; the
 # agent's deliverable arrives as an artifact after the agent has finished.
 FROM $base_image
+$base_image_check
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
 # The interpreter solve.py is run with: only these packages are visible to it.
 RUN python3 -m venv $solver_venv \
