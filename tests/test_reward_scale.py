@@ -38,7 +38,7 @@ from orharbor.verifiers.reward_scale import NotOnTheReward, UnknownScale, from_s
 
 from jobfolders import algorithm_details, write_trial
 
-#: The README's table: outcome -> (orharbor scale, unit scale), for each task family.
+#: The table of docs/reward.md: outcome -> (orharbor scale, unit scale), for each task family.
 TABLE = {
     "algorithm": {"failure": (-1.0, 0.0), "halfway below naive": (-0.5, 0.25), "naive": (0.0, 0.5),
                   "halfway to the reference": (0.5, 0.75), "reference": (1.0, 1.0), "beats it by 30%": (1.3, 1.15)},
@@ -49,7 +49,7 @@ FAIL = {"algorithm": -1.0, "modelling": 0.0}
 
 @pytest.mark.parametrize("family", TABLE)
 def test_the_unit_scale_maps_failure_to_zero_and_the_reference_to_one(family):
-    """Every row of the README's table, both ways; the orharbor scale is the identity."""
+    """Every row of the reward page's table, both ways; the orharbor scale is the identity."""
     for outcome, (ours, unit) in TABLE[family].items():
         assert to_scale(ours, "unit", FAIL[family]) == pytest.approx(unit, abs=1e-15), outcome
         assert from_scale(unit, "unit", FAIL[family]) == pytest.approx(ours, abs=1e-15), outcome

@@ -560,6 +560,8 @@ def test_validate_specs_reports_every_bad_spec(tmp_path):
 
 
 README = (REPO / "README.md").read_text()
+#: The pages of the documentation site the README's sections moved to.
+DOCS = {name: (REPO / "docs" / f"{name}.md").read_text() for name in ("workflow", "check", "files")}
 
 
 def _commands(text: str, program: str) -> list[list[str]]:
@@ -586,13 +588,13 @@ def _options(words: list[str]) -> dict[str, list[str]]:
 
 
 def test_readme_verify_examples_name_tasks_its_own_commands_create(shipped_rows, shipped_specs):
-    """Every `orharbor verify DIR/TASK` of the README names a task the README's commands (or run.sh) create."""
+    """Every `orharbor verify DIR/TASK` of the workflow page names a task its own commands (or run.sh) create."""
     from orharbor.datasets.build import plan_rows
 
     assert '.venv/bin/orharbor export --out "${1:-tasks}"' in (REPO / "scripts" / "run.sh").read_text()
     created = {"tasks": {row["id"] for row in shipped_rows} | {spec.id for spec in shipped_specs}}
     datasets: dict[str, set[str]] = {}
-    for words in _commands(README, "orharbor"):
+    for words in _commands(DOCS["workflow"], "orharbor"):
         options = _options(words[1:])
         if words[0] == "build-dataset" and "--recipe" not in options:  # a release builds a folder of parts
             rows = plan_rows(options["--problem"][0], options["--sizes"], int(options["--level"][0]),
@@ -602,7 +604,7 @@ def test_readme_verify_examples_name_tasks_its_own_commands_create(shipped_rows,
             out = options["--out"][0].rstrip("/")
             for dataset in options.get("--dataset", []):
                 created.setdefault(out, set()).update(datasets.get(dataset, set()))
-    examples = [words for words in _commands(README, "orharbor") if words[0] == "verify"]
+    examples = [words for words in _commands(DOCS["workflow"], "orharbor") if words[0] == "verify"]
     assert len(examples) >= 3
     for words in examples:
         folder, task = words[1].rstrip("/").rsplit("/", 1)
@@ -614,9 +616,9 @@ def test_readme_explains_the_other_instance_attack_honestly(shipped_rows):
     README's range for it matches what those answers are really worth on the shipped tasks."""
     from orharbor.verifiers.score import evaluator, judge
 
-    assert "no reward-hacking attack earns more than -1.0" not in README
-    assert "every attack must score the failure reward" not in README
-    section = " ".join(README.split("## The attack suite", 1)[1].split("\n## ", 1)[0].split())
+    assert "no reward-hacking attack earns more than -1.0" not in DOCS["check"]
+    assert "every attack must score the failure reward" not in DOCS["check"]
+    section = " ".join(DOCS["check"].split("## The attack suite", 1)[1].split("\n## ", 1)[0].split())
     assert "other-instance" in section and "really worth" in section and "not a leak" in section
     worth = []
     for row in (r for r in shipped_rows if r["level"] == 2):
@@ -630,7 +632,7 @@ def test_readme_explains_the_other_instance_attack_honestly(shipped_rows):
 
 
 def test_readme_says_what_each_command_writes_and_how_long_long_runs_take():
-    section = README.split("## What each command writes, and how long it takes", 1)[1].split("\n## ", 1)[0]
+    section = DOCS["files"]
     for command in ("build-dataset --out F", "export --out DIR", "import retailopt SRC --out F"):
         row = next(line for line in section.splitlines() if line.startswith(f"| `{command}`"))
         assert "replaces" in row.split("|")[4], row

@@ -373,7 +373,7 @@ def test_what_python_reads_before_any_code_is_refused_even_with_the_record_rewri
 
 def test_limit_a_stdlib_edit_recorded_again_is_not_seen(tmp_path):
     """The honest limit: the record lives in the agent's image. Root that edits the standard library and
-    rewrites the record is not seen by this check (SECURITY.md: shared mode does not stand up to root)."""
+    rewrites the record is not seen by this check (docs/security.md: shared mode does not stand up to root)."""
     prefix = _fake_prefix(tmp_path / "local")
     _record(prefix)
     (prefix / "lib" / "python3.12" / "os.py").write_text("# edited\n")

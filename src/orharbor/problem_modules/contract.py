@@ -4,7 +4,7 @@
 :class:`ProblemClass`, gathered from the class folder's files as
 :data:`HOMES` says; ``statement()`` comes from the folder's ``statement.md``.
 A class folder therefore holds only its own code, and adding a class means
-adding a folder (see CONTRIBUTING.md) and one line in the registry.
+adding a folder (see docs/contributing.md) and one line in the registry.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ This runs after Python has started; test.sh compares the interpreter and its
 standard library with the image build's record before it starts, and verify.py
 checks /tests against its manifest before anything is imported from there. An
 agent with root in its container can defeat any such check, which is why separate
-mode is the default (see SECURITY.md).
+mode is the default (see docs/security.md).
 """
 
 from __future__ import annotations
