@@ -15,11 +15,14 @@ import shutil
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from orharbor import problem_modules
 from orharbor.benchmark.recipe import load_recipe
-from orharbor.benchmark.release import RELEASE_FILE, build_release, read_release
+from orharbor.benchmark.release import RELEASE_FILE, build_release, read_release, shipped_releases
+from orharbor.cli import main
 from orharbor.datasets.engine import MAX_ATTEMPTS, STARVED_SHARE, relative_gap
+from orharbor.datasets.rows import row_instances
 
 SHIPPED = Path(__file__).resolve().parents[1] / "benchmarks" / "orharbor-bench-1"
 
@@ -48,13 +51,27 @@ def test_the_folder_is_the_shipped_recipe_built_whole(release, tmp_path):
 def _solved(row: dict):
     """(instance, reference, reference solution, naive, naive solution) of each instance of a row."""
     module = problem_modules.get(row["problem"])
-    if row["level"] == 1:
-        instance = row["instance"] if "instance" in row else module.generate(row["instance_seed"], row["size"])
-        yield instance, row["reference"], row["reference_solution"], row["baseline"], row["baseline_solution"]
-        return
-    for i, seed in enumerate(row["eval_seeds"]):
-        yield (module.generate(seed, row["size"]), row["eval_references"][i], row["eval_reference_solutions"][i],
-               row["eval_baselines"][i], row["eval_baseline_solutions"][i])
+    for i in row_instances(row):
+        instance = row["instance"] if "instance" in row else module.generate(i.seed, row["size"])
+        yield instance, i.reference, i.reference_solution, i.baseline, i.baseline_solution
+
+
+def test_the_release_ships_in_the_package_and_exports_by_name_from_anywhere(tmp_path, monkeypatch):
+    """benchmarks/orharbor-bench-1 is the package's own copy, so an installed orharbor exports it by name; a name
+    that is neither a folder nor a shipped release is one line naming the shipped ones."""
+    assert SHIPPED.resolve() == shipped_releases()["orharbor-bench@1.0"].resolve()
+    assert shipped_releases()["orharbor-bench-1"] == shipped_releases()["orharbor-bench@1.0"]
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    by_name = runner.invoke(main, ["export", "--release", "orharbor-bench@1.0", "--smoke", "--out", "by-name"])
+    assert by_name.exit_code == 0, by_name.output
+    by_path = runner.invoke(main, ["export", "--release", str(SHIPPED), "--smoke", "--out", "by-path"])
+    assert by_path.exit_code == 0, by_path.output
+    names = sorted(p.name for p in (tmp_path / "by-name").glob("*/task.toml"))
+    assert names and names == sorted(p.name for p in (tmp_path / "by-path").glob("*/task.toml"))
+    unknown = runner.invoke(main, ["export", "--release", "orharbor-bench@9.9", "--out", "x"])
+    assert unknown.exit_code == 1 and not (tmp_path / "x").exists()
+    assert "neither a release folder nor a shipped release (orharbor-bench-1, orharbor-bench@1.0)" in unknown.output
 
 
 def test_every_stored_answer_scores_what_its_row_says_and_clears_min_gap(release):

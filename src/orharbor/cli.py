@@ -298,9 +298,10 @@ def _base_image(ctx: click.Context, param: click.Parameter, value: str | None) -
                    "RL trainers assume (failure 0, naive 0.5, reference 1; modelling 1 correct, 0 not); above the "
                    "reference stays above 1 on both. quality: best known / objective, capped at 1 (failure 0; "
                    "algorithm rows with best known values only).")
-@click.option("--release", type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="A benchmark release folder (build-dataset --recipe): its tasks, with the recipe's budgets, "
-                   "resources and network policy (flags given here override them), registered as NAME@VERSION.")
+@click.option("--release", metavar="FOLDER|NAME",
+              help="A benchmark release: a folder build-dataset --recipe wrote, or a release shipped in the package "
+                   "by name (orharbor-bench@1.0); its tasks, with the recipe's budgets, resources and network "
+                   "policy (flags given here override them), registered as NAME@VERSION.")
 @click.option("--smoke", is_flag=True,
               help="With --release: only its smoke subset (a few tasks per class), registered as NAME@VERSION-smoke.")
 @click.option("--force", is_flag=True,

@@ -30,6 +30,36 @@ class ReleaseError(UserError):
     """A release folder that this command cannot build into or export from."""
 
 
+#: Where the package ships its built releases (one folder each, as build-dataset --recipe wrote it).
+SHIPPED_RELEASES = "releases"
+
+
+def shipped_releases() -> dict[str, Path]:
+    """The releases shipped in the package, by folder name and by tag (``orharbor-bench-1``, ``orharbor-bench@1.0``)."""
+    from importlib import resources
+
+    folder = Path(str(resources.files(__package__).joinpath(SHIPPED_RELEASES)))
+    found: dict[str, Path] = {}
+    for release in sorted(folder.iterdir()) if folder.is_dir() else []:
+        recorded = release / RECIPE_FILE
+        if recorded.is_file():
+            found[release.name] = release
+            found[parse_recipe(recorded.read_text(encoding="utf-8"), str(recorded)).tag] = release
+    return found
+
+
+def release_folder(name_or_path: str | Path) -> Path:
+    """A release folder given by path, or a shipped release by name or tag; ReleaseError naming the shipped ones."""
+    path = Path(name_or_path)
+    if path.is_dir():
+        return path
+    shipped = shipped_releases()
+    if str(name_or_path) in shipped:
+        return shipped[str(name_or_path)]
+    known = ", ".join(sorted(shipped))
+    raise ReleaseError(f"--release {name_or_path}: neither a release folder nor a shipped release ({known})")
+
+
 def build_release(recipe: Recipe | str | Path, out: str | Path, pool_factory: Callable, *, resume: bool = False,
                   force: bool = False, progress_factory: Callable[[int], object] | None = None,
                   warn: Callable[[str], None] = lambda m: None, say: Callable[[str], None] = lambda m: None) -> Recipe:
@@ -164,11 +194,12 @@ def _version(package: str) -> str:
 
 
 def read_release(folder: str | Path) -> tuple[Recipe, dict[str, list[dict]]]:
-    """The recipe of a built release folder and the rows of each of its parts (every part must be built)."""
+    """The recipe of a built release (a folder, or a shipped release by name or tag) and the rows of each of its
+    parts (every part must be built)."""
     from orharbor.datasets.engine import journal_path
     from orharbor.datasets.rows import read_rows
 
-    folder = Path(folder)
+    folder = release_folder(folder)
     recorded = folder / RECIPE_FILE
     if not recorded.is_file():
         raise ReleaseError(f"{folder} is not a release folder (no {RECIPE_FILE}); build one with "
