@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up a fresh machine for orharbor: bubblewrap and slirp4netns (for `orharbor check`), a
-# Python >= 3.12 virtual environment in .venv with orharbor and its test extra, and the Debian
-# packages the task images install (the sandbox shows them from this machine's files).
+# Python >= 3.12 virtual environment in .venv with orharbor (and its test extra with
+# ORHARBOR_EXTRAS=".[test]", as scripts/test.sh sets it), and the Debian packages the task images
+# install (the sandbox shows them from this machine's files).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,7 +35,8 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e ".[test]"
+# what the commands need; the test command adds the test extra (pytest, the docs site, build)
+.venv/bin/python -m pip install -q -e "${ORHARBOR_EXTRAS:-.}"
 
 # The bubblewrap environment shows a task image's programs from this machine's files of the Debian
 # packages the image installs (tmux, ripgrep, ...): install those this machine lacks.

@@ -2,7 +2,7 @@
 # The test command: set up (bubblewrap, .venv, the RL consumers' venvs), then run the whole suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+ORHARBOR_EXTRAS=".[test]" bash scripts/setup.sh
 # The RL trainers tests/test_consumers.py (OpenEnv, TRL) and tests/test_profile_consumers.py
 # (Tinker, Prime verifiers) drive, each in its own pinned venv (.venv-consumers/NAME, about 1.2 GB
 # each); rebuilt only when its pin list changed. The main job (scripts/run.sh) needs none of them.
