@@ -23,7 +23,6 @@ the timed run is graded against it as a task would grade it.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 import time

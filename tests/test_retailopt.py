@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from orharbor import check
 from orharbor.cli import main
-from orharbor.modelling import metrics, retailopt
+from orharbor.modelling import retailopt
 from orharbor.modelling.retail.prompts import extract_data
 from orharbor.verifiers import contract
 from orharbor.verifiers.solver_run import Limits
