@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Print the provider compatibility table (markdown) for the README.
+"""Print the provider compatibility table (markdown) for docs/environments.md.
 
 Usage: .venv/bin/python scripts/provider_table.py [--allowed-hosts HOST ...]
 

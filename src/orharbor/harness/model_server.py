@@ -106,9 +106,11 @@ def _text(content) -> str:
     return ""
 
 
-def completion(text: str, model: str) -> dict:
-    """An OpenAI chat.completion object holding ``text``, with rough token counts."""
+def completion(text: str, model: str, messages: list | None = None) -> dict:
+    """An OpenAI chat.completion object holding ``text``, with rough token counts (four characters a token) of
+    the reply and of the ``messages`` it answers, so a job's trials carry token counts as a real model's do."""
     completion_tokens = max(1, len(text) // 4)
+    prompt_tokens = sum(len(_text(m.get("content"))) for m in messages or () if isinstance(m, dict)) // 4
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex}",
         "object": "chat.completion",
@@ -116,7 +118,8 @@ def completion(text: str, model: str) -> dict:
         "model": model,
         "choices": [{"index": 0, "finish_reason": "stop",
                      "message": {"role": "assistant", "content": text}}],
-        "usage": {"prompt_tokens": 0, "completion_tokens": completion_tokens, "total_tokens": completion_tokens},
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt_tokens + completion_tokens},
     }
 
 
@@ -153,7 +156,7 @@ class Handler(BaseHTTPRequestHandler):
             self.server.script.fail(str(exc))
             self._error(400, f"scripted model: {exc}")
             return
-        self._send(200, completion(text, str(body.get("model") or MODEL)))
+        self._send(200, completion(text, str(body.get("model") or MODEL), body.get("messages") or []))
 
     def _error(self, status: int, message: str) -> None:
         self._send(status, {"error": {"message": message, "type": "invalid_request_error", "code": None}})

@@ -1,4 +1,4 @@
-"""The report's tables as lists of dicts with stable keys (see the README's `report` section).
+"""The report's tables as lists of dicts with stable keys (see docs/report.md).
 
 Rates and means are over the *scored* trials of a group: those Harbor holds a
 valid reward for (its own metrics leave the others out too). Every trial still
