@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from orharbor import local_verify
+from orharbor import local_verify, report
 from orharbor.exporter import ExportOptions, export_dataset
 from orharbor.harness import transcripts
 from orharbor.harness.model_server import ModelServer
@@ -84,6 +84,14 @@ def test_terminus_2_on_scripted_transcripts_solves_four_kinds_and_the_cheat_fail
         else:
             assert math.isfinite(reward) and reward > 0, (task, reward)
             assert reward == pytest.approx(expected, rel=1e-9), task
+    # what the model reported reaches the report: terminus-2's token counts, per group (no price: no cost)
+    reading = report.read_jobs([tmp_path / "jobs"])
+    assert {t.task for t in reading.trials} == set(TASKS)
+    for trial in reading.trials:
+        assert trial.input_tokens > 0 and trial.output_tokens > 0 and trial.cost_usd is None, trial
+    built = report.build(reading)
+    rows = built["algorithm"] + built["modelling"]["by_difficulty"] + built["modelling"]["by_family"]
+    assert rows and all(row["input_tokens"] > 0 and row["costed"] == 0 for row in rows)
 
 
 def _transcript(name: str) -> transcripts.Transcript:

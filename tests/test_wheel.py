@@ -39,7 +39,8 @@ def installed(tmp_path_factory) -> tuple[Path, Path]:
     run(getattr(sys, "_base_executable", sys.executable), "-m", "venv", venv, cwd=root)
     pins = root / "constraints.txt"
     frozen = run(sys.executable, "-m", "pip", "freeze", "--exclude-editable", cwd=root).stdout
-    pins.write_text("\n".join(line for line in frozen.splitlines() if not line.startswith("orharbor")) + "\n")
+    pins.write_text("\n".join(line for line in frozen.splitlines()  # versions only, no direct references
+                               if "==" in line and " @ " not in line and not line.startswith("orharbor")) + "\n")
     run(venv / "bin" / "python", "-m", "pip", "install", "-q", "--constraint", pins, wheel, cwd=root)
     work = root / "work"
     work.mkdir()
