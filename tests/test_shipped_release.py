@@ -22,7 +22,7 @@ from orharbor.benchmark.recipe import load_recipe
 from orharbor.benchmark.release import RELEASE_FILE, build_release, read_release, shipped_releases
 from orharbor.cli import main
 from orharbor.datasets.engine import MAX_ATTEMPTS, STARVED_SHARE, relative_gap
-from orharbor.datasets.rows import row_instances
+from orharbor.datasets.rows import instance_of, row_instances
 
 SHIPPED = Path(__file__).resolve().parents[1] / "benchmarks" / "orharbor-bench-1"
 
@@ -50,10 +50,8 @@ def test_the_folder_is_the_shipped_recipe_built_whole(release, tmp_path):
 
 def _solved(row: dict):
     """(instance, reference, reference solution, naive, naive solution) of each instance of a row."""
-    module = problem_modules.get(row["problem"])
     for i in row_instances(row):
-        instance = row["instance"] if "instance" in row else module.generate(i.seed, row["size"])
-        yield instance, i.reference, i.reference_solution, i.baseline, i.baseline_solution
+        yield instance_of(row, i), i.reference, i.reference_solution, i.baseline, i.baseline_solution
 
 
 def test_the_release_ships_in_the_package_and_exports_by_name_from_anywhere(tmp_path, monkeypatch):

@@ -18,7 +18,7 @@ from orharbor import problem_modules
 from orharbor.benchmark.recipe import load_recipe
 from orharbor.benchmark.release import RELEASE_FILE
 from orharbor.datasets.engine import STARVED_SHARE, cpu_share, finished_rows
-from orharbor.datasets.rows import read_rows, row_instances
+from orharbor.datasets.rows import instance_of, read_rows, row_instances
 
 from test_shipped_release import SHIPPED
 
@@ -33,11 +33,10 @@ def test_the_folder_holds_this_recipe_and_its_finished_parts_only():
     assert {p.name for p in FOLDER.glob("*.jsonl")} == {part.file for part in BUILT}
 
 
-def _instances(module, row: dict):
+def _instances(row: dict):
     """(instance, reference, its solution, naive, its solution, reference meta, best known, its solution) per instance."""
     for i in row_instances(row):
-        instance = row["instance"] if "instance" in row else module.generate(i.seed, row["size"])
-        yield (instance, i.reference, i.reference_solution, i.baseline, i.baseline_solution, i.reference_meta,
+        yield (instance_of(row, i), i.reference, i.reference_solution, i.baseline, i.baseline_solution, i.reference_meta,
                i.best_known, i.best_known_solution)
 
 
@@ -46,7 +45,7 @@ def test_a_built_part_is_sound(part):
     assert finished_rows(part.plan, FOLDER / part.file) == part.plan.num_rows  # the recipe's rows, as --resume checks
     module = problem_modules.get(part.plan.problem)
     for row in read_rows(FOLDER / part.file):
-        for instance, ref, ref_solution, naive, naive_solution, meta, best, best_solution in _instances(module, row):
+        for instance, ref, ref_solution, naive, naive_solution, meta, best, best_solution in _instances(row):
             where = row["id"]
             assert module.evaluate(instance, ref_solution) == ref, where
             assert module.evaluate(instance, naive_solution) == naive, where

@@ -121,6 +121,13 @@ def row_instances(row: dict) -> Iterator[RowInstance]:
         yield RowInstance(f"{row['id']}#{i}", *parts)
 
 
+def instance_of(row: dict, item: RowInstance) -> dict:
+    """The instance ``item`` of ``row`` names: the one a published row carries, else its generator's from its seed."""
+    if "instance" in row:
+        return row["instance"]
+    return problem_modules.get(row["problem"]).generate(item.seed, row["size"])
+
+
 def best_known_values(row: dict) -> list[float] | None:
     """The best known value of each instance of a row (level 1: one), in order; None unless it has them."""
     if "best_known" not in row and "eval_best_known" not in row:
