@@ -3,6 +3,12 @@
     .venv/bin/python bench/ladder.py TASKS [--budget 10] [-j 2] [--policies naive,rule,search,ortools]
                                            [--problem NAME ...] [--level 1|2] [--json FILE] [--markdown]
     .venv/bin/python bench/ladder.py --program jobshop/search [--budget 10] > solve.py
+    .venv/bin/python bench/ladder.py --built RELEASE [--markdown] [--json FILE]
+
+``--built`` reads the ladder a release's build recorded (every reference starts
+from the rule's and the search's answers, kept in its rows) instead of running
+it: per tier, a tier's growth parts pooled and dropped tiers apart, with the
+separation verdict that decides whether the recipe keeps the tier.
 
 TASKS is an exported release (``orharbor export --release bench-1/ --out TASKS``).
 Every policy of :mod:`orharbor.benchmark.ladder` runs on every algorithm task
@@ -42,6 +48,8 @@ def main() -> int:
     parser.add_argument("tasks", type=Path, nargs="?")
     parser.add_argument("--program", metavar="CLASS/POLICY",
                         help="print one ladder program as a standalone solve.py (e.g. jobshop/search) and exit")
+    parser.add_argument("--built", metavar="RELEASE",
+                        help="print the ladder a built release recorded (a folder or a shipped name) and exit")
     parser.add_argument("--budget", type=float, default=10.0, help="seconds of the search and ortools rungs")
     parser.add_argument("-j", "--jobs", type=int, default=2)
     parser.add_argument("--policies", default=",".join(POLICIES))
@@ -57,6 +65,8 @@ def main() -> int:
         except (LadderError, KeyError) as exc:
             parser.error(f"no ladder program {args.program!r}: {exc}")
         return 0
+    if args.built:
+        return print_built(args.built, args.markdown, args.json)
     if args.tasks is None:
         parser.error("give an exported release (TASKS), or --program CLASS/POLICY")
     policies = [p for p in args.policies.split(",") if p]
@@ -86,6 +96,27 @@ def main() -> int:
     if args.json:
         args.json.write_text(json.dumps({"budget_s": args.budget, "rows": rows,
                                          "results": [asdict(r) for r in results]}, indent=1) + "\n")
+    return 0
+
+
+def print_built(release: str, as_markdown: bool, json_out: Path | None) -> int:
+    """The ladder a built release recorded, with a column naming the tiers its recipe drops."""
+    from orharbor.benchmark.built_ladder import RUNGS, built_ladder
+    from orharbor.benchmark.release import ReleaseError, read_release
+
+    try:
+        recipe, rows = read_release(release)
+    except ReleaseError as exc:
+        print(f"ladder.py: {exc}", file=sys.stderr)
+        return 1
+    tiers = built_ladder(recipe, rows)
+    cells = table(tiers, list(RUNGS))
+    cells[0] = [*cells[0][:-3], "verdict", "dropped"]
+    for row, tier in zip(cells[1:], tiers):
+        row[-3:] = [row[-1], tier["dropped"] or "-"]
+    print(markdown(cells) if as_markdown else columns(cells))
+    if json_out:
+        json_out.write_text(json.dumps({"release": recipe.tag, "tiers": tiers}, indent=1) + "\n")
     return 0
 
 

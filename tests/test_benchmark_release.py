@@ -96,6 +96,25 @@ def test_a_tier_grows_by_a_part_of_its_own_with_seeds_of_its_own():
     assert len(grown) == 2 and not first & grown
 
 
+#: A tier the recipe drops: built like the others, never exported.
+DROPPED = """[[dropped]]
+problem = "rcpsp"
+size = "j30"
+reason = "its rule and search overlap"
+"""
+
+
+def test_a_dropped_tier_takes_its_growth_parts_and_both_levels_unless_one_is_named():
+    recipe = parse_recipe(TINY + GROWN + DROPPED, "tiny.toml")
+    assert recipe.dropped == {name: "its rule and search overlap" for name in (
+        "rcpsp-j30-l1", "rcpsp-j30-l2", "rcpsp-j30-more-l1", "rcpsp-j30-more-l2")}
+    assert [part.name for part in recipe.released_parts] == ["wtardiness-n40-l1", "jobshop-taillard"]
+    one_level = parse_recipe(TINY + GROWN + DROPPED.replace('reason', 'level = 2\nreason'), "tiny.toml")
+    assert sorted(one_level.dropped) == ["rcpsp-j30-l2", "rcpsp-j30-more-l2"]
+    # only the recipe's text differs from the undropped one: the parts, and so the build, are the same
+    assert recipe.parts == parse_recipe(TINY + GROWN, "tiny.toml").parts
+
+
 def run(*args, timeout=300):
     return subprocess.run([str(ORHARBOR), *map(str, args)], capture_output=True, text=True, timeout=timeout)
 
@@ -132,6 +151,12 @@ def test_a_recipe_is_checked_against_the_schema_and_the_problem_classes():
         TINY.replace("[export]", "[export]\ncolour = 1"): "colour",
         TINY + '[[tiers]]\nproblem = "rcpsp"\nsize = "j30"\nlevel1_rows = 1\nlevel2_rows = 0\n'
                'solve_time_limit_s = 5\nagent_timeout_s = 9\n': "rcpsp-j30-l1 is declared twice",
+        TINY + DROPPED.replace('"j30"', '"j60"'): "dropped[0]: no tier rcpsp j60 to drop",
+        TINY + DROPPED.replace('reason', 'level = 3\nreason'): "level",
+        TINY + DROPPED.replace('reason = "its rule and search overlap"', 'reason = ""'): "reason",
+        TINY + DROPPED.replace('reason = "its rule and search overlap"\n', ''): "reason",
+        re.sub(r"\[\[published\]\].*?(?=\[\[tiers\]\])", "", TINY, flags=re.S) + DROPPED
+        + DROPPED.replace("rcpsp", "wtardiness").replace("j30", "n40"): "every part is dropped",
         TINY + GROWN.replace("start_seed = 1100", "start_seed = 1030"):
             "rcpsp-j30-more-l1 and rcpsp-j30-l1 can draw the same instance seeds (e.g. 1030); give "
             "rcpsp-j30-more-l1 a start_seed beyond 1039",
@@ -273,6 +298,67 @@ def test_a_recipe_changed_only_in_its_text_resumes_an_unreleased_build_without_s
     build_release(parse_recipe(TINY + "# a comment\n"), unreleased, no_solving, resume=True, say=said.append)
     assert said[0] == f"tiny-bench@0.1: the recipe's text changed since {unreleased} was started, not its parts"
     assert (unreleased / "recipe.toml").read_text() == TINY + "# a comment\n" and (unreleased / "release.json").exists()
+
+
+def test_a_dropped_tier_is_built_and_recorded_but_never_exported(built, tmp_path):
+    """Dropping a tier is a change of the recipe's text only: an unreleased build takes it without solving,
+    release.json lists the dropped parts with the reason, and neither the export nor its smoke subset has them."""
+    recipe, release, _ = built
+    dropped = tmp_path / "rel"
+    shutil.copytree(release, dropped)
+    (dropped / "release.json").unlink()
+
+    def no_solving():
+        raise AssertionError("nothing is left to solve")
+
+    build_release(parse_recipe(TINY + DROPPED), dropped, no_solving, resume=True)
+    provenance = json.loads((dropped / "release.json").read_text())
+    assert provenance["dropped"] == [{"file": f"rcpsp-j30-l{level}.jsonl", "reason": "its rule and search overlap"}
+                                     for level in (1, 2)]
+    assert provenance["instances"] == 8  # the dropped rows are still the release's: its evidence
+    done = run("export", "--release", dropped, "--out", tmp_path / "tasks")
+    assert done.returncode == 0, done.stderr
+    tasks = sorted(p.name for p in (tmp_path / "tasks").iterdir() if (p / "task.toml").exists())
+    assert tasks == ["jobshop-ta01-l1", "jobshop-ta02-l1", "jobshop-ta71-l1", "wtardiness-n40-l1-s1000"]
+    assert ("left out, as the recipe drops them: rcpsp-j30-l1, rcpsp-j30-l2: its rule and search overlap"
+            in done.stdout), done.stdout
+    smoke = run("export", "--release", dropped, "--smoke", "--out", tmp_path / "smoke")
+    assert smoke.returncode == 0, smoke.stderr
+    assert sorted(p.name for p in (tmp_path / "smoke").iterdir() if (p / "task.toml").exists()) == [
+        "jobshop-ta01-l1", "wtardiness-n40-l1-s1000"]
+
+
+def test_the_built_ladder_scores_each_recorded_rung_by_reward_and_quality():
+    """Hand-computed: naive 100, reference 80, best known 75; the rule's 90 and a search that found nothing."""
+    from orharbor.benchmark.built_ladder import rung_scores
+
+    row = {"id": "x", "level": 1, "baseline": 100, "reference": 80, "best_known": {"value": 75, "source": "x", "bound": 70},
+           "reference_meta": {"ladder": {"budget_s": 10.0, "rule": 90, "search": None}}}
+    assert rung_scores(row) == {"naive": [(0.0, 0.75)], "rule": [(0.5, 75 / 90)], "search": [(-1.0, 0.0)],
+                                "reference": [(1.0, 75 / 80)]}
+    row["reference_meta"] = {}  # a build without ladder answers records naive and reference only
+    assert set(rung_scores(row)) == {"naive", "reference"}
+
+
+def test_the_built_ladder_pools_a_tiers_parts_and_keeps_dropped_ones_apart(built):
+    from orharbor.benchmark.built_ladder import built_ladder
+    from orharbor.benchmark.release import read_release
+
+    _, release, _ = built
+    _, rows = read_release(release)
+    recipe = parse_recipe(TINY + DROPPED)
+    tiers = {(t["problem"], t["size"], t["level"]): t for t in built_ladder(recipe, rows)}
+    assert set(tiers) == {("jobshop", "15x15", 1), ("jobshop", "100x20", 1), ("rcpsp", "j30", 1),
+                          ("rcpsp", "j30", 2), ("wtardiness", "n40", 1)}
+    j30 = tiers[("rcpsp", "j30", 2)]
+    assert j30["dropped"] == "its rule and search overlap" and j30["parts"] == ["rcpsp-j30-l2"]
+    assert j30["policies"]["naive"]["n"] == 2  # one row of two hidden instances
+    assert tiers[("jobshop", "15x15", 1)]["parts"] == ["jobshop-taillard"] and tiers[("jobshop", "15x15", 1)][
+        "dropped"] is None
+    for tier in tiers.values():
+        assert tier["policies"]["reference"]["mean"] == 1.0  # the reference scores 1 against itself
+        # the tiny recipe sets no ladder_budget_s: its build ran no ladder, so no tier can be judged
+        assert set(tier["policies"]) == {"naive", "reference"} and tier["verdict"] == "no ladder answers recorded"
 
 
 def test_recipe_and_plan_options_do_not_mix(tmp_path):

@@ -91,3 +91,18 @@ def test_release_json_comes_with_the_last_part_and_records_every_reference():
         assert record["hint"] and record["time_limit_s"] in (60.0, 120.0) and record["workers"] == 1, record
         assert record["status"] in ("OPTIMAL", "FEASIBLE"), record
         assert record["bound"] is None or record["bound"] <= record["reference"], record
+
+
+def test_every_tier_kept_separates_its_rungs_and_every_dropped_one_does_not():
+    """Issue 32's rule, on the ladder the build recorded: a tier stays in the release only if its quality
+    figure orders naive < rule < search with 95% intervals apart; the recipe drops the others with a reason."""
+    from orharbor.benchmark.built_ladder import built_ladder
+
+    if len(BUILT) < len(RECIPE.parts):
+        pytest.skip("the verdicts are final once every part is built")  # the build runs over several sessions
+    rows = {part.name: read_rows(FOLDER / part.file) for part in RECIPE.parts}
+    tiers = built_ladder(RECIPE, rows)
+    assert {name for tier in tiers for name in tier["parts"]} == {part.name for part in RECIPE.parts}
+    for tier in tiers:
+        where = (tier["problem"], tier["size"], tier["level"], tier["verdict"])
+        assert (tier["verdict"] == "ok") == (tier["dropped"] is None), where

@@ -405,7 +405,7 @@ def plan_release_export(release: str | Path, out: str | Path, *, smoke: bool = F
     for name in problems:
         problem_modules.get(name)
     parts = [(part, [r for r in rows[part.name] if not problems or r["problem"] in problems])
-             for part in recipe.parts if part.name in rows]
+             for part in recipe.released_parts if part.name in rows]
     parts = [(part, part_rows) for part, part_rows in parts if part_rows]
     if not parts:
         raise ExportInputError(f"no rows of {', '.join(problems)} in the release; nothing to export")

@@ -371,6 +371,9 @@ def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agen
             tasks, index = api.export(plan, options, hints=hints, prompt=prompt, progress=bar.update, git=git)
     name, version = release_plan.dataset if release else (DATASET_NAME, package_version())
     click.echo(f"exported {len(tasks)} tasks to {out} in {time.monotonic() - start:.1f} s")
+    if release:
+        for reason, names in _by_reason(release_plan.recipe.dropped).items():
+            click.echo(f"left out, as the recipe drops them: {', '.join(names)}: {reason}")
     if consumer == "tinker" and (warning := tinker_grader_warning(tasks)):
         click.echo(f"warning: {warning}", err=True)
     click.echo(f"wrote {', '.join(path.name for path in index)}; run them with: harbor run -d "
@@ -378,6 +381,14 @@ def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agen
     if out / ".gitattributes" not in index:
         click.echo(f"kept the existing {out / '.gitattributes'}: make sure it keeps *.sh and Dockerfiles LF",
                    err=True)
+
+
+def _by_reason(dropped: dict[str, str]) -> dict[str, list[str]]:
+    """The dropped parts, grouped by the reason the recipe gives."""
+    grouped: dict[str, list[str]] = {}
+    for name, reason in dropped.items():
+        grouped.setdefault(reason, []).append(name)
+    return grouped
 
 
 def _check_env(ctx: click.Context, param: click.Parameter, value: str | None):

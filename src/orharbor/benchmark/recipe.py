@@ -3,7 +3,9 @@
 A recipe fixes, per problem class, its tiers (standard sizes), the rows per
 level, the seeds, the reference time limit, ``min_gap``, the agent budget and
 resources, the solve time limit of level-2 programs, and the network policy;
-published sets (Taillard's ta01-ta80) come in by name. The recipe becomes a
+published sets (Taillard's ta01-ta80) come in by name. A tier whose ladder
+does not separate is ``dropped`` with its reason: still built (its rows are
+the evidence), never exported. The recipe becomes a
 list of :class:`Part`, one per output file, each an ordinary build plan, so a
 release is built, journaled and resumed by the same engine as ``build-dataset``.
 Shipped recipes live in ``recipes/`` (``--recipe orharbor-bench-1``); any other
@@ -53,11 +55,18 @@ class Recipe:
     parts: tuple[Part, ...]
     smoke_per_class: int = 1
     source: str = field(default="", compare=False)
+    #: The parts left out of the release (built, never exported), each with the reason the recipe gives.
+    dropped: dict[str, str] = field(default_factory=dict)
 
     @property
     def tag(self) -> str:
         """``name@version``, as ``harbor run -d`` takes it."""
         return f"{self.name}@{self.version}"
+
+    @property
+    def released_parts(self) -> tuple[Part, ...]:
+        """The parts the release exports: every part but the dropped ones."""
+        return tuple(part for part in self.parts if part.name not in self.dropped)
 
 
 def shipped_recipes() -> list[str]:
@@ -134,7 +143,24 @@ def parse_recipe(text: str, where: str = "recipe") -> Recipe:
         raise RecipeError(f"{where}: {twice[0]} is declared twice")
     _no_shared_seeds(parts, where)
     return Recipe(data["name"], data["version"], data.get("description", ""), text, dict(data["export"]),
-                  tuple(parts), data.get("smoke", {}).get("per_class", 1), where)
+                  tuple(parts), data.get("smoke", {}).get("per_class", 1), where,
+                  _dropped(data.get("dropped", []), parts, where))
+
+
+def _dropped(entries: list[dict], parts: list[Part], where: str) -> dict[str, str]:
+    """Part name -> reason, for each ``[[dropped]]`` entry: every generated part of its class and size (and
+    level, if given), the tier's growth parts included. An entry that drops nothing is an error (a typo)."""
+    dropped: dict[str, str] = {}
+    for i, entry in enumerate(entries):
+        matched = [part.name for part in parts if not part.plan.published and part.plan.problem == entry["problem"]
+                   and part.plan.sizes == (entry["size"],) and entry.get("level", part.plan.level) == part.plan.level]
+        if not matched:
+            level = f" level {entry['level']}" if "level" in entry else ""
+            raise RecipeError(f"{where}: dropped[{i}]: no tier {entry['problem']} {entry['size']}{level} to drop")
+        dropped.update((name, entry["reason"]) for name in matched)
+    if parts and len(dropped) == len(parts):
+        raise RecipeError(f"{where}: every part is dropped; the release would be empty")
+    return dropped
 
 
 def _no_shared_seeds(parts: list[Part], where: str) -> None:

@@ -157,6 +157,9 @@ def provenance(recipe: Recipe, out: Path) -> dict:
     return {
         "name": recipe.name, "version": recipe.version, "tag": recipe.tag,
         "parts": [{"file": part.file, "rows": part.plan.num_rows} for part in recipe.parts],
+        # built (the rows are the evidence) but not exported, each with the recipe's reason
+        "dropped": [{"file": part.file, "reason": recipe.dropped[part.name]}
+                    for part in recipe.parts if part.name in recipe.dropped],
         "instances": instances, "seeds_passed_over": skipped, "reference_statuses": statuses,
         "solve_cpu_time_s": round(cpu, 1), "reference_wall_time_s": round(wall, 1),
         # how much of a core the references that used their whole limit got (1.0 on an otherwise idle machine)
@@ -217,10 +220,11 @@ def read_release(folder: str | Path) -> tuple[Recipe, dict[str, list[dict]]]:
 
 
 def smoke_rows(recipe: Recipe, rows: dict[str, list[dict]]) -> dict[str, list[dict]]:
-    """The smoke subset: per class, the first ``per_class`` rows of its first level-1 and first level-2 part."""
+    """The smoke subset: per class, the first ``per_class`` rows of its first level-1 and first level-2 part
+    (of the parts the release exports)."""
     chosen: dict[str, list[dict]] = {}
     seen: set[tuple[str, int]] = set()
-    for part in recipe.parts:
+    for part in recipe.released_parts:
         key = (part.plan.problem, part.plan.level)
         if key in seen:
             continue
