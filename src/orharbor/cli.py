@@ -18,6 +18,7 @@ import click
 
 from orharbor import api, interrupts, problem_modules
 from orharbor.errors import UserError
+from orharbor.verifiers.reward_scale import DEFAULT as DEFAULT_SCALE, SCALES
 from orharbor.base_image import REQUIREMENTS as BASE_IMAGE_REQUIREMENTS
 
 #: Options that take several values after one flag (``--sizes 10x10 15x15``).
@@ -292,7 +293,7 @@ def _base_image(ctx: click.Context, param: click.Parameter, value: str | None) -
               help="Separate mode: the verifier container's network. 'public' is for TESTING ONLY, on an engine "
                    "that cannot take a container offline (Docker or Podman without Harbor's egress sidecar, e.g. "
                    "scripts/e2e-podman.sh); never publish such an export as a benchmark.")
-@click.option("--reward-scale", type=click.Choice(["orharbor", "unit", "quality"]), default="orharbor",
+@click.option("--reward-scale", type=click.Choice(SCALES), default=DEFAULT_SCALE,
               show_default=True,
               help="The scale reward.json is written on: orharbor (failure -1, naive 0, reference 1) or unit, what "
                    "RL trainers assume (failure 0, naive 0.5, reference 1; modelling 1 correct, 0 not); above the "

@@ -38,6 +38,7 @@ from orharbor.exporter.task_dir import SOLVER_VENV
 from orharbor.task_toml import read_task_toml, table
 from orharbor.verifiers import contract
 from orharbor.verifiers.cpu_calibration import verifier_time_limit
+from orharbor.verifiers.reward import FAIL
 
 #: The modelling image's interpreter: python slim's, with the modelling stack pip-installed.
 MODELLING_PYTHONS = ("/usr/local/bin/python3", "/usr/local/bin/python")
@@ -220,7 +221,7 @@ def _score_sandboxed(task: Path, config: contract.Level2Task | contract.RetailTa
         last = (details.get("traceback") or "").strip().splitlines()[-1:] or ["no traceback"]
         raise VerifyError(f"{task / 'tests' / contract.TASK_FILE}: a broken task (its verifier failed: {last[0]}); "
                           "re-export it")
-    return float(details.get("reward", -1.0)), details
+    return float(details.get("reward", FAIL)), details
 
 
 # ------------------------------------------------------------------ the readable summary

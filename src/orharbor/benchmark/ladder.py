@@ -36,6 +36,7 @@ from statistics import fmean
 from orharbor import problem_modules
 from orharbor.problem_modules.ladder_programs import (  # noqa: F401  (re-exported: the ladder's programs)
     BUDGET_LINE, SHARED_FOLDER, SHARED_LINE, LadderError, program, run_program)
+from orharbor.verifiers.reward import FAIL, reward
 
 POLICIES = ("naive", "rule", "search", "ortools", "strong", "reference")
 #: Rungs that run at level 1 only: a level-2 task's interpreter has neither OR-Tools nor PyVRP.
@@ -83,7 +84,7 @@ def run_policy(task: Path, policy: str, budget_s: float) -> Result:
         try:
             answer = _answer(task, problem, level, policy, budget_s, scratch)
         except LadderError as exc:
-            return Result(**base, reward=-1.0, instance_rewards=(), error=str(exc))
+            return Result(**base, reward=FAIL, instance_rewards=(), error=str(exc))
         reward, details = score(task, answer)
     reward = details.get("orharbor_reward", reward)  # a --reward-scale unit export: the ladder reads orharbor's scale
     instances = tuple(float(row["reward"]) for row in details.get("instances", ()) if "reward" in row)
@@ -107,9 +108,9 @@ def ceiling(metadata: dict) -> float | None:
     None where no bound was recorded. Above 1.0 is room to beat the reference.
     """
     ref, naive, bound = metadata.get("reference"), metadata.get("baseline"), metadata.get("bound")
-    if not all(isinstance(v, (int, float)) for v in (ref, naive, bound)) or naive == ref:
+    if not all(isinstance(v, (int, float)) for v in (ref, naive, bound)) or naive <= ref:
         return None
-    return (naive - max(bound, 0.0)) / (naive - ref)
+    return reward(max(bound, 0.0), naive, ref)
 
 
 def _answer(task: Path, problem: str, level: int, policy: str, budget_s: float, scratch: Path) -> Path:

@@ -33,6 +33,7 @@ from orharbor.task_toml import TaskTomlError, read_task_toml, table
 from orharbor.verifiers import reward_scale
 from orharbor.verifiers.contract import KINDS
 from orharbor.verifiers.quality import quality as quality_of
+from orharbor.verifiers.reward import FAIL as FAIL_REWARD, best_reward
 from orharbor.verifiers.safe_json import BadOutput, read_regular_file
 
 #: How deep below a given folder trial folders are looked for (jobs/<job>/<trial>/ is depth 2).
@@ -365,19 +366,14 @@ def _outside_range(kind: str, metadata: dict, details: dict, reward: float | Non
     rows = details.get("instances") if isinstance(details.get("instances"), list) else []
     pairs = [(r.get("naive"), r.get("reference")) for r in rows if isinstance(r, dict)] or \
         [(metadata.get("baseline"), metadata.get("reference"))]
-    highs = [_best_reward(_number(naive), _number(reference)) for naive, reference in pairs]
+    highs = [UNBOUNDED_REWARD if _number(naive) is None or _number(reference) is None
+             else best_reward(_number(naive), _number(reference)) for naive, reference in pairs]
     high = max(highs) if highs else UNBOUNDED_REWARD
     values = [reward, *(r["reward"] for r in rows if isinstance(r, dict) and _number(r.get("reward")) is not None)]
     for value in values:
-        if not -1.0 - REWARD_MATCH <= value <= high + REWARD_MATCH:
+        if not FAIL_REWARD - REWARD_MATCH <= value <= high + REWARD_MATCH:
             return f"reward {value:g} is outside what its verifier can give (-1 to {high:g})"
     return None
-
-
-def _best_reward(naive: float | None, reference: float | None) -> float:
-    if naive is None or reference is None:
-        return UNBOUNDED_REWARD
-    return naive / (naive - reference) if naive > reference else 1.0
 
 
 def _harbor_reward(result) -> float | None:

@@ -29,11 +29,12 @@ from matplotlib.patches import Patch
 from orharbor.report.jobs import TrialRecord
 from orharbor.report.stats import bootstrap_ci
 from orharbor.report.tables import size_order
+from orharbor.verifiers.reward import FAIL
 
 DPI = 100
 WIDTH = 11.0  # inches: 1100 px at DPI
 #: Reward of an infeasible (or missing) answer, of the naive baseline and of the reference.
-GUIDES = ((-1.0, "infeasible"), (0.0, "naive"), (1.0, "reference"))
+GUIDES = ((FAIL, "infeasible"), (0.0, "naive"), (1.0, "reference"))
 LEVEL_STYLES = ("-", "--", ":", "-.")
 LEVEL_MARKERS = ("o", "s", "^", "D")
 LEVEL_HATCHES = ("", "///", "...", "xxx")

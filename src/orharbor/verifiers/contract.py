@@ -26,6 +26,7 @@ from typing import ClassVar
 
 from orharbor.verifiers import reward_scale as scales
 from orharbor.verifiers.quality import mean_quality, quality
+from orharbor.verifiers.reward import FAIL, objective_at
 from orharbor.verifiers.solver_run import Limits
 
 #: The agent's working folder in the task container, where every deliverable is.
@@ -65,8 +66,8 @@ class Kind:
 
 
 KINDS: dict[str, Kind] = {
-    "level1": Kind("level1", "algorithm", 1, "/app/solution.json", -1.0, runs_program=False, several_files=False),
-    "level2": Kind("level2", "algorithm", 2, "/app/solve.py", -1.0, runs_program=True, several_files=False),
+    "level1": Kind("level1", "algorithm", 1, "/app/solution.json", FAIL, runs_program=False, several_files=False),
+    "level2": Kind("level2", "algorithm", 2, "/app/solve.py", FAIL, runs_program=True, several_files=False),
     "spec": Kind("spec", "modelling", None, None, 0.0, runs_program=False, several_files=True),
     "retail": Kind("retail", "modelling", None, "/app/model.py", 0.0, runs_program=True, several_files=False),
 }
@@ -143,7 +144,7 @@ class Task:
         The verifier itself computes quality from the objectives it found.
         """
         if self.reward_scale == scales.QUALITY and reward > self.kind.fail_reward:
-            return mean_quality(quality(naive - reward * (naive - reference), best)
+            return mean_quality(quality(objective_at(reward, naive, reference), best)
                                 for naive, reference, best in self.anchors)
         return scales.to_scale(reward, self.reward_scale, self.kind.fail_reward)
 

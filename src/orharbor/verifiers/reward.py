@@ -23,6 +23,17 @@ def reward(objective: float | None, naive: float, reference: float) -> float:
     return max(FAIL, float(value))
 
 
+def best_reward(naive: float, reference: float) -> float:
+    """The highest reward a task can give: that of an objective of 0 (every objective is >= 0), or 1.0 when
+    there is no room between naive and reference."""
+    return naive / (naive - reference) if naive > reference else 1.0
+
+
+def objective_at(value: float, naive: float, reference: float) -> float:
+    """The objective that earns the reward ``value`` (the formula read backwards; naive > reference)."""
+    return naive - value * (naive - reference)
+
+
 def mean_reward(rewards: list[float]) -> float:
     """Level-2 reward: the mean over evaluation instances (FAIL when there are none)."""
     return sum(rewards) / len(rewards) if rewards else FAIL
