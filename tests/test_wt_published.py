@@ -158,3 +158,20 @@ def test_a_recipe_naming_wt40_parses():
     (part,) = [part for part in recipe.parts if part.plan.published]
     assert part.name == "wtardiness-wt40" and part.plan.published == "wt40"
     assert part.plan.names == ("wt40_001", "wt40_002", "wt40_003", "wt40_004", "wt40_005", "wt40_019")
+
+
+def test_orharbor_bench_1_1_takes_wt_instances_every_answer_does_not_tie_on():
+    """1.1's OR-Library instances: none with optimum 0 (the rule reaches it, and every good answer ties), and one
+    per due-date range (the set's blocks of 25) at five different tardiness factors (blocks of 5 within)."""
+    from orharbor.benchmark.recipe import load_recipe
+    from orharbor.datasets.published import published_set
+
+    parts = [part for part in load_recipe("orharbor-bench-1.1").parts if part.plan.problem == "wtardiness"
+             and part.plan.published]
+    assert sorted(part.plan.published for part in parts) == ["wt100", "wt40"]
+    for part in parts:
+        entries = published_set("wtardiness", part.plan.published)
+        assert all(entries[name]["best_known"]["value"] > 0 for name in part.plan.names), part.plan.names
+        numbers = [int(name.split("_")[1]) - 1 for name in part.plan.names]
+        assert sorted(n // 25 for n in numbers) == [0, 1, 2, 3, 4]
+        assert sorted(n % 25 // 5 for n in numbers) == [0, 1, 2, 3, 4]
