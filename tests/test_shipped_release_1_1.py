@@ -1,11 +1,10 @@
-"""The parts of orharbor-bench 1.1 built so far (benchmarks/orharbor-bench-1.1/*.jsonl), checked from their data.
+"""orharbor-bench 1.1 as shipped (src/orharbor/benchmark/releases/orharbor-bench-1.1/), checked from its data.
 
-The build runs in resumable parts over several sessions; every finished part is
-shipped as it lands, so these checks cover each part file present: it is the
-recipe's build of that part (what ``--resume`` checks), every stored answer
-scores what its row says under today's verifier, each reference is no worse than
-the ladder answers it started from, and each best known value is the best of what
-the row holds, with its bound below it. Journals (parts still under way) are not read.
+Every part is the recipe's build of that part (what ``--resume`` checks), every stored
+answer scores what its row says under today's verifier, each reference is no worse than the
+ladder answers it started from and had its core, each best known value is the best of what the
+row holds with its bound below it, release.json records every reference, and the recipe keeps
+exactly the tiers whose ladder separates.
 """
 
 from __future__ import annotations
@@ -24,13 +23,12 @@ from test_shipped_release import SHIPPED
 
 FOLDER = SHIPPED.with_name("orharbor-bench-1.1")
 RECIPE = load_recipe("orharbor-bench-1.1")
-BUILT = [part for part in RECIPE.parts if (FOLDER / part.file).exists()]
 
 
-def test_the_folder_holds_this_recipe_and_its_finished_parts_only():
+def test_the_folder_holds_this_recipe_and_every_part_of_it():
     assert (FOLDER / "recipe.toml").read_text() == RECIPE.text
-    assert BUILT, "no part of 1.1 is built"
-    assert {p.name for p in FOLDER.glob("*.jsonl")} == {part.file for part in BUILT}
+    assert {p.name for p in FOLDER.iterdir()} == {part.file for part in RECIPE.parts} | {"recipe.toml",
+                                                                                         RELEASE_FILE}
 
 
 def _instances(row: dict):
@@ -40,7 +38,7 @@ def _instances(row: dict):
                i.best_known, i.best_known_solution)
 
 
-@pytest.mark.parametrize("part", BUILT, ids=[part.name for part in BUILT])
+@pytest.mark.parametrize("part", RECIPE.parts, ids=[part.name for part in RECIPE.parts])
 def test_a_built_part_is_sound(part):
     assert finished_rows(part.plan, FOLDER / part.file) == part.plan.num_rows  # the recipe's rows, as --resume checks
     module = problem_modules.get(part.plan.problem)
@@ -65,15 +63,10 @@ def test_a_built_part_is_sound(part):
             assert share is None or share >= STARVED_SHARE * part.plan.solver_workers, (where, share)
 
 
-def test_release_json_comes_with_the_last_part_and_records_every_reference():
-    """release.json is written when the last part lands (an unfinished release has no provenance); it then
-    records every instance's reference (start, limit, threads, status, bound) and best known value, and
-    that the references had their cores."""
-    release = FOLDER / RELEASE_FILE
-    if len(BUILT) < len(RECIPE.parts):
-        assert not release.exists()
-        return
-    provenance = json.loads(release.read_text())
+def test_release_json_records_every_reference_and_the_dropped_parts():
+    """Every instance's reference (start, limit, threads, status, bound) and best known value, that the
+    references had their cores, and the parts the recipe drops with its reasons."""
+    provenance = json.loads((FOLDER / RELEASE_FILE).read_text())
     assert provenance["tag"] == "orharbor-bench@1.1"
     assert provenance["reference_cpu_share"]["min"] >= STARVED_SHARE
     expected = []
@@ -91,6 +84,20 @@ def test_release_json_comes_with_the_last_part_and_records_every_reference():
         assert record["hint"] and record["time_limit_s"] in (60.0, 120.0) and record["workers"] == 1, record
         assert record["status"] in ("OPTIMAL", "FEASIBLE"), record
         assert record["bound"] is None or record["bound"] <= record["reference"], record
+    assert {(d["file"], d["reason"]) for d in provenance["dropped"]} == {
+        (part.file, RECIPE.dropped[part.name]) for part in RECIPE.parts if part.name in RECIPE.dropped}
+
+
+def test_the_release_is_shipped_by_name_and_its_export_leaves_the_dropped_tiers_out(tmp_path):
+    from orharbor.api import plan_release_export
+    from orharbor.benchmark.release import release_folder
+
+    assert release_folder("orharbor-bench@1.1") == release_folder("orharbor-bench-1.1")
+    assert release_folder("orharbor-bench@1.1").resolve() == FOLDER.resolve()
+    plan = plan_release_export("orharbor-bench@1.1", tmp_path / "tasks")
+    exported = {part.name for part, _ in plan.parts}
+    assert exported == {part.name for part in RECIPE.released_parts} and exported.isdisjoint(RECIPE.dropped)
+    assert not any(row["problem"] == "rostering" for _, rows in plan.parts for row in rows)
 
 
 def test_every_tier_kept_separates_its_rungs_and_every_dropped_one_does_not():
@@ -98,8 +105,6 @@ def test_every_tier_kept_separates_its_rungs_and_every_dropped_one_does_not():
     figure orders naive < rule < search with 95% intervals apart; the recipe drops the others with a reason."""
     from orharbor.benchmark.built_ladder import built_ladder
 
-    if len(BUILT) < len(RECIPE.parts):
-        pytest.skip("the verdicts are final once every part is built")  # the build runs over several sessions
     rows = {part.name: read_rows(FOLDER / part.file) for part in RECIPE.parts}
     tiers = built_ladder(RECIPE, rows)
     assert {name for tier in tiers for name in tier["parts"]} == {part.name for part in RECIPE.parts}

@@ -64,6 +64,9 @@ def test_the_installed_wheel_exports_verifies_checks_and_reports_outside_the_rep
     run(orharbor, "export", "--out", "tasks", cwd=work, env=env)  # every shipped row and spec
     run(orharbor, "export", "--release", "orharbor-bench@1.0", "--smoke", "--out", "smoke", cwd=work, env=env)
     assert (work / "smoke" / "registry.json").is_file() and list((work / "smoke").glob("jobshop-ta01*/task.toml"))
+    run(orharbor, "export", "--release", "orharbor-bench@1.1", "--smoke", "--out", "smoke11", cwd=work, env=env)
+    registry = json.loads((work / "smoke11" / "registry.json").read_text())
+    assert [(d["name"], d["version"]) for d in registry] == [("orharbor-bench", "1.1-smoke")]
     task = work / "tasks" / "wtardiness-n8-l1-s0"
     verified = run(orharbor, "verify", task, "--solution", task / "solution" / "solution.json", "--json", cwd=work,
                    env=env)
