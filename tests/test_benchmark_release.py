@@ -240,6 +240,18 @@ def test_a_recipe_builds_every_part_with_its_provenance(built):
     assert provenance["solve_cpu_time_s"] > 0
 
 
+def unreleased_copy(release: Path, tmp_path: Path) -> Path:
+    """A copy of a built release before its release.json: what a build looks like until its version is out."""
+    copy = tmp_path / "rel"
+    shutil.copytree(release, copy)
+    (copy / "release.json").unlink()
+    return copy
+
+
+def no_solving():
+    raise AssertionError("nothing is left to solve")
+
+
 def test_a_built_release_is_never_overwritten_and_resume_is_a_no_op(built):
     recipe, release, _ = built
     before = {p.name: p.read_bytes() for p in release.iterdir()}
@@ -264,9 +276,7 @@ def test_an_unreleased_build_resumes_into_a_grown_recipe_and_a_released_one_does
     grown.write_text(TINY + GROWN)
     refused = run("build-dataset", "--recipe", grown, "--out", release, "--resume")
     assert refused.returncode == 1 and "built from another recipe" in refused.stderr
-    unreleased = tmp_path / "rel"
-    shutil.copytree(release, unreleased)
-    (unreleased / "release.json").unlink()
+    unreleased = unreleased_copy(release, tmp_path)
     before = {p.name: p.read_bytes() for p in unreleased.iterdir()}
     changed = tmp_path / "changed.toml"
     changed.write_text(TINY.replace("level1_rows = 2", "level1_rows = 3") + GROWN)
@@ -287,13 +297,7 @@ def test_an_unreleased_build_resumes_into_a_grown_recipe_and_a_released_one_does
 
 def test_a_recipe_changed_only_in_its_text_resumes_an_unreleased_build_without_solving(built, tmp_path):
     recipe, release, _ = built
-    unreleased = tmp_path / "rel"
-    shutil.copytree(release, unreleased)
-    (unreleased / "release.json").unlink()
-
-    def no_solving():
-        raise AssertionError("nothing is left to solve")
-
+    unreleased = unreleased_copy(release, tmp_path)
     said = []
     build_release(parse_recipe(TINY + "# a comment\n"), unreleased, no_solving, resume=True, say=said.append)
     assert said[0] == f"tiny-bench@0.1: the recipe's text changed since {unreleased} was started, not its parts"
@@ -304,13 +308,7 @@ def test_a_dropped_tier_is_built_and_recorded_but_never_exported(built, tmp_path
     """Dropping a tier is a change of the recipe's text only: an unreleased build takes it without solving,
     release.json lists the dropped parts with the reason, and neither the export nor its smoke subset has them."""
     recipe, release, _ = built
-    dropped = tmp_path / "rel"
-    shutil.copytree(release, dropped)
-    (dropped / "release.json").unlink()
-
-    def no_solving():
-        raise AssertionError("nothing is left to solve")
-
+    dropped = unreleased_copy(release, tmp_path)
     build_release(parse_recipe(TINY + DROPPED), dropped, no_solving, resume=True)
     provenance = json.loads((dropped / "release.json").read_text())
     assert provenance["dropped"] == [{"file": f"rcpsp-j30-l{level}.jsonl", "reason": "its rule and search overlap"}

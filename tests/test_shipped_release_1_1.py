@@ -69,14 +69,8 @@ def test_release_json_records_every_reference_and_the_dropped_parts():
     provenance = json.loads((FOLDER / RELEASE_FILE).read_text())
     assert provenance["tag"] == "orharbor-bench@1.1"
     assert provenance["reference_cpu_share"]["min"] >= STARVED_SHARE
-    expected = []
-    for part in RECIPE.parts:
-        for row in read_rows(FOLDER / part.file):
-            if row["level"] == 1:
-                expected.append((row["id"], row["reference"], row["best_known"]))
-            else:
-                expected += [(f"{row['id']}#{i}", ref, known)
-                             for i, (ref, known) in enumerate(zip(row["eval_references"], row["eval_best_known"]))]
+    expected = [(i.key, i.reference, i.best_known)
+                for part in RECIPE.parts for row in read_rows(FOLDER / part.file) for i in row_instances(row)]
     records = provenance["references"]
     assert [(r["id"], r["reference"], r["best_known"]) for r in records] == expected
     assert provenance["instances"] == len(expected)

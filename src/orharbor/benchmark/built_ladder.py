@@ -13,9 +13,8 @@ dropped tier stay in the release as the evidence, pooled apart from the rest.
 from __future__ import annotations
 
 from collections import defaultdict
-from statistics import fmean
 
-from orharbor.benchmark.ladder import separation_verdict
+from orharbor.benchmark.ladder import rung_stats, separation_verdict
 
 #: The rungs a build records, weakest first.
 RUNGS = ("naive", "rule", "search", "reference")
@@ -29,7 +28,6 @@ def built_ladder(recipe, rows: dict[str, list[dict]]) -> list[dict]:
     (problem, size, level, policies, ceiling, headline, verdict) and ``parts``
     and ``dropped`` (the recipe's reason, or None).
     """
-    from orharbor.report.stats import bootstrap_ci
     from orharbor.report.tables import size_order
 
     groups: dict[tuple, dict[str, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
@@ -50,10 +48,7 @@ def built_ladder(recipe, rows: dict[str, list[dict]]) -> list[dict]:
             scores = groups[key].get(rung)
             if not scores:
                 continue
-            rewards, qualities = [r for r, _ in scores], [q for _, q in scores]
-            policies[rung] = {"mean": fmean(rewards), "ci": bootstrap_ci(rewards), "n": len(rewards),
-                              "gap_bks": None, "errors": [],
-                              "quality": {"mean": fmean(qualities), "ci": bootstrap_ci(qualities)}}
+            policies[rung] = rung_stats([r for r, _ in scores], [q for _, q in scores])
         judged = all(rung in policies for rung in ("rule", "search"))
         out.append({"problem": problem, "size": size, "level": level, "policies": policies, "ceiling": None,
                     "headline": True, "parts": parts[key],
@@ -74,9 +69,9 @@ def rung_scores(row: dict) -> dict[str, list[tuple[float, float]]]:
         naive, reference = instance.baseline, instance.reference
         known = (instance.best_known or {}).get("value", reference)
         ladder = instance.reference_meta.get("ladder", {})
-        answers = {"naive": naive, "rule": ladder.get("rule", "absent"), "search": ladder.get("search", "absent"),
+        # a recorded None is a rung that found no feasible answer, scored as one
+        answers = {"naive": naive, **{rung: ladder[rung] for rung in ("rule", "search") if rung in ladder},
                    "reference": reference}
         for rung, objective in answers.items():
-            if objective != "absent":  # None is a rung that found no feasible answer: scored as one
-                scores[rung].append((reward(objective, naive, reference), quality(objective, known)))
+            scores[rung].append((reward(objective, naive, reference), quality(objective, known)))
     return scores

@@ -160,7 +160,6 @@ def algorithm_tasks(folder: Path, problems: list[str], level: int | None) -> lis
 
 def aggregate(results: list[Result], policies: list[str]) -> list[dict]:
     """One row per problem x size x level: per policy the mean, interval and count; the verdict."""
-    from orharbor.report.stats import bootstrap_ci
     from orharbor.report.tables import size_order
 
     groups: dict[tuple, dict[str, list[Result]]] = defaultdict(lambda: defaultdict(list))
@@ -177,16 +176,27 @@ def aggregate(results: list[Result], policies: list[str]) -> list[dict]:
             if not values:
                 continue
             gaps = [r.gap_bks for r in found if r.gap_bks is not None]
-            row["policies"][policy] = {"mean": fmean(values), "ci": bootstrap_ci(values), "n": len(values),
-                                       "gap_bks": fmean(gaps) if gaps else None,
-                                       "errors": sorted({r.error for r in found if r.error})[:3]}
             qualities = [v for r in found for v in r.instance_qualities]
-            if qualities and len(qualities) == len(values):
-                row["policies"][policy]["quality"] = {"mean": fmean(qualities), "ci": bootstrap_ci(qualities)}
+            row["policies"][policy] = rung_stats(values, qualities if len(qualities) == len(values) else [],
+                                                 fmean(gaps) if gaps else None,
+                                                 sorted({r.error for r in found if r.error})[:3])
         row["headline"] = all("quality" in stat for stat in row["policies"].values()) and bool(row["policies"])
         row["verdict"] = separation_verdict(row["policies"]) if row["headline"] else verdict(row["policies"])
         rows.append(row)
     return rows
+
+
+def rung_stats(rewards: list[float], qualities: list[float], gap_bks: float | None = None,
+               errors: list[str] | None = None) -> dict:
+    """One rung of one tier: mean reward, its 95% interval and count, the gap to the best known, errors, and the
+    quality figure's mean and interval (only when every instance has a quality)."""
+    from orharbor.report.stats import bootstrap_ci
+
+    stats = {"mean": fmean(rewards), "ci": bootstrap_ci(rewards), "n": len(rewards), "gap_bks": gap_bks,
+             "errors": errors or []}
+    if qualities:
+        stats["quality"] = {"mean": fmean(qualities), "ci": bootstrap_ci(qualities)}
+    return stats
 
 
 def verdict(stats: dict[str, dict]) -> str:

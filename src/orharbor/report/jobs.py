@@ -366,14 +366,17 @@ def _outside_range(kind: str, metadata: dict, details: dict, reward: float | Non
     rows = details.get("instances") if isinstance(details.get("instances"), list) else []
     pairs = [(r.get("naive"), r.get("reference")) for r in rows if isinstance(r, dict)] or \
         [(metadata.get("baseline"), metadata.get("reference"))]
-    highs = [UNBOUNDED_REWARD if _number(naive) is None or _number(reference) is None
-             else best_reward(_number(naive), _number(reference)) for naive, reference in pairs]
+    highs = [_best_reward(_number(naive), _number(reference)) for naive, reference in pairs]
     high = max(highs) if highs else UNBOUNDED_REWARD
     values = [reward, *(r["reward"] for r in rows if isinstance(r, dict) and _number(r.get("reward")) is not None)]
     for value in values:
         if not FAIL_REWARD - REWARD_MATCH <= value <= high + REWARD_MATCH:
             return f"reward {value:g} is outside what its verifier can give (-1 to {high:g})"
     return None
+
+
+def _best_reward(naive: float | None, reference: float | None) -> float:
+    return UNBOUNDED_REWARD if naive is None or reference is None else best_reward(naive, reference)
 
 
 def _harbor_reward(result) -> float | None:
