@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from types import SimpleNamespace
 
 import pytest
 
@@ -226,6 +227,42 @@ def test_fixed_costs_get_local_sub_mips_and_moq_and_packs_whole_model_ones(recor
         retail_model.solve(extract_data(records[scenario_id]["en_question"]), 3600.0)
     # fixed cost: local over all six families, then whole-model over the four small; MOQ, packs: the latter
     assert calls == [(6, True), (4, False), (4, False), (4, False)]
+
+
+def test_set_up_costs_alone_skip_the_first_and_final_branch_and_bound(records, monkeypatch):
+    """With fixed order costs alone the search gets the time of the first branch and bound (its root LP
+    outlasts it) and of the final one but a second (neither closes a 2.5% gap); with an MOQ or packs the
+    first runs max(2, min(10, 5% of the limit)) seconds and the final one keeps 10% of the limit."""
+    first, search = {}, {}
+
+    def no_solver(built, time_limit_s, rel_gap, hint=None, log=False, options=None):
+        if hint is None and options is None:               # a branch and bound of the whole model
+            first.setdefault(scenario_id, []).append(round(time_limit_s))
+        return retail_model._Run("TIME_LIMIT", 1.0, None, {v: 0.0 for v in built.ints.values()})
+
+    def improve(built, families, local, best, left, *rest):
+        search[scenario_id] = round(left())               # what the search may spend
+        return best
+
+    monkeypatch.setattr(retail_model, "_improve", improve)
+    monkeypatch.setattr(retail_model, "_highs", no_solver)
+    monkeypatch.setattr(retail_model, "time", SimpleNamespace(monotonic=lambda: 0.0))   # no time passes
+    for scenario_id in ("retail_f6_fixed_order_cost_v0", "retail_f6_moq_binary_v0", "retail_f6_pack_size_integer_v0"):
+        retail_model.solve(extract_data(records[scenario_id]["en_question"]), 60.0)
+    assert first == {"retail_f6_moq_binary_v0": [3], "retail_f6_pack_size_integer_v0": [3]}
+    assert search == {"retail_f6_fixed_order_cost_v0": 59, "retail_f6_moq_binary_v0": 54,
+                      "retail_f6_pack_size_integer_v0": 54}
+
+
+def test_window_cuts_are_added_without_an_moq_only(records):
+    """With an MOQ the facility-location cuts carry the bound and the window cuts would triple each LP's
+    time: they are left out there, and kept for packs and fixed order costs."""
+    def windows(scenario_id: str) -> int:
+        built = retail_model.build(retail_model.parse(extract_data(records[scenario_id]["en_question"])))
+        return sum(c.name.startswith("window[") for c in built.model.linear_constraints())
+
+    assert windows("retail_f6_moq_binary_v0") == 0
+    assert windows("retail_f6_fixed_order_cost_v0") > 0 and windows("retail_f6_pack_size_integer_v0") > 0
 
 
 @pytest.mark.slow
