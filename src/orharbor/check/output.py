@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 from orharbor.check.results import CheckResult, PolicyResult
+from orharbor.text import columns
 
 #: The reference policies, in the order of their columns.
 REFERENCE_POLICIES = ("oracle", "naive", "nothing")
 HEADER = ["task", "level", "mode", *REFERENCE_POLICIES, "attacks", "status"]
-
-
-def columns(rows: list[list[str]]) -> str:
-    """Left-aligned columns two spaces apart; the first row is the header."""
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)
 
 
 def format_header(task_width: int) -> str:

@@ -7,7 +7,7 @@ import io
 import json
 
 from orharbor.report.tables import ALGORITHM_KEYS, COMPARE_KEYS, MODELLING_KEYS
-from orharbor.check.output import columns
+from orharbor.text import columns
 
 FORMATS = ("table", "markdown", "csv", "json")
 
