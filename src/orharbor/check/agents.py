@@ -104,6 +104,11 @@ class PolicyAgent(_ScriptAgent):
         return "\n".join(lines) + "\n"
 
 
+#: The import paths Harbor loads the check's own agents by (``AgentConfig.import_path``).
+NAIVE_AGENT = f"{__name__}:{NaiveAgent.__name__}"
+POLICY_AGENT = f"{__name__}:{PolicyAgent.__name__}"
+
+
 def write_files_script(files: dict[str, bytes]) -> str:
     """Bash that writes each file (path relative to the working directory) from base64."""
     lines = []

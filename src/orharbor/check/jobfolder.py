@@ -19,7 +19,8 @@ from harbor.models.trial.config import AgentConfig, EnvironmentConfig, TaskConfi
 from harbor.models.trial.result import TrialResult
 from harbor.utils.pass_at_k import compute_pass_at_k_by_evals
 
-from orharbor.check.trials import ENVIRONMENT, NAIVE_AGENT, POLICY_AGENT
+from orharbor.check.agents import NAIVE_AGENT, POLICY_AGENT
+from orharbor.check.environment import BUBBLEWRAP
 
 
 def write_job_files(job_dir: Path, job_id: uuid.UUID, started: datetime, root: Path,
@@ -28,7 +29,7 @@ def write_job_files(job_dir: Path, job_id: uuid.UUID, started: datetime, root: P
     tasks = sorted({str(t.config.task.path) for t in trials})
     config = JobConfig(job_name=job_dir.name, jobs_dir=job_dir.parent,
                        environment=(trials[0].config.environment if trials  # the environment check ran on
-                                    else EnvironmentConfig(import_path=ENVIRONMENT)),
+                                    else EnvironmentConfig(import_path=BUBBLEWRAP)),
                        agents=[AgentConfig(name="oracle"), AgentConfig(import_path=NAIVE_AGENT),
                                AgentConfig(name="nop"),
                                *([AgentConfig(import_path=POLICY_AGENT)] if any(

@@ -19,7 +19,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable
 
+from orharbor.check.agents import NAIVE_AGENT, POLICY_AGENT, policy_to_kwargs
 from orharbor.check.environment import BUBBLEWRAP, CheckEnvironment, preflight, resolve_environment
+from orharbor.check.jobfolder import write_job_files
 from orharbor.check.results import CheckResult, PolicyResult, judge
 from orharbor.check.sandbox import SandboxUnavailable, require_bwrap
 from orharbor.exporter import agent_files
@@ -31,9 +33,6 @@ from orharbor.task_toml import TaskTomlError, read_task_toml
 from orharbor.verifiers import contract
 from orharbor.verifiers.removal import remove_path
 
-ENVIRONMENT = BUBBLEWRAP  # the default when no Docker daemon answers
-NAIVE_AGENT = "orharbor.check.agents:NaiveAgent"
-POLICY_AGENT = "orharbor.check.agents:PolicyAgent"
 
 
 @dataclass(frozen=True)
@@ -115,8 +114,6 @@ def _new_job_dir(base: Path) -> Path:
 async def _check_all(tasks: list[Path], root: Path, job_dir: Path, jobs: int, attacks: bool,
                      only: tuple[str, ...], on_result: Callable[[CheckResult], None] | None,
                      environment: CheckEnvironment | None = None) -> list[CheckResult]:
-    from orharbor.check.jobfolder import write_job_files
-
     environment = environment or CheckEnvironment(import_path=BUBBLEWRAP)
     started = datetime.now()
     job_id = uuid.uuid4()
@@ -179,7 +176,6 @@ def task_trials(task_dir: Path, task: contract.Task, attacks: bool) -> list[_Tri
               "nothing": {"name": "nop"}}
     trials = [_Trial(task_dir, name, reward, False, agents[name]) for name, reward in task.policies.items()]
     if attacks:
-        from orharbor.check.agents import policy_to_kwargs
         from orharbor.check.attacks import attack_policies
 
         for policy in attack_policies(task_dir, task):  # attacks state orharbor-scale rewards
