@@ -34,7 +34,6 @@ from orharbor.verifiers import contract
 from orharbor.verifiers.removal import remove_path
 
 
-
 @dataclass(frozen=True)
 class _Trial:
     """One trial to run: a task, a policy, the agent that acts it out, and the expected reward."""

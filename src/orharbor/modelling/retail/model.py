@@ -45,8 +45,8 @@ call (parsing and building included). LPs solve in well under a second. When ord
 integer (MOQ, fixed order cost, pack size) the model adds valid inequalities (each explained
 where it is added) and, if a short branch and bound has not proven optimality, improves the
 incumbent by fix-and-optimize before a final branch and bound warm-started from the best plan.
-With fixed order costs alone (no MOQ) the two branch and bounds are skipped (the final one keeps a
-second): their LP bound stays about 2.5% below the best plans, and the search gets the time.
+With fixed order costs alone (no MOQ) the first branch and bound is skipped and the final one gets
+a second: their LP bound stays about 2.5% below the best plans, and the search gets the time.
 A fix-and-optimize sub-MIP frees a block of orders. With fixed order costs (and no MOQ) it
 is first local: every variable of the items (product, location) outside the block is fixed
 at the incumbent too, so presolve leaves only the block's items (about 0.2 s a sub-MIP
@@ -663,8 +663,8 @@ def solve(data: dict, time_limit_s: float = DEFAULT_TIME_LIMIT_S, *, rel_gap: fl
     # search gets their time. F6 set-up variants ended 0.1-1.0% lower at 60 s, none higher.
     local_first = inst.c_fixed > 0 and inst.moq == 0
     # 1. plain branch and bound for a short while: small or easy MIPs end here
-    first_limit = 0.0 if local_first else max(2.0, min(10.0, 0.05 * time_limit_s))
-    first = _highs(built, min(left(), first_limit), rel_gap) if first_limit else _Run("TIME_LIMIT", None, None, None)
+    first = _Run("TIME_LIMIT", None, None, None) if local_first else \
+        _highs(built, min(left(), max(2.0, min(10.0, 0.05 * time_limit_s))), rel_gap)
     if first.status not in ("TIME_LIMIT", "ERROR"):
         return _answer(first)
     # 2. fix-and-optimize from the better of HiGHS's incumbent and ordering nothing
