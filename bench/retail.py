@@ -54,7 +54,11 @@ def main() -> int:
                         help="with --variants: first solve each variant this long, and grade against that plan")
     args = parser.parse_args()
 
-    rows = [r for r in retailopt.import_file(args.file) if re.search(args.match, r["scenario_id"])]
+    try:
+        rows = [r for r in retailopt.import_file(args.file) if re.search(args.match, r["scenario_id"])]
+    except (retailopt.RetailImportError, OSError) as exc:
+        print(f"retail.py: {exc}", file=sys.stderr)
+        return 2
     if args.variants:
         seeds = [int(s) for s in args.variants.split(",")]
         rows = [{**r, "scenario_id": f"{r['scenario_id'][:-3]}_s{seed}", "reference_objective": None,
