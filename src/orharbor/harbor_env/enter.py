@@ -1,35 +1,51 @@
-"""Entering a running sandbox the way ``docker exec`` enters a container: privileges dropped before the first exec.
+"""Entering a running sandbox the way ``docker exec`` enters a container, through one door per sandbox.
 
 Docker's default: ``runc exec`` joins the container's namespaces, applies the
 container's seccomp filter, capability set and user, and only then executes
-anything from the container's file system. Executing a program of the
-sandbox (its ``bash``, its ``/lib64`` loader, anything reached through a
+anything from the container's file system; the command's spec reaches runc
+through a file of the runtime's own (``process.json``), never a command line,
+and its stdout and stderr stream back through pipes. Executing a program of
+the sandbox (its ``bash``, its ``/lib64`` loader, anything reached through a
 symlink root in the sandbox may have replaced) while still privileged would
 hand those privileges to whatever the sandbox planted there.
 
-So a command enters a sandbox through :data:`PROGRAM`, which the host's own
-Python runs (``python3 -I -S``, host paths only, standard library only):
+So every sandbox has one **door**: a host Python (``python3 -I -S``, host paths
+only, standard library only) started once, when the sandbox's PID 1 has
+exec'd, that runs :data:`DOOR`:
 
-1. join the sandbox's user namespace first, then its mount, UTS, IPC, network
-   and PID namespaces, through file descriptors opened when the sandbox
-   started (never ``/proc/<pid>`` again, so a recycled process id can never
-   lead into another sandbox);
-2. fork, so the child is a member of the sandbox's PID namespace; the parent
-   waits and passes on the child's exit status;
-3. in the child: join a fresh session keyring (never the host's, as runc
-   does), change to the working directory, install the seccomp filter
-   (:mod:`orharbor.harbor_env.seccomp`), shrink the capability bounding set to
-   the target's (root: Docker's 14 defaults; other users: none), set groups,
-   gid and uid, and only then ``execvpe`` the command, resolved in the
-   sandbox's ``PATH``.
+1. it joins the sandbox's user namespace first, then its mount, UTS, IPC,
+   network and PID namespaces, through file descriptors opened when the
+   sandbox started (never ``/proc/<pid>`` again, so a recycled process id can
+   never lead into another sandbox); it stays a host process, in the host's
+   PID namespace, so nothing in the sandbox can see or signal it;
+2. for each command, the host sends the spec (user, working directory,
+   environment, argv) as one message on a socket, with the command's stdin,
+   stdout and stderr as descriptors: nothing of it is on any command line,
+   and its output goes into pipes the host drains;
+3. the door forks; the child is a member of the sandbox's PID namespace. It
+   starts a session of its own, joins a fresh session keyring (never the
+   host's, as runc does), changes to the working directory, installs the
+   seccomp filter (:mod:`orharbor.harbor_env.seccomp`), shrinks the
+   capability bounding set to the target's (root: Docker's 14 defaults;
+   other users: none), sets groups, gid and uid, and only then ``execve``\\ s
+   the command, resolved in the sandbox's ``PATH``. Until then it is host
+   root's process in the sandbox's user namespace, which no sandbox user may
+   trace or read (and from ``setresuid`` on it is not dumpable);
+4. the door answers with the exit status; asked to (a timeout, or the host
+   gone), it kills the command's process group, which is what a collect hook
+   and its children are.
 
-If any step fails the command does not run (exit 126, one line on stderr).
+One fork of a running interpreter replaces starting a host Python per
+command. If any step fails the command does not run (exit 126, one line on
+stderr).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import socket
+import subprocess
 import sys
 from dataclasses import dataclass
 
@@ -43,72 +59,126 @@ CAPABILITY_NUMBERS = {"chown": 0, "dac_override": 1, "fowner": 3, "fsetid": 4, "
 KEYCTL_SYSCALL = {"x86_64": 250, "aarch64": 219}
 #: Exit status when the sandbox could not be entered (the command never ran).
 ENTER_FAILED = 126
+#: The largest spec a command may have (its environment and argv): execve's own limit is about 2 MiB.
+SPEC_LIMIT = 4 * 1024 * 1024
+#: How long the door may take to join the sandbox before it counts as failed.
+DOOR_START_TIMEOUT_S = 30.0
 
-PROGRAM = r'''
-import ctypes, json, os, signal, sys  # every module before setns: the host's library is not there after
-spec = json.loads(sys.argv[1])
-argv = sys.argv[2:]
-def fail(what, exc):
-    os.write(2, f"orharbor-enter: {what}: {exc}\n".encode())
-    os._exit(126)
+DOOR = r'''
+import ctypes, json, os, select, signal, socket, sys  # every module before setns: the host's library is not there after
+control = socket.socket(fileno=int(sys.argv[1]))
+setup = json.loads(control.recv(1 << 20))
 flags = {"user": os.CLONE_NEWUSER, "mnt": os.CLONE_NEWNS, "uts": os.CLONE_NEWUTS, "ipc": os.CLONE_NEWIPC,
          "net": os.CLONE_NEWNET, "pid": os.CLONE_NEWPID}
-for name, fd in spec["namespaces"]:
+for name, fd in setup["namespaces"]:
     try:
         os.setns(fd, flags[name])
     except OSError as exc:
-        fail(f"cannot join the sandbox's {name} namespace", exc)
+        control.send(json.dumps({"error": f"cannot join the sandbox's {name} namespace: {exc}"}).encode())
+        sys.exit(1)
     os.close(fd)
-child = os.fork()
-if child:
-    os.close(spec["seccomp"])
-    while True:
-        try:
-            _, status = os.waitpid(child, 0)
-            break
-        except InterruptedError:
-            continue
-    code = os.waitstatus_to_exitcode(status)
-    os._exit(code if code >= 0 else 128 - code)
+program = bytes.fromhex(setup["seccomp"])
 libc = ctypes.CDLL(None, use_errno=True)
-if libc.syscall(spec["keyctl"], 1, None) < 0:  # KEYCTL_JOIN_SESSION_KEYRING: a fresh anonymous one, as runc does
-    fail("cannot join a fresh session keyring", OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno())))
-try:
-    os.chdir(spec["cwd"])
-except OSError as exc:
-    fail(f"cannot change to {spec['cwd']}", exc)
-with os.fdopen(spec["seccomp"], "rb") as f:
-    program = f.read()
+last_cap = int(open("/proc/sys/kernel/cap_last_cap").read())
 class SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-buffer = ctypes.create_string_buffer(program, len(program))
-prog = SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
-if len(program) % 8 or not program or libc.prctl(22, 2, ctypes.byref(prog), 0, 0) != 0:  # PR_SET_SECCOMP, FILTER
-    fail("cannot install the seccomp filter", OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno())))
-keep = set(spec["capabilities"])
-last = int(open("/proc/sys/kernel/cap_last_cap").read())
-for cap in range(last + 1):
-    if cap not in keep and libc.prctl(24, cap, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
-        fail(f"cannot drop capability {cap}", OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno())))
-try:
-    os.setgroups([])
-    os.setresgid(spec["gid"], spec["gid"], spec["gid"])
-    os.setresuid(spec["uid"], spec["uid"], spec["uid"])
-except OSError as exc:
-    fail(f"cannot become uid {spec['uid']}", exc)
-for number in (signal.SIGPIPE, signal.SIGXFSZ):  # Python ignores both, and exec would pass that on
-    signal.signal(number, signal.SIG_DFL)
-paths = [argv[0]] if "/" in argv[0] else [d.rstrip("/") + "/" + argv[0]
-                                          for d in spec["env"].get("PATH", "/usr/bin:/bin").split(":") if d]
-error = FileNotFoundError(2, "command not found")
-for path in paths:
+filter_buffer = ctypes.create_string_buffer(program, len(program))
+filter_prog = SockFprog(len(program) // 8, ctypes.cast(filter_buffer, ctypes.c_void_p))
+control.send(b'{"ready": true}')
+
+def enter(spec, stdio):
+    """The child: everything a command needs, in order, then execve; never returns."""
+    def fail(what, exc):
+        os.write(2, f"orharbor-enter: {what}: {exc}\n".encode())
+        os._exit(126)
+    def errno_error():
+        return OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
     try:
-        os.execve(path, argv, spec["env"])
+        os.setsid()
+        for target, fd in enumerate(stdio):
+            os.dup2(fd, target)
+        os.closerange(3, 1 << 20)
     except OSError as exc:
-        if not isinstance(exc, (FileNotFoundError, NotADirectoryError)):
-            error = exc
-os.write(2, f"{argv[0]}: {error.strerror}\n".encode())
-os._exit(127 if isinstance(error, FileNotFoundError) else 126)
+        fail("cannot set up the command's descriptors", exc)
+    if libc.syscall(setup["keyctl"], 1, None) < 0:  # KEYCTL_JOIN_SESSION_KEYRING: a fresh anonymous one, as runc does
+        fail("cannot join a fresh session keyring", errno_error())
+    try:
+        os.chdir(spec["cwd"])
+    except OSError as exc:
+        fail(f"cannot change to {spec['cwd']}", exc)
+    if len(program) % 8 or not program or libc.prctl(22, 2, ctypes.byref(filter_prog), 0, 0) != 0:
+        fail("cannot install the seccomp filter", errno_error())  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+    keep = set(spec["capabilities"])
+    for cap in range(last_cap + 1):
+        if cap not in keep and libc.prctl(24, cap, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+            fail(f"cannot drop capability {cap}", errno_error())
+    try:
+        os.setgroups([])
+        os.setresgid(spec["gid"], spec["gid"], spec["gid"])
+        os.setresuid(spec["uid"], spec["uid"], spec["uid"])
+    except OSError as exc:
+        fail(f"cannot become uid {spec['uid']}", exc)
+    for number in (signal.SIGPIPE, signal.SIGXFSZ):  # Python ignores both, and exec would pass that on
+        signal.signal(number, signal.SIG_DFL)
+    argv, env = spec["argv"], spec["env"]
+    paths = [argv[0]] if "/" in argv[0] else [d.rstrip("/") + "/" + argv[0]
+                                              for d in env.get("PATH", "/usr/bin:/bin").split(":") if d]
+    error = FileNotFoundError(2, "command not found")
+    for path in paths:
+        try:
+            os.execve(path, argv, env)
+        except OSError as exc:
+            if not isinstance(exc, (FileNotFoundError, NotADirectoryError)):
+                error = exc
+    os.write(2, f"{argv[0]}: {error.strerror}\n".encode())
+    os._exit(127 if isinstance(error, FileNotFoundError) else 126)
+
+running = {}  # reply socket's fd -> {"reply", "child", "pidfd", "killed"}
+def finish(entry, code):
+    try:
+        entry["reply"].send(json.dumps({"exit": code}).encode())
+    except OSError:
+        pass
+    entry["reply"].close()
+    if entry["pidfd"] is not None:
+        os.close(entry["pidfd"])
+
+while True:
+    watched = [control, *(e["reply"] for e in running.values() if not e["killed"]),
+               *(e["pidfd"] for e in running.values())]
+    ready, _, _ = select.select(watched, [], [])
+    if control in ready:
+        message, fds, _, _ = socket.recv_fds(control, setup["spec_limit"], 4)
+        if not message:
+            break  # the host is gone; the sandbox's end ends every command
+        reply, stdio = socket.socket(fileno=fds[0]), fds[1:]
+        spec = json.loads(message)
+        try:
+            child = os.fork()
+        except OSError as exc:
+            os.write(stdio[2], f"orharbor-enter: cannot start the command in the sandbox: {exc}\n".encode())
+            child = None
+        if child == 0:
+            enter(spec, stdio)
+        for fd in stdio:
+            os.close(fd)
+        if child is None:
+            finish({"reply": reply, "pidfd": None}, 126)
+            continue
+        running[reply.fileno()] = {"reply": reply, "child": child, "pidfd": os.pidfd_open(child), "killed": False}
+    for key, entry in list(running.items()):
+        if entry["reply"] in ready:  # asked to end the command, or the host stopped waiting: once is enough
+            entry["killed"] = True
+            for kill in (os.kill, os.killpg):  # the child itself, even before its setsid, then its group
+                try:
+                    kill(entry["child"], signal.SIGKILL)
+                except OSError:
+                    pass
+        if entry["pidfd"] in ready:
+            _, status = os.waitpid(entry["child"], 0)
+            code = os.waitstatus_to_exitcode(status)
+            del running[key]
+            finish(entry, code if code >= 0 else 128 - code)
 '''
 
 
@@ -127,20 +197,96 @@ class Target:
         return sorted(CAPABILITY_NUMBERS.values()) if self.uid == 0 else []
 
 
-def enter_argv(python: str, namespace_fds: dict[str, int], seccomp_fd: int, target: Target,
-               argv: list[str]) -> list[str]:
-    """The host-side command that runs ``argv`` in the sandbox whose namespaces are ``namespace_fds``.
+class Door:
+    """The host side of a sandbox's door: start it once, then :meth:`submit` each command."""
 
-    The file descriptors must be passed to the process (``pass_fds``);
-    ``seccomp_fd`` is read to its end (a fresh pipe or file per command).
-    """
-    spec = {"namespaces": [(name, namespace_fds[name]) for name in NAMESPACES if name in namespace_fds],
-            "seccomp": seccomp_fd,
-            "keyctl": KEYCTL_SYSCALL[os.uname().machine], "uid": target.uid, "gid": target.gid, "cwd": target.cwd, "env": target.env,
-            "capabilities": target.capabilities}
-    return [python, "-I", "-S", "-c", PROGRAM, json.dumps(spec), *argv]
+    def __init__(self, namespace_fds: dict[str, int], seccomp: bytes, python: str | None = None,
+                 join_cgroups=None) -> None:
+        """Start the door and wait until it has joined the sandbox (RuntimeError with its reason if not).
+
+        ``join_cgroups(pid)`` puts the door in the sandbox's cgroups before it
+        starts anything, so every command it forks is counted there.
+        """
+        self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        for sock in (self.control, theirs):
+            _large_buffers(sock)
+        fds = [namespace_fds[name] for name in NAMESPACES if name in namespace_fds]
+        try:
+            self.process = subprocess.Popen(
+                [python or host_python(), "-I", "-S", "-c", DOOR, str(theirs.fileno())],
+                pass_fds=(theirs.fileno(), *fds), env={}, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE, start_new_session=True)
+        finally:
+            theirs.close()
+        try:
+            if join_cgroups is not None:
+                join_cgroups(self.process.pid)
+            setup = {"namespaces": [(name, namespace_fds[name]) for name in NAMESPACES if name in namespace_fds],
+                     "seccomp": seccomp.hex(), "keyctl": KEYCTL_SYSCALL[os.uname().machine],
+                     "spec_limit": SPEC_LIMIT}
+            self.control.send(json.dumps(setup).encode())
+            self.control.settimeout(DOOR_START_TIMEOUT_S)
+            try:
+                answer = self.control.recv(65536)
+            except TimeoutError:
+                answer = b""
+            self.control.settimeout(None)
+            state = json.loads(answer) if answer else {}
+            if not state.get("ready"):
+                self.close()
+                raise RuntimeError(state.get("error") or f"the sandbox's door did not open: {self._stderr()}")
+        except BaseException:
+            self.close()
+            raise
+
+    def submit(self, target: Target, argv: list[str], stdin: int, stdout: int, stderr: int) -> socket.socket:
+        """Start ``argv`` as ``target``; the returned socket answers ``{"exit": code}`` once it has ended.
+
+        Sending anything on that socket, or closing it, kills the command's
+        process group. The caller keeps (and closes) its own copies of the
+        three descriptors.
+        """
+        spec = json.dumps({"argv": argv, "env": target.env, "cwd": target.cwd, "uid": target.uid,
+                           "gid": target.gid, "capabilities": target.capabilities}).encode()
+        if len(spec) > SPEC_LIMIT:
+            raise ValueError(f"the command's environment and arguments take {len(spec)} bytes, "
+                             f"more than the {SPEC_LIMIT} a command may have")
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            socket.send_fds(self.control, [spec], [theirs.fileno(), stdin, stdout, stderr])
+        except OSError:
+            mine.close()
+            raise
+        finally:
+            theirs.close()
+        return mine
+
+    def close(self) -> None:
+        """End the door (the commands it started are ended by the sandbox's end, not by this)."""
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        if self.process.stderr is not None:
+            self.process.stderr.close()
+        self.control.close()
+
+    def _stderr(self) -> str:
+        if self.process.poll() is None:
+            self.process.kill()
+        _, err = self.process.communicate()
+        return (err or b"").decode(errors="replace").strip() or "it exited"
+
+
+def _large_buffers(sock: socket.socket) -> None:
+    """Room for one :data:`SPEC_LIMIT` message (SO_SNDBUFFORCE as root, else as much as the host allows)."""
+    for option in (getattr(socket, "SO_SNDBUFFORCE", 32), socket.SO_SNDBUF):
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, option, 2 * SPEC_LIMIT)
+            return
+        except OSError:
+            continue
 
 
 def host_python() -> str:
-    """The host interpreter that runs :data:`PROGRAM` (the one running orharbor: trusted, outside any sandbox)."""
+    """The host interpreter that runs :data:`DOOR` (the one running orharbor: trusted, outside any sandbox)."""
     return os.path.realpath(sys.executable)

@@ -14,8 +14,10 @@ with the Docker default it mirrors and the number it enforces:
   loopback out of reach;
 - :mod:`.seccomp`: Docker's default seccomp profile, for PID 1 and for every
   command;
-- :mod:`.enter`: ``docker exec``: namespaces joined through descriptors kept
-  from the start, privileges dropped before anything of the sandbox runs;
+- :mod:`.enter`: ``docker exec``: one door per sandbox that has joined its
+  namespaces through descriptors kept from the start and forks each command,
+  whose spec comes over a socket and whose output goes into pipes, privileges
+  dropped before anything of the sandbox runs;
 - :mod:`.transfer`: uploads and downloads (``docker cp``), done by the host
   through a descriptor of the sandbox's root, no symlink followed, within
   depth, count and size limits;
@@ -37,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import select
 import shlex
@@ -52,17 +55,19 @@ from harbor.environments.capabilities import EnvironmentCapabilities
 from orharbor.check.sandbox import installed_paths, require_bwrap
 from orharbor.harbor_env import debian, launch, rootfs, transfer, users
 from orharbor.harbor_env.seccomp import compile_bpf
-from orharbor.harbor_env.enter import ENTER_FAILED, NAMESPACES, Target, enter_argv, host_python
+from orharbor.harbor_env.enter import ENTER_FAILED, NAMESPACES, Door, Target
 from orharbor.harbor_env.image import Copy, ImagePlan, read_dockerfile
 from orharbor.harbor_env.network import UserModeNetwork, resolv_conf
 from orharbor.verifiers.removal import remove_path
 
-#: At most this much of a command's stdout and of its stderr is returned.
+#: At most this much of a command's stdout and of its stderr is returned; the rest is read and discarded.
 OUTPUT_LIMIT = 16 * 1024 * 1024
 START_TIMEOUT_S = 30.0
+#: How long a timed-out command's process group may take to end once killed.
+KILL_WAIT_S = 30.0
 
 
-async def _finish(work: asyncio.Future) -> None:
+async def _finish(work: asyncio.Future):
     """Await ``work`` (a thread's) to its end, even through cancellation, which is then raised after it."""
     cancelled = False
     while True:
@@ -75,7 +80,7 @@ async def _finish(work: asyncio.Future) -> None:
                 break
     if cancelled:
         raise asyncio.CancelledError
-    work.result()
+    return work.result()
 
 
 class BubblewrapEnvironment(BaseEnvironment):
@@ -87,6 +92,7 @@ class BubblewrapEnvironment(BaseEnvironment):
     _pid: int = 0
     _root: int | None = None  # the sandbox's root, for transfers (:mod:`.transfer`)
     _network: UserModeNetwork | None = None
+    _door: Door | None = None  # the sandbox's entry for commands (:mod:`.enter`)
     #: A user namespace of the sandbox's own (:mod:`.users`); False only in tests that show what it stops.
     user_namespace: bool = True
 
@@ -181,6 +187,9 @@ class BubblewrapEnvironment(BaseEnvironment):
             popen.wait()
         if popen is not None and popen.stderr is not None:
             popen.stderr.close()
+        if self._door is not None:
+            self._door.close()
+            self._door = None
         if self._network is not None:
             self._network.close()
             self._network = None
@@ -212,6 +221,9 @@ class BubblewrapEnvironment(BaseEnvironment):
         last = ""
         while time.monotonic() < deadline and self.is_alive and not self._pid1_has_exec_d():
             await asyncio.sleep(0.005)
+        if self.is_alive and self._pid1_has_exec_d():
+            self._door = await _finish(asyncio.get_running_loop().run_in_executor(
+                None, lambda: Door(self._namespaces, self._seccomp)))
         while time.monotonic() < deadline and self.is_alive:
             result = await self._run(["true"], cwd="/", env=None, timeout_sec=10, user="root")
             if result.return_code == 0:
@@ -274,42 +286,39 @@ class BubblewrapEnvironment(BaseEnvironment):
                                env=self._merge_env(env), timeout_sec=timeout_sec, user=self._resolve_user(user))
 
     async def _run(self, argv: list[str], *, cwd: str, env: dict[str, str] | None, timeout_sec: float | None,
-                   user: str | int | None, stdin: Path | None = None, stdout: Path | None = None,
-                   limits: dict | None = None) -> ExecResult:
-        if not self.is_alive:
+                   user: str | int | None, stdin: Path | None = None, stdout: Path | None = None) -> ExecResult:
+        """``argv`` through the sandbox's door; stdout and stderr come back through pipes (``stdout``: to a file)."""
+        if not self.is_alive or self._door is None:
             return ExecResult(stdout="", stderr="the sandbox is not running (its PID 1 has exited)", return_code=125)
         account = self._user(user if user is not None else self._plan.user)
         variables = {**self._plan.env, "HOME": account.home, "HOSTNAME": self.session_id[:63],
                      "USER": account.name, **(env or {})}
-        assert self._scratch is not None
-        seccomp_read, seccomp_write = os.pipe()
-        os.write(seccomp_write, self._seccomp)  # a few KiB: fits the pipe's buffer
-        os.close(seccomp_write)
-        full = enter_argv(host_python(), self._namespaces, seccomp_read,
-                          Target(account.uid, account.gid, cwd, variables), argv)
-        try:
-            with tempfile.TemporaryDirectory(dir=self._scratch) as io:
-                out_path = stdout or Path(io) / "stdout"
-                err_path = Path(io) / "stderr"
-                with open(out_path, "wb") as out, open(err_path, "wb") as err, \
-                        open(stdin or os.devnull, "rb") as inp:
-                    process = await asyncio.create_subprocess_exec(
-                        *full, stdin=inp, stdout=out, stderr=err, start_new_session=True,
-                        pass_fds=(*self._namespaces.values(), seccomp_read),
-                        preexec_fn=_rlimits(limits) if limits else None)
-                    os.close(seccomp_read)
-                    seccomp_read = -1
-                    try:
-                        code = await asyncio.wait_for(process.wait(), timeout=timeout_sec)
-                    except asyncio.TimeoutError:
-                        process.kill()  # like killing `docker exec`: what runs inside keeps running
-                        await process.wait()
-                        raise RuntimeError(f"Command timed out after {timeout_sec} seconds") from None
-                result = ExecResult(stdout=None if stdout else _read_text(out_path), stderr=_read_text(err_path),
-                                    return_code=code)
-        finally:
-            if seccomp_read >= 0:
-                os.close(seccomp_read)
+        loop = asyncio.get_running_loop()
+        with contextlib.ExitStack() as stack:
+            sink = stack.enter_context(open(stdout, "wb")) if stdout else None
+            out = stack.enter_context(_Capture(loop, sink))
+            err = stack.enter_context(_Capture(loop))
+            with open(stdin or os.devnull, "rb") as source:
+                try:
+                    reply = self._door.submit(Target(account.uid, account.gid, cwd, variables), argv,
+                                              source.fileno(), out.write_end, err.write_end)
+                except OSError as exc:  # the door is gone: so is the sandbox, or it is going
+                    return ExecResult(stdout="", stderr=f"the sandbox cannot be entered: {exc}",
+                                      return_code=125 if not self.is_alive else ENTER_FAILED)
+                finally:
+                    out.close_write_end()
+                    err.close_write_end()
+            with reply:
+                reply.setblocking(False)
+                try:
+                    answer = await asyncio.wait_for(loop.sock_recv(reply, 4096), timeout=timeout_sec)
+                except asyncio.TimeoutError:
+                    with contextlib.suppress(OSError):  # the command's process group ends inside the sandbox
+                        reply.send(b"kill")
+                        await asyncio.wait_for(loop.sock_recv(reply, 4096), timeout=KILL_WAIT_S)
+                    raise RuntimeError(f"Command timed out after {timeout_sec} seconds") from None
+            code = json.loads(answer)["exit"] if answer else ENTER_FAILED
+            result = ExecResult(stdout=None if stdout else out.text(), stderr=err.text(), return_code=code)
         if code == ENTER_FAILED and not self.is_alive:
             result = ExecResult(stdout=result.stdout, stderr="the sandbox is not running (its PID 1 has exited)",
                                 return_code=125)
@@ -364,20 +373,61 @@ def _packages(names: tuple[str, ...]) -> list[tuple[str, str]]:
     return [(str(path), path.name) for path in installed_paths(tuple(names))] if names else []
 
 
-def _rlimits(limits: dict):
-    import resource
+class _Capture:
+    """A pipe for one command's stdout or stderr, drained as it fills: the first :data:`OUTPUT_LIMIT` bytes kept.
 
-    def apply() -> None:
-        for name, value in limits.items():
-            resource.setrlimit(getattr(resource, name), (value, value))
+    Like ``docker exec``'s streams, and unlike a host file, nothing the command
+    writes takes host disk: what is past the limit is read and dropped, and
+    once the command has ended the pipe is closed, so a process left in the
+    background that still writes to it gets EPIPE. With a ``sink`` every byte
+    goes to that file instead (the tests' own transfers).
+    """
 
-    return apply
+    def __init__(self, loop: asyncio.AbstractEventLoop, sink=None) -> None:
+        self._loop, self._sink = loop, sink
+        self._read_end, self.write_end = os.pipe2(os.O_CLOEXEC)
+        os.set_blocking(self._read_end, False)
+        self._kept = bytearray()
+        self._open = True
+        loop.add_reader(self._read_end, self._read)
 
+    def _read(self, budget: int = 1 << 62) -> None:
+        """Read what the pipe holds now (at most ``budget`` bytes)."""
+        while self._open and budget > 0:
+            try:
+                chunk = os.read(self._read_end, 1 << 16)
+            except BlockingIOError:
+                return
+            if not chunk:
+                self._stop_reading()
+                return
+            budget -= len(chunk)
+            if self._sink is not None:
+                self._sink.write(chunk)
+            elif len(self._kept) < OUTPUT_LIMIT:
+                self._kept += chunk[:OUTPUT_LIMIT - len(self._kept)]
 
-def _read_text(path: Path) -> str:
-    with open(path, "rb") as f:
-        data = f.read(OUTPUT_LIMIT)
-    return data.decode(errors="replace")
+    def _stop_reading(self) -> None:
+        if self._open:
+            self._loop.remove_reader(self._read_end)
+            self._open = False
+
+    def close_write_end(self) -> None:
+        if self.write_end >= 0:
+            os.close(self.write_end)
+            self.write_end = -1
+
+    def text(self) -> str:
+        self._read(budget=2 * OUTPUT_LIMIT)  # what was written before the command ended; a writer left behind is cut
+        return self._kept.decode(errors="replace")
+
+    def __enter__(self) -> _Capture:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop_reading()
+        self.close_write_end()
+        os.close(self._read_end)
 
 
 __all__ = ["BubblewrapEnvironment"]
