@@ -25,10 +25,13 @@ START_TIMEOUT_S = 30.0
 
 def start_bwrap(bwrap: str, args: list[str], command: list[str], pass_fds: tuple[int, ...] = (), *,
                 before_release: Callable[[int], None] | None = None, user_namespace: bool = True,
-                **popen) -> subprocess.Popen:
+                owner: int | None = None, **popen) -> subprocess.Popen:
     """Start ``bwrap args... command`` in a fresh mapped user namespace; close ``pass_fds`` here.
 
     ``popen`` goes to :class:`subprocess.Popen` (stdin, stdout, stderr...).
+    With an ``owner`` (:mod:`.owners`) bubblewrap runs as that unprivileged
+    uid, so the namespace is that uid's; inside, the owner is uid 65536, and
+    ``command`` starts as it (:func:`as_root` makes it root first).
     ``user_namespace=False`` leaves the sandbox in the host's user namespace
     (only for tests that show what the namespace stops). Raises RuntimeError
     with bubblewrap's own message if it does not start.
@@ -39,6 +42,8 @@ def start_bwrap(bwrap: str, args: list[str], command: list[str], pass_fds: tuple
     userns = ["--unshare-user", "--userns-block-fd", str(block_read)] if user_namespace else \
         ["--block-fd", str(block_read)]
     try:
+        if owner is not None and user_namespace:
+            popen.update(user=owner, group=owner, extra_groups=[], cwd="/")
         process = subprocess.Popen([bwrap, *userns, "--info-fd", str(info_write), *args, *command],
                                    pass_fds=passed, start_new_session=True, **popen)
     finally:
@@ -53,7 +58,7 @@ def start_bwrap(bwrap: str, args: list[str], command: list[str], pass_fds: tuple
             raise RuntimeError(f"bubblewrap did not start the sandbox: {text or 'no reason given'}")
         pid = int(info["child-pid"])
         if user_namespace:
-            users.map_user_namespace(pid)
+            users.map_user_namespace(pid, owner)
         if before_release is not None:
             before_release(pid)
         os.write(block_write, b"1")
@@ -66,6 +71,12 @@ def start_bwrap(bwrap: str, args: list[str], command: list[str], pass_fds: tuple
         os.close(info_read)
         os.close(block_write)
     return process
+
+
+def as_root(command: list[str]) -> list[str]:
+    """``command`` started as the sandbox's root by the owner's bubblewrap (util-linux's ``setpriv``, in every
+    Debian image), keeping the capabilities bubblewrap gave: what Docker's PID 1 is."""
+    return ["setpriv", "--reuid=0", "--regid=0", "--clear-groups", "--", *command]
 
 
 def readable(content: bytes) -> int:

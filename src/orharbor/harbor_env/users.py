@@ -88,16 +88,19 @@ def shadow(table: dict[str, Account]) -> str:
     return "".join(f"{a.name}:*:19000:0:99999:7:::\n" for a in table.values())
 
 
-def map_user_namespace(pid: int) -> None:
+def map_user_namespace(pid: int, owner: int | None = None) -> None:
     """Map uids and gids 0..65535 of the user namespace ``pid`` lives in to the same host ids.
 
     ``pid`` is a process that has just unshared its user namespace and waits
     (bubblewrap's ``--userns-block-fd``); only its parent namespace's root may
-    write the maps, once.
+    write the maps, once. An ``owner`` (the unprivileged uid bubblewrap runs
+    as, :mod:`.owners`) is mapped too, as 65536.
     """
+    from orharbor.harbor_env.owners import id_map
+
     for kind in ("uid", "gid"):
         with open(f"/proc/{pid}/{kind}_map", "w", encoding="ascii") as f:
-            f.write(f"0 0 {MAPPED_IDS}\n")
+            f.write(id_map(owner))
 
 
 def identity_args(account: Account) -> list[str]:
