@@ -31,7 +31,9 @@ exec'd, that runs :data:`DOOR`:
    the command, resolved in the sandbox's ``PATH``. Until then it is host
    root's process in the sandbox's user namespace, which no sandbox user may
    trace or read (and from ``setresuid`` on it is not dumpable);
-4. the door answers with the exit status; asked to (a timeout, or the host
+4. the door answers with the exit status. Each command joins the sandbox's
+   cgroups (:mod:`.cgroups`) as it starts; the door stays outside them, so a
+   sandbox at its memory or process limit can still be entered; asked to (a timeout, or the host
    gone), it kills the command's process group, which is what a collect hook
    and its children are.
 
@@ -93,6 +95,11 @@ def enter(spec, stdio):
         os._exit(126)
     def errno_error():
         return OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+    for fd in setup["cgroups"]:  # "0": this process, into the sandbox's cgroups before it runs anything
+        try:
+            os.write(fd, b"0")
+        except OSError as exc:
+            fail("cannot join the sandbox's cgroup", exc)
     try:
         os.setsid()
         for target, fd in enumerate(stdio):
@@ -201,11 +208,12 @@ class Door:
     """The host side of a sandbox's door: start it once, then :meth:`submit` each command."""
 
     def __init__(self, namespace_fds: dict[str, int], seccomp: bytes, python: str | None = None,
-                 join_cgroups=None) -> None:
+                 cgroup_procs: tuple[int, ...] = ()) -> None:
         """Start the door and wait until it has joined the sandbox (RuntimeError with its reason if not).
 
-        ``join_cgroups(pid)`` puts the door in the sandbox's cgroups before it
-        starts anything, so every command it forks is counted there.
+        ``cgroup_procs`` are open ``cgroup.procs`` files of the sandbox's
+        cgroups: each command joins them before it runs anything, while the
+        door itself stays outside, so the sandbox's limits never end it.
         """
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         for sock in (self.control, theirs):
@@ -214,16 +222,14 @@ class Door:
         try:
             self.process = subprocess.Popen(
                 [python or host_python(), "-I", "-S", "-c", DOOR, str(theirs.fileno())],
-                pass_fds=(theirs.fileno(), *fds), env={}, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                pass_fds=(theirs.fileno(), *fds, *cgroup_procs), env={}, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE, start_new_session=True)
         finally:
             theirs.close()
         try:
-            if join_cgroups is not None:
-                join_cgroups(self.process.pid)
             setup = {"namespaces": [(name, namespace_fds[name]) for name in NAMESPACES if name in namespace_fds],
                      "seccomp": seccomp.hex(), "keyctl": KEYCTL_SYSCALL[os.uname().machine],
-                     "spec_limit": SPEC_LIMIT}
+                     "spec_limit": SPEC_LIMIT, "cgroups": list(cgroup_procs)}
             self.control.send(json.dumps(setup).encode())
             self.control.settimeout(DOOR_START_TIMEOUT_S)
             try:

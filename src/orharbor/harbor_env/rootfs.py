@@ -55,6 +55,8 @@ PREFIX = "/usr/local"
 VERSION = f"{sys.version_info.major}.{sys.version_info.minor}"
 #: The library search path the sandbox's interpreter is given (the python images put libpython there).
 IMAGE_LIBDIR = f"{PREFIX}/lib"
+#: Docker's /dev/shm: a tmpfs of 64 MiB (``--shm-size``).
+SHM_SIZE = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -71,17 +73,30 @@ class HostPython:
         return f"{PREFIX}/bin/python{VERSION}"
 
 
-def python_args(python: HostPython, packages: list[tuple[str, str]]) -> list[str]:
-    """``/usr/local`` as the python image has it, its site-packages holding ``packages`` (host path, name)."""
+def sized(size: int | None) -> list[str]:
+    """bubblewrap's size for the next tmpfs (none: the kernel's default, half the RAM)."""
+    return ["--size", str(size)] if size is not None else []
+
+
+def root_args(size: int | None) -> list[str]:
+    """The sandbox's ``/`` (and so ``/tmp``, ``/app``, ``/logs``, ``/home``...): a tmpfs of ``size`` bytes."""
+    return [*sized(size), "--tmpfs", "/"]
+
+
+def python_args(python: HostPython, packages: list[tuple[str, str]], size: int | None = None) -> list[str]:
+    """``/usr/local`` as the python image has it, its site-packages holding ``packages`` (host path, name).
+
+    Its two writable folders (``/usr/local`` and site-packages) are tmpfs of ``size`` bytes each.
+    """
     site = f"{PREFIX}/lib/python{VERSION}/site-packages"
-    args = ["--tmpfs", PREFIX]
+    args = [*sized(size), "--tmpfs", PREFIX]
     for folder in ("bin", "etc", "include", "lib", "sbin", "share", "src"):
         args += ["--perms", "0755", "--dir", f"{PREFIX}/{folder}"]
     args += ["--ro-bind", str(python.binary), python.executable,
              "--symlink", f"python{VERSION}", f"{PREFIX}/bin/python3",
              "--symlink", "python3", f"{PREFIX}/bin/python",
              "--ro-bind", str(python.stdlib), f"{PREFIX}/lib/python{VERSION}",
-             "--perms", "0755", "--tmpfs", site]
+             "--perms", "0755", *sized(size), "--tmpfs", site]
     if python.libpython is not None:
         args += ["--ro-bind", str(python.libpython), f"{IMAGE_LIBDIR}/{python.libpython.name}",
                  "--symlink", python.libpython.name, f"{IMAGE_LIBDIR}/libpython{VERSION}.so"]
@@ -177,9 +192,9 @@ def proc_args(proc: Path = Path("/proc")) -> list[str]:
     return args
 
 
-def scratch_args() -> list[str]:
-    """/proc (masked as Docker masks it), /dev, and the folders every image has, in the sandbox's memory."""
-    return [*proc_args(), "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm",
+def scratch_args(shm: int | None = SHM_SIZE) -> list[str]:
+    """/proc (masked as Docker masks it), /dev with a /dev/shm of ``shm`` bytes, and the folders every image has."""
+    return [*proc_args(), "--dev", "/dev", "--perms", "1777", *sized(shm), "--tmpfs", "/dev/shm",
             "--perms", "1777", "--dir", "/tmp", "--perms", "0755", "--dir", "/var",
             "--perms", "1777", "--dir", "/var/tmp", "--perms", "0755", "--dir", "/home",
             "--perms", "0755", "--dir", "/run", "--perms", "0700", "--dir", "/root",
@@ -242,3 +257,30 @@ _LAYOUT = _Layout()
 def host_python() -> HostPython:
     """This machine's interpreter, ready to be mounted at :data:`PREFIX` (made once per process)."""
     return _LAYOUT.python()
+
+
+#: bubblewrap options and how many operands each takes (the last is the sandbox path it makes, for those in MAKES).
+_OPERANDS = {"--dir": 1, "--tmpfs": 1, "--file": 2, "--symlink": 2, "--ro-bind": 2, "--bind": 2, "--dev-bind": 2,
+             "--ro-bind-try": 2, "--bind-try": 2, "--proc": 1, "--dev": 1, "--perms": 1, "--size": 1,
+             "--remount-ro": 1, "--chmod": 2, "--ro-bind-data": 2, "--bind-data": 2, "--mqueue": 1}
+_MAKES = {"--dir", "--tmpfs", "--file", "--symlink", "--proc", "--dev", "--ro-bind-data", "--bind-data", "--mqueue"}
+
+
+def made_paths(args: list[str]) -> list[str]:
+    """The sandbox paths bubblewrap itself creates for ``args``: what it makes, and the parents of every mount.
+
+    Made by the namespace's owner (:mod:`.owners`), they belong to its uid
+    until the environment gives them to root, as an image's files are.
+    """
+    made: set[str] = {"/"}
+    i = 0
+    while i < len(args):
+        count = _OPERANDS.get(args[i], 0)
+        if count and i + count < len(args):
+            target = args[i + count]
+            if target.startswith("/"):
+                if args[i] in _MAKES:
+                    made.add(target)
+                made.update(str(parent) for parent in Path(target).parents)
+        i += 1 + count
+    return sorted(made)
