@@ -5,23 +5,36 @@ leaves it a loopback interface only; the default bridge adds one interface
 behind NAT, so the container reaches the outside world and the host's
 non-loopback addresses, but never the host's ``127.0.0.1``, where a Dask
 scheduler, a local model proxy or a concurrent trial's service may listen.
+Its ``/etc/resolv.conf`` is the host's minus every loopback nameserver
+(libnetwork's resolvconf): when the host names only loopback resolvers
+(systemd-resolved's ``127.0.0.53``), the upstream list systemd-resolved writes
+to ``/run/systemd/resolve/resolv.conf``; with nothing usable left, Google's
+``8.8.8.8`` and ``8.8.4.4``.
 
 Here:
 
-- ``no-network``: a fresh namespace with its loopback interface only;
+- ``no-network``: a fresh namespace with its loopback interface only, and an
+  empty ``/etc/resolv.conf``;
 - ``public``: a fresh namespace plus user-mode networking by ``slirp4netns``
   (what rootless Podman uses): one interface ``tap0`` (10.0.2.100/24, gateway
-  10.0.2.2, DNS forwarder 10.0.2.3) whose traffic leaves from the host's
-  network stack as ordinary sockets of the ``slirp4netns`` process. It runs
-  with ``--disable-host-loopback`` (a connection to 10.0.2.2, the alias of the
-  host's loopback, is refused), ``--enable-sandbox`` (its own mount namespace,
-  capabilities dropped) and ``--enable-seccomp``;
+  10.0.2.2) whose traffic leaves from the host's network stack as ordinary
+  sockets of the ``slirp4netns`` process. It runs with
+  ``--disable-host-loopback`` (a connection to 10.0.2.2, the alias of the
+  host's loopback, is refused), ``--disable-dns`` (its DNS alias 10.0.2.3
+  forwards port 53 to the host's first nameserver, which
+  ``--disable-host-loopback`` does not stop: a host on ``127.0.0.53`` or
+  ``127.0.0.1`` handed the sandbox its loopback resolver), ``--enable-sandbox``
+  (its own mount namespace, capabilities dropped) and ``--enable-seccomp``.
+  The sandbox's ``/etc/resolv.conf`` lists Docker's nameservers as above,
+  IPv4 only (``tap0`` has no IPv6), at most three (glibc reads no more);
+  they are asked through slirp4netns like any other host on the network;
 - ``allowlist``: not offered (the capabilities say so, and Harbor refuses the
   trial before it starts).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import shutil
 import subprocess
@@ -29,12 +42,18 @@ from dataclasses import dataclass
 
 from orharbor.errors import UserError
 
-#: The DNS forwarder slirp4netns answers on, inside the sandbox.
-DNS_SERVER = "10.0.2.3"
+#: The host's resolver configuration, and the upstream list systemd-resolved writes beside its 127.0.0.53 stub.
+HOST_RESOLV_CONF = "/etc/resolv.conf"
+SYSTEMD_RESOLV_CONF = "/run/systemd/resolve/resolv.conf"
+#: Docker's nameservers when the host names none the sandbox can use.
+FALLBACK_NAMESERVERS = ("8.8.8.8", "8.8.4.4")
+#: glibc's resolver reads no more nameservers than this (MAXNS).
+MAX_NAMESERVERS = 3
 #: Large frames cost slirp4netns fewer copies (its documented maximum is 65521).
 MTU = 65520
-#: slirp4netns's own hardening: the host's loopback refused, its own mount namespace without capabilities, seccomp.
-SLIRP_OPTIONS = ("--disable-host-loopback", "--enable-sandbox", "--enable-seccomp")
+#: slirp4netns's own hardening: the host's loopback refused, no DNS alias (10.0.2.3:53 would reach the host's
+#: resolver, on its loopback if that is where it listens), its own mount namespace without capabilities, seccomp.
+SLIRP_OPTIONS = ("--disable-host-loopback", "--disable-dns", "--enable-sandbox", "--enable-seccomp")
 #: slirp4netns starts in a mount namespace of its own whose mounts propagate nowhere: its
 #: ``--enable-sandbox`` unmounts the old root, and from the host's namespace, where ``/run``
 #: is shared, that unmount reached the host (a ``/run/netns`` mount of podman's vanished).
@@ -47,9 +66,41 @@ class NetworkUnavailable(UserError):
     """slirp4netns is missing or cannot serve the sandbox's network namespace."""
 
 
-def resolv_conf(public: bool) -> str:
-    """The sandbox's /etc/resolv.conf: slirp4netns's forwarder, or nothing to ask offline."""
-    return f"nameserver {DNS_SERVER}\n" if public else ""
+def resolv_conf(public: bool, host: str = HOST_RESOLV_CONF, systemd: str = SYSTEMD_RESOLV_CONF) -> str:
+    """The sandbox's /etc/resolv.conf: the nameservers of :func:`nameservers`, or nothing to ask offline."""
+    return "".join(f"nameserver {address}\n" for address in nameservers(host, systemd)) if public else ""
+
+
+def nameservers(host: str = HOST_RESOLV_CONF, systemd: str = SYSTEMD_RESOLV_CONF) -> list[str]:
+    """Docker's choice of the sandbox's nameservers, from the resolv.conf files at ``host`` and ``systemd``.
+
+    The usable nameservers of ``host``; if it has none (only loopback ones, as
+    with systemd-resolved's stub, or none at all, which glibc reads as
+    localhost), those of ``systemd``; if that has none either (or is
+    missing), :data:`FALLBACK_NAMESERVERS`. Usable: IPv4, neither loopback nor
+    unspecified; at most :data:`MAX_NAMESERVERS`.
+    """
+    return (_usable_nameservers(host) or _usable_nameservers(systemd) or list(FALLBACK_NAMESERVERS))[:MAX_NAMESERVERS]
+
+
+def _usable_nameservers(path: str) -> list[str]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    found = []
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 2 or fields[0] != "nameserver":
+            continue
+        try:
+            address = ipaddress.ip_address(fields[1])
+        except ValueError:
+            continue
+        if address.version == 4 and not address.is_loopback and not address.is_unspecified and str(address) not in found:
+            found.append(str(address))
+    return found
 
 
 def require_slirp4netns() -> str:
