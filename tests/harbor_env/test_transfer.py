@@ -11,14 +11,19 @@ root in the sandbox and ``tarfile`` on the host:
   symlink made the host's extraction chown, chmod and re-time the host file;
 - a folder chain 1,100 levels deep in /logs/agent or /logs/artifacts: copied whole, and
   ``tarfile.add`` (Harbor's artifact copy, the old upload) raised RecursionError on it;
-- a sparse 1 GiB file (not a byte written) took 1.5 GiB of real blocks on the host.
+- a sparse 1 GiB file (not a byte written) took 1.5 GiB of real blocks on the host;
+- hard links amplified downloads: a 256 MiB file and 7 hard links to it in /logs/agent
+  came down as 8 full copies, 1 GiB of the host's disk and 8 times the data limit's share.
 
 Each defence has a test, and a mutation that swaps the old tar transfers back in
-(:class:`TarTransfers`) to show the attack then wins.
+(:class:`TarTransfers`) to show the attack then wins; for hard links (which tar kept) the
+mutation turns off the download's look-up of inodes it met already.
 """
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import logging
 import os
 import re
@@ -77,6 +82,10 @@ os.close(os.open("leaf", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
 """
 #: The agent's logs folder, as Harbor's agent phase leaves it.
 LOGS = "mkdir -p /logs/agent && chown agent:agent /logs/agent"
+#: The file of the hard-link attack, in MiB of real data (holes are free already), and its 8 names: the first
+#: ("a" sorts first, so it is copied first) in a subfolder, the 7 links beside that folder and in another.
+LINKED_MIB = 64
+LINK_NAMES = ["a/b/f", "l1", "l2", "l3", "l4", "z/l5", "z/l6", "z/l7"]
 
 
 # ---------------------------------------------------------------------- the mutation: the old tar transfers
@@ -229,7 +238,7 @@ def test_with_tar_the_upload_race_plants_a_root_file_beside_python(tmp_path):
     """Mutation: tar -x as root writes the next member through the swapped-in symlink (within 3 tries)."""
     raised, listing = _race(tmp_path, TarTransfers, tries=3)
     assert "pyvenv.cfg" in listing, (raised, listing)
-    assert any(line.startswith("-") and " root root " in line and line.endswith("pyvenv.cfg")
+    assert any(line.startswith("-") and line.split()[2:4] == ["root", "root"] and line.endswith("pyvenv.cfg")
                for line in listing.splitlines()), listing
 
 
@@ -387,6 +396,115 @@ def test_past_a_limit_the_rest_is_skipped_with_a_warning_and_nothing_raises(tmp_
                         "download of /logs/data: stopped at the data limit (1 MiB); the rest is skipped"]
 
 
+# ---------------------------------------------------------------------- 5. hard links
+
+
+def _refused_link(*args, **kwargs):
+    raise OSError(errno.EMLINK, "Too many links")
+
+
+def _hard_links(tmp_path: Path, mib: int = LINKED_MIB, *, refuse_links: bool = False) -> tuple[Path, str, list[str]]:
+    """The agent writes ``mib`` MiB of random data and 7 hard links to it in /logs/agent, then the logs are
+    downloaded (with ``refuse_links``, the host's os.link failing): the host folder, the file's sha256 in the
+    sandbox, and the warnings."""
+    down = tmp_path / "down"
+    links = " && ".join(f"ln a/b/f {name}" for name in LINK_NAMES[1:])
+
+    async def body():
+        async with running(environment(tmp_path)) as (env,):
+            warnings = Warnings(env)
+            await _root(env, LOGS)
+            made = await env.exec(f"cd /logs/agent && mkdir -p a/b z && head -c {mib}M /dev/urandom > a/b/f && "
+                                  f"{links} && echo notes > notes.txt && sha256sum a/b/f", user="agent")
+            assert made.return_code == 0, made.stderr
+            with pytest.MonkeyPatch.context() as patch:  # only around the download: starting a sandbox links too
+                if refuse_links:
+                    patch.setattr(os, "link", _refused_link)
+                await env.download_dir("/logs/agent", down)
+            return made.stdout.split()[0], warnings.messages
+
+    digest, messages = run(body())
+    return down, digest, messages
+
+
+def _files(top: Path) -> list[str]:
+    return sorted(str(path.relative_to(top)) for path in top.rglob("*") if not path.is_dir())
+
+
+def _disk(paths: list[Path]) -> int:
+    """The bytes of disk the files ``paths`` take, each inode counted once."""
+    inodes = {(st.st_dev, st.st_ino): st.st_blocks * 512 for st in map(os.stat, paths)}
+    return sum(inodes.values())
+
+
+def _sha256(path: Path) -> str:
+    with path.open("rb") as file:
+        return hashlib.file_digest(file, "sha256").hexdigest()
+
+
+def _assert_one_inode(down: Path, digest: str) -> None:
+    """All 8 names came down as one host inode, one copy's worth of disk, with the sandbox's data."""
+    names = [down / name for name in LINK_NAMES]
+    assert _files(down) == sorted([*LINK_NAMES, "notes.txt"])
+    stats = [os.stat(path) for path in names]
+    assert len({(st.st_dev, st.st_ino) for st in stats}) == 1
+    assert [st.st_nlink for st in stats] == [8] * 8
+    assert stats[0].st_size == LINKED_MIB << 20
+    assert LINKED_MIB << 20 <= _disk(names) < (LINKED_MIB + 1) << 20
+    assert _sha256(names[-1]) == digest and (down / "notes.txt").read_text() == "notes\n"
+
+
+@pytest.mark.sandbox
+def test_a_file_with_7_hard_links_comes_down_once_as_8_host_links(tmp_path):
+    """The attack: 64 MiB and 7 hard links to it. The host gets the 8 names as one inode (nlink 8), one copy's
+    disk, the right data, and no warning."""
+    down, digest, messages = _hard_links(tmp_path)
+    _assert_one_inode(down, digest)
+    assert messages == []
+
+
+@pytest.mark.sandbox
+def test_hard_links_cost_nothing_against_the_data_limit(tmp_path, monkeypatch):
+    """With a data limit of 1.5 copies, the second copy would not fit: all 8 names still arrive, as links."""
+    monkeypatch.setattr(transfer, "MAX_BYTES", (LINKED_MIB << 20) * 3 // 2)
+    down, digest, messages = _hard_links(tmp_path)
+    _assert_one_inode(down, digest)
+    assert messages == []
+
+
+@pytest.mark.sandbox
+def test_without_the_inode_look_up_the_hard_links_come_down_as_8_copies(tmp_path, monkeypatch):
+    """Mutation: every name looks new, so each is copied whole: 8 host inodes, 8 times the disk."""
+    monkeypatch.setattr(transfer._Copy, "_repeat", lambda self, st: False)
+    down, digest, _ = _hard_links(tmp_path)
+    names = [down / name for name in LINK_NAMES]
+    stats = [os.stat(path) for path in names]
+    assert len({(st.st_dev, st.st_ino) for st in stats}) == 8
+    assert [st.st_nlink for st in stats] == [1] * 8
+    assert _disk(names) >= 8 * (LINKED_MIB << 20)
+    assert all(_sha256(path) == digest for path in names)
+
+
+@pytest.mark.sandbox
+@pytest.mark.parametrize("case", ["first copy skipped", "link refused"])
+def test_a_hard_link_that_cannot_be_linked_is_skipped_with_a_warning_never_copied(tmp_path, monkeypatch, case):
+    """The first name past the file size limit: its 7 links are skipped too, named in a warning, nothing of the
+    file copied. The host refusing the link (EMLINK): the first copy stays, the links are skipped the same way."""
+    if case == "first copy skipped":
+        monkeypatch.setattr(transfer, "MAX_FILE_SIZE", 1 << 20)
+    down, digest, messages = _hard_links(tmp_path, mib=2, refuse_links=case == "link refused")
+    skipped = ("download of /logs/agent: 7 hard links skipped, as their file was not downloaded or could not be "
+               "linked to: /logs/agent/l1, /logs/agent/l2, /logs/agent/l3 and 4 more")
+    if case == "first copy skipped":
+        assert _files(down) == ["notes.txt"]
+        assert messages == ["download of /logs/agent: 1 file past the file size limit (1 MiB per file) skipped",
+                            skipped]
+    else:
+        assert _files(down) == ["a/b/f", "notes.txt"]
+        assert _sha256(down / "a/b/f") == digest and os.stat(down / "a/b/f").st_nlink == 1
+        assert messages == [skipped]
+
+
 # ---------------------------------------------------------------------- docker cp's semantics, kept
 
 
@@ -448,7 +566,7 @@ def test_an_upload_through_a_symlinked_or_read_only_parent_is_refused_with_a_cle
 
 @pytest.mark.sandbox
 def test_downloads_keep_regular_files_and_links_inside_the_tree_only(tmp_path):
-    """Hard links become copies; links inside stay links; links out, FIFOs and sockets are left out."""
+    """Hard links stay hard links; links inside stay links; links out, FIFOs and sockets are left out."""
     down = tmp_path / "down"
 
     async def body():
@@ -470,8 +588,8 @@ def test_downloads_keep_regular_files_and_links_inside_the_tree_only(tmp_path):
     assert sorted(os.listdir(down)) == ["f", "rel", "sub"]
     assert sorted(os.listdir(down / "sub")) == ["deeper", "hard", "up"]
     assert os.listdir(down / "sub" / "deeper") == ["up2"]
-    assert (down / "sub" / "hard").read_text() == "hi\n" and (down / "f").stat().st_nlink == 1
-    assert (down / "f").stat().st_ino != (down / "sub" / "hard").stat().st_ino
+    assert (down / "sub" / "hard").read_text() == "hi\n" and (down / "f").stat().st_nlink == 2
+    assert (down / "f").stat().st_ino == (down / "sub" / "hard").stat().st_ino
     assert os.readlink(down / "rel") == "f" and (down / "sub" / "deeper" / "up2").read_text() == "hi\n"
     assert stat.S_IMODE((down / "sub").stat().st_mode) == 0o755
     assert errors == ["/app/fifo in the sandbox is a FIFO, not a regular file: not downloaded",

@@ -20,9 +20,18 @@ nothing. No symlink is ever followed, in the sandbox or on the host.
   the source's mode (as ``docker cp`` applies a folder's metadata). A symlink
   or a non-folder where a folder is needed fails the upload.
 - Download (sandbox -> host): regular files with their holes kept, owned by
-  the host user, mode & 0o755; folders 0755; hard links become copies; a
-  symlink only when relative and inside the copied tree; FIFOs, sockets and
-  devices are never opened.
+  the host user, mode & 0o755; folders 0755; a symlink only when relative and
+  inside the copied tree; FIFOs, sockets and devices are never opened. A file
+  is copied once per inode: a download of a folder remembers each file with
+  more than one name by its sandbox ``(st_dev, st_ino)``, and where its copy
+  went on the host, as names from the download's top folder; a later name of
+  that inode becomes a host hard link to the copy (its folder reopened name
+  by name from the top, ``O_NOFOLLOW``, and the new link checked to be that
+  copy's inode), costing no data. When the copy was skipped or failed, or the
+  link cannot be made, the later name is skipped, never copied, and one
+  warning names such names (the first three, and how many): one file's
+  blocks are never paid for twice, so hard links cannot amplify what reaches
+  the host.
 
 The numbers it enforces, on every transfer: :data:`MAX_DEPTH` (64 folder
 levels), :data:`MAX_ENTRIES` (100,000 entries), :data:`MAX_BYTES` (1 GiB of
@@ -297,12 +306,24 @@ class _Skipped(Exception):
 
 @dataclass
 class _Level:
-    """A folder being copied: its name in its parent, the names left, its descriptors (-1 while closed)."""
+    """A folder being copied: its name in its parent, the names left, its descriptors (-1 while closed), and its
+    names from the top of the tree."""
 
     name: str
     pending: list[str]
     source: int = -1
     target: int = -1
+    path: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Copied:
+    """Where a download copied a sandbox file that has more names: its host folder's names from the top target
+    folder, its name there, and the host inode it got, ``(st_dev, st_ino)``."""
+
+    folder: tuple[str, ...]
+    name: str
+    inode: tuple[int, int]
 
 
 class _Copy:
@@ -317,9 +338,13 @@ class _Copy:
         self.full = False  # the data limit was reached: the rest is skipped
         self.skipped: Counter[str] = Counter()
         self.limits: Counter[str] = Counter()
+        self.top = -1  # the top target folder of a tree, where the host paths of copies start
+        # a download's files with more names, by sandbox (st_dev, st_ino): their copy, None while it is not complete
+        self.copies: dict[tuple[int, int], _Copied | None] = {}
+        self.unlinked: list[str] = []  # later names of those files that could not be linked to their copy
 
     def report(self) -> None:
-        """One warning per limit reached, one debug line for the rest left out."""
+        """One warning per limit reached, one for hard links left out, one debug line for the rest left out."""
         for reason, count in self.limits.items():
             if reason in ("entries", "bytes"):
                 self.logger.warning(f"{self.what}: stopped at {_limit(reason)}; the rest is skipped")
@@ -327,6 +352,11 @@ class _Copy:
                 what = "folder" if reason == "depth" else "file"
                 self.logger.warning(f"{self.what}: {count} {what}{'' if count == 1 else 's'} past "
                                     f"{_limit(reason)} skipped")
+        if self.unlinked:
+            count, shown = len(self.unlinked), ", ".join(self.unlinked[:3])
+            more = f" and {count - 3} more" if count > 3 else ""
+            self.logger.warning(f"{self.what}: {count} hard link{'' if count == 1 else 's'} skipped, as their file "
+                                f"was not downloaded or could not be linked to: {shown}{more}")
         if self.skipped:
             self.logger.debug(f"{self.what}: left out " +
                               ", ".join(f"{count} {reason}" for reason, count in sorted(self.skipped.items())))
@@ -335,6 +365,7 @@ class _Copy:
 
     def tree(self, source: int, target: int, *, where: str) -> None:
         """Copy what the folder ``source`` holds into the folder ``target`` (both left open for the caller)."""
+        self.top = target
         stack = [_Level("", self._listing(source), source, target)]
         try:
             while stack:
@@ -359,7 +390,7 @@ class _Copy:
     def _folder_or_entry(self, level: _Level, name: str, depth: int, path: str) -> _Level | None:
         st = os.stat(name, dir_fd=level.source, follow_symlinks=False)
         if not stat.S_ISDIR(st.st_mode):
-            self.entry(level.source, name, level.target, name, depth=depth - 1, where=path, st=st)
+            self.entry(level.source, name, level.target, name, depth=depth - 1, where=path, st=st, folder=level.path)
             return None
         if depth > MAX_DEPTH:
             raise _Skipped("depth", limit=True)
@@ -371,7 +402,7 @@ class _Copy:
         except BaseException:
             os.close(source)
             raise
-        return _Level(name, self._listing(source), source, target)
+        return _Level(name, self._listing(source), source, target, (*level.path, name))
 
     def _guarded(self, path: str, step, *args):
         """``step(*args)``: a skip is counted; an error fails an upload and skips the entry of a download."""
@@ -432,12 +463,17 @@ class _Copy:
     # -- one entry
 
     def entry(self, source_dir: int, source_name: str, target_dir: int, target_name: str, *, depth: int,
-              where: str, st: os.stat_result | None = None, single: bool = False) -> None:
-        """Copy one file or symlink; with ``single`` (download_file) a skip is an error."""
+              where: str, st: os.stat_result | None = None, single: bool = False,
+              folder: tuple[str, ...] | None = None) -> None:
+        """Copy one file or symlink; with ``single`` (download_file) a skip is an error.
+
+        ``folder``, the names of ``target_dir`` from the top target folder, makes a download copy a file with
+        more names once: its other names become host hard links to that copy.
+        """
         def step() -> None:
             info = st or os.stat(source_name, dir_fd=source_dir, follow_symlinks=False)
             if stat.S_ISREG(info.st_mode):
-                self._file(source_dir, source_name, target_dir, target_name)
+                self._file(source_dir, source_name, target_dir, target_name, where, folder)
             elif stat.S_ISLNK(info.st_mode):
                 self._symlink(source_dir, source_name, target_dir, target_name, depth)
             else:
@@ -454,12 +490,21 @@ class _Copy:
             self.logger.warning(f"{self.what}: {message}")
             raise RuntimeError(message) from None
 
-    def _file(self, source_dir: int, source_name: str, target_dir: int, target_name: str) -> None:
+    def _file(self, source_dir: int, source_name: str, target_dir: int, target_name: str, where: str,
+              folder: tuple[str, ...] | None) -> None:
         source = os.open(source_name, _READ, dir_fd=source_dir)
         try:
             st = os.fstat(source)
             if not stat.S_ISREG(st.st_mode):  # swapped since it was listed
                 raise _Skipped(_kind(st.st_mode, plural=True))
+            inode = (st.st_dev, st.st_ino)
+            tracked = folder is not None and not self.upload
+            if tracked and self._repeat(st):  # its blocks were met once: never copied again
+                self._link(self.copies[inode], target_dir, target_name, where)
+                return
+            remembered = tracked and st.st_nlink > 1
+            if remembered:
+                self.copies[inode] = None  # until its copy is complete: later names are skipped if it is not
             if st.st_size > MAX_FILE_SIZE:
                 raise _Skipped("file size", limit=True)
             target = self._make(target_dir, target_name,
@@ -470,13 +515,44 @@ class _Copy:
                     os.fchown(target, 0, 0)
                 os.fchmod(target, st.st_mode & (UPLOAD_MODE if self.upload else DOWNLOAD_MODE))
                 os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+                copied = os.fstat(target)
             finally:
                 os.close(target)
             if not complete:
                 os.unlink(target_name, dir_fd=target_dir)
                 raise _Skipped("bytes", limit=True)
+            if remembered:
+                self.copies[inode] = _Copied(folder, target_name, (copied.st_dev, copied.st_ino))
         finally:
             os.close(source)
+
+    def _repeat(self, st: os.stat_result) -> bool:
+        """Whether the sandbox file ``st`` is a later name of an inode this download met already."""
+        return (st.st_dev, st.st_ino) in self.copies
+
+    def _link(self, copied: _Copied | None, target_dir: int, target_name: str, where: str) -> None:
+        """Make ``target_name`` a host hard link to ``copied``; without a copy, or if the link fails, it is skipped
+        and named in the report."""
+        if copied is not None:
+            try:
+                folder = os.open(".", _DIR, dir_fd=self.top)
+                try:
+                    for name in copied.folder:  # the trusted host side, still walked without following symlinks
+                        child = os.open(name, _DIR, dir_fd=folder)
+                        os.close(folder)
+                        folder = child
+                    self._make(target_dir, target_name,
+                               lambda: os.link(copied.name, target_name, src_dir_fd=folder, dst_dir_fd=target_dir,
+                                               follow_symlinks=False))
+                finally:
+                    os.close(folder)
+                linked = os.stat(target_name, dir_fd=target_dir, follow_symlinks=False)
+                if (linked.st_dev, linked.st_ino) == copied.inode:
+                    return
+                os.unlink(target_name, dir_fd=target_dir)  # not the copy (it was replaced on the host)
+            except OSError:
+                pass
+        self.unlinked.append(where)
 
     def _data(self, source: int, target: int, size: int) -> bool:
         """Copy ``size`` bytes, holes left as holes; False when the data limit stopped it."""
