@@ -13,7 +13,9 @@ the verifier's own isolation (lockdown, per-run uids, disk watch). The
 candidate is this checkout. Prints per mode: tasks passed, trials per minute
 and wall seconds of the whole check, the mean verifier phase of level-2
 trials (where the isolation runs) and of level-1 trials, and the ratios
-candidate / baseline. Needs root and bubblewrap, as check does.
+candidate / baseline, then a phase table: the mean seconds of each phase of a
+trial (environment set-up, agent set-up, agent run, verifier), before and
+after. Needs root and bubblewrap, as check does.
 """
 
 from __future__ import annotations
@@ -44,19 +46,27 @@ export_dataset(rows, tasks, ExportOptions(verifier_mode=sys.argv[4]))
 start = time.monotonic()
 results = check.check_tasks(tasks, jobs=int(sys.argv[3]), jobs_dir=jobs_dir)
 seconds = time.monotonic() - start
-phases = {1: [], 2: []}
+PHASES = ("environment_setup", "agent_setup", "agent_execution", "verifier")
+levels = {1: [], 2: []}
+phases = {name: [] for name in PHASES}
+def seconds_of(timing):
+    if not timing or not timing.get("started_at") or not timing.get("finished_at"):
+        return None
+    return (datetime.fromisoformat(timing["finished_at"]) - datetime.fromisoformat(timing["started_at"])).total_seconds()
 for result in sorted(jobs_dir.glob("*/*/result.json")):
     trial = json.loads(result.read_text())
-    timing = trial.get("verifier") or {}
-    if not timing.get("started_at") or not timing.get("finished_at"):
-        continue
-    level = 2 if "-l2-" in trial.get("task_name", result.parent.name) else 1
-    took = (datetime.fromisoformat(timing["finished_at"]) - datetime.fromisoformat(timing["started_at"]))
-    phases[level].append(took.total_seconds())
+    for name in PHASES:
+        took = seconds_of(trial.get(name))
+        if took is not None:
+            phases[name].append(took)
+    took = seconds_of(trial.get("verifier"))
+    if took is not None:
+        levels[2 if "-l2-" in trial.get("task_name", result.parent.name) else 1].append(took)
+mean = lambda values: sum(values) / max(1, len(values))
 print(json.dumps({"seconds": seconds, "tasks": len(results), "passed": sum(r.ok for r in results),
                   "trials": len(list(jobs_dir.glob("*/*/result.json"))),
-                  "verifier_l1": sum(phases[1]) / max(1, len(phases[1])),
-                  "verifier_l2": sum(phases[2]) / max(1, len(phases[2]))}))
+                  "verifier_l1": mean(levels[1]), "verifier_l2": mean(levels[2]),
+                  "phases": {name: mean(values) for name, values in phases.items()}}))
 """
 
 
@@ -76,6 +86,7 @@ def main() -> None:
     print(f"{'mode':<9} {'tasks':>5} {'passed':>7} {'trials/min before/after':>24} {'ratio':>6} "
           f"{'before s':>9} {'after s':>8} "
           f"{'L2 verifier before/after s':>27} {'ratio':>6} {'L1 verifier before/after s':>27}")
+    sides: dict[str, tuple[dict, dict]] = {}
     with tempfile.TemporaryDirectory(prefix="orharbor-bench-") as scratch:
         old_src = unpack(args.baseline, Path(scratch) / "baseline")
         for mode in ("separate", "shared"):
@@ -88,6 +99,13 @@ def main() -> None:
                   f"{rates[0]:>11.1f}/{rates[1]:<12.1f} {rates[1] / rates[0]:>6.2f} {old['seconds']:>9.1f} "
                   f"{new['seconds']:>8.1f} {l2:>27} "
                   f"{new['verifier_l2'] / max(old['verifier_l2'], 1e-9):>6.2f} {l1:>27}")
+            sides[mode] = (old, new)
+        print("\nmean seconds per trial, phase by phase (Harbor's own timings in each trial's result.json)")
+        print(f"{'mode':<9} {'phase':<18} {'before':>8} {'after':>8} {'ratio':>6}")
+        for mode, (old, new) in sides.items():
+            for phase, before in old.get("phases", {}).items():
+                after = new["phases"][phase]
+                print(f"{mode:<9} {phase:<18} {before:>8.2f} {after:>8.2f} {after / max(before, 1e-9):>6.2f}")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,8 @@ files without downloading anything:
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import re
 import shutil
@@ -97,7 +99,26 @@ def build_venv(root: Path, packages: tuple[str, ...]) -> Venv:
 
 
 def installed_paths(packages: tuple[str, ...]) -> list[Path]:
-    """Top-level site-packages entries of ``packages`` and everything they require."""
+    """Top-level site-packages entries of ``packages`` and everything they require.
+
+    Worked out once per process for each package list while the folders on
+    ``sys.path`` stay as they are (an install changes their mtime): reading the
+    metadata of every file of numpy and ortools took 0.9 s at every sandbox start.
+    """
+    return list(_installed_paths(tuple(packages), _path_state()))
+
+
+def _path_state() -> tuple[tuple[str, int], ...]:
+    """The folders on ``sys.path`` and their modification times: what an install or removal changes."""
+    state = []
+    for entry in sys.path:
+        with contextlib.suppress(OSError):
+            state.append((entry, os.stat(entry or ".").st_mtime_ns))
+    return tuple(state)
+
+
+@functools.lru_cache(maxsize=64)
+def _installed_paths(packages: tuple[str, ...], _state: tuple[tuple[str, int], ...]) -> tuple[Path, ...]:
     paths: dict[str, Path] = {}
     for dist in _closure(packages):
         for file in dist.files or ():
@@ -106,7 +127,7 @@ def installed_paths(packages: tuple[str, ...]) -> list[Path]:
             top = Path(str(dist.locate_file(file.parts[0])))
             if top.exists():
                 paths.setdefault(top.name, top)
-    return [paths[name] for name in sorted(paths)]
+    return tuple(paths[name] for name in sorted(paths))
 
 
 def _closure(packages: tuple[str, ...]) -> list[metadata.Distribution]:

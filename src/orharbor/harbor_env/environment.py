@@ -10,6 +10,10 @@ with the Docker default it mirrors and the number it enforces:
 - :mod:`.users`: the image's accounts, a user namespace per sandbox (uids no
   other sandbox shares in the kernel's accounting), Docker's 14 capabilities
   for root;
+- :mod:`.owners`: that namespace owned by an unprivileged uid of its own, as
+  rootless podman's are, so the kernel's budgets are the sandbox's alone;
+- :mod:`.cgroups`: a cgroup per sandbox with the task's memory and CPU, and
+  rootless podman's 2,048 processes;
 - :mod:`.network`: a network namespace of its own in every mode, the host's
   loopback out of reach;
 - :mod:`.seccomp`: Docker's default seccomp profile, for PID 1 and for every
@@ -22,6 +26,7 @@ with the Docker default it mirrors and the number it enforces:
   through a descriptor of the sandbox's root, no symlink followed, within
   depth, count and size limits;
 - :mod:`.image`: the Dockerfile, carried out without building an image;
+- :mod:`.layers`: the build cache, for the steps ``docker build`` runs once;
 - :mod:`.debian`: the programs the image has (its Debian packages' files), no other host program.
 
 What it copies from Harbor's Docker environment, because the verifier and the
@@ -32,7 +37,7 @@ and everything in it; a process one ``exec`` leaves in the background is
 still running at the next, and ``exec`` returns when its own process ends.
 
 It must run as root, with bubblewrap and (for public networks) slirp4netns
-installed. CPU and memory limits are not enforced.
+installed, and a writable cgroup hierarchy (v1 or v2).
 """
 
 from __future__ import annotations
@@ -50,10 +55,11 @@ import time
 from pathlib import Path
 
 from harbor.environments.base import BaseEnvironment, ExecResult
-from harbor.environments.capabilities import EnvironmentCapabilities
+from harbor.environments.capabilities import EnvironmentCapabilities, EnvironmentResourceCapabilities
+from harbor.models.trial.config import ResourceMode
 
 from orharbor.check.sandbox import installed_paths, require_bwrap
-from orharbor.harbor_env import debian, launch, rootfs, transfer, users
+from orharbor.harbor_env import cgroups, debian, launch, layers, owners, rootfs, transfer, users
 from orharbor.harbor_env.seccomp import compile_bpf
 from orharbor.harbor_env.enter import ENTER_FAILED, NAMESPACES, Door, Target
 from orharbor.harbor_env.image import Copy, ImagePlan, read_dockerfile
@@ -95,6 +101,14 @@ class BubblewrapEnvironment(BaseEnvironment):
     _door: Door | None = None  # the sandbox's entry for commands (:mod:`.enter`)
     #: A user namespace of the sandbox's own (:mod:`.users`); False only in tests that show what it stops.
     user_namespace: bool = True
+    #: That namespace owned by an unprivileged uid of its own (:mod:`.owners`); False only in tests.
+    own_owner: bool = True
+    _owner: owners.Owner | None = None
+    #: A cgroup and sized file systems (:mod:`.cgroups`, :mod:`.rootfs`); False only in tests that show what they stop.
+    bounded: bool = True
+    _cgroup: cgroups.Cgroup | None = None
+    #: Take the image's pure steps from the build cache (:mod:`.layers`), as ``docker build`` does.
+    build_cache: bool = True
 
     @staticmethod
     def type() -> str:
@@ -103,6 +117,23 @@ class BubblewrapEnvironment(BaseEnvironment):
     @property
     def capabilities(self) -> EnvironmentCapabilities:
         return EnvironmentCapabilities(disable_internet=True)
+
+    @classmethod
+    def resource_capabilities(cls) -> EnvironmentResourceCapabilities:
+        """Hard CPU and memory ceilings, fractional CPUs too: what Harbor's Docker environment declares."""
+        return EnvironmentResourceCapabilities(cpu_limit=True, memory_limit=True, fractional_cpus=True)
+
+    def _limits(self) -> cgroups.Limits:
+        """The task's CPU and memory ceilings, as Harbor's Docker environment reads them (none where none is given)."""
+        memory_mb = self._resource_limit_value("memory", auto_mode=ResourceMode.LIMIT)
+        cpus = self._resource_limit_value("cpu", auto_mode=ResourceMode.LIMIT)
+        return cgroups.Limits(memory_bytes=None if memory_mb is None else int(memory_mb) << 20,
+                              cpus=None if cpus is None else float(cpus))
+
+    def _storage_bytes(self) -> int | None:
+        """The size of each of the sandbox's own file systems: the task's ``storage_mb``."""
+        storage_mb = self._effective_storage_mb
+        return None if storage_mb is None or not self.bounded else int(storage_mb) << 20
 
     def _validate_definition(self) -> None:
         dockerfile = self.environment_dir / "Dockerfile"
@@ -122,7 +153,9 @@ class BubblewrapEnvironment(BaseEnvironment):
         self._accounts = users.accounts(self._plan.users)
         self._seccomp = compile_bpf()
         loop = asyncio.get_running_loop()
-        try:  # cancelled while bubblewrap starts, the start still ends (it is bounded), so stop sees its process
+        try:
+            if self.bounded:
+                self._cgroup = cgroups.Cgroup(self._limits())  # cancelled while bubblewrap starts, the start still ends (it is bounded), so stop sees its process
             await _finish(loop.run_in_executor(None, self._start_sandbox, bwrap))
         except BaseException:
             await self.stop(delete=True)
@@ -144,19 +177,28 @@ class BubblewrapEnvironment(BaseEnvironment):
         config = self._scratch / "pyvenv.cfg"
         config.write_text(rootfs.pyvenv_cfg())
         config.chmod(0o644)
-        args = [*self._namespace_args(), *self._mounts_args(files, config), "--seccomp", str(seccomp),
-                *users.bwrap_capability_args()]
+        mounts = self._mounts_args(files, config)
+        self._made = rootfs.made_paths(mounts)
+        args = [*self._namespace_args(), *mounts, "--seccomp", str(seccomp), *users.bwrap_capability_args()]
+
+        owner = None
+        if self.own_owner and self.user_namespace:
+            self._owner = owners.lease()
+            owner = self._owner.uid
 
         def keep(pid: int) -> None:
+            if self._cgroup is not None:  # before it runs anything: all it starts is counted there
+                self._cgroup.join(pid)
             self._pid = pid
             self._pidfd = os.pidfd_open(pid)
             for name in NAMESPACES:
                 if name != "user" or self.user_namespace:
                     self._namespaces[name] = os.open(f"/proc/{pid}/ns/{name}", os.O_RDONLY | os.O_CLOEXEC)
 
-        self._popen = launch.start_bwrap(bwrap, args, ["sh", "-c", "sleep infinity"],
+        keepalive = ["sh", "-c", "sleep infinity"]
+        self._popen = launch.start_bwrap(bwrap, args, launch.as_root(keepalive) if owner is not None else keepalive,
                                          (seccomp, *files.values()), before_release=keep,
-                                         user_namespace=self.user_namespace,
+                                         user_namespace=self.user_namespace, owner=owner,
                                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                          stderr=subprocess.PIPE)
 
@@ -190,6 +232,12 @@ class BubblewrapEnvironment(BaseEnvironment):
         if self._door is not None:
             self._door.close()
             self._door = None
+        if self._cgroup is not None:
+            self._cgroup.remove()
+            self._cgroup = None
+        if self._owner is not None:  # only once nothing of the sandbox is left to charge to it
+            self._owner.release()
+            self._owner = None
         if self._network is not None:
             self._network.close()
             self._network = None
@@ -222,8 +270,7 @@ class BubblewrapEnvironment(BaseEnvironment):
         while time.monotonic() < deadline and self.is_alive and not self._pid1_has_exec_d():
             await asyncio.sleep(0.005)
         if self.is_alive and self._pid1_has_exec_d():
-            self._door = await _finish(asyncio.get_running_loop().run_in_executor(
-                None, lambda: Door(self._namespaces, self._seccomp)))
+            self._door = await _finish(asyncio.get_running_loop().run_in_executor(None, self._open_door))
         while time.monotonic() < deadline and self.is_alive:
             result = await self._run(["true"], cwd="/", env=None, timeout_sec=10, user="root")
             if result.return_code == 0:
@@ -231,6 +278,14 @@ class BubblewrapEnvironment(BaseEnvironment):
             last = result.stderr or ""
             await asyncio.sleep(0.01)
         raise RuntimeError(f"the bubblewrap sandbox did not become ready: {last.strip() or 'it exited'}")
+
+    def _open_door(self) -> Door:
+        procs = self._cgroup.procs_files() if self._cgroup is not None else ()
+        try:
+            return Door(self._namespaces, self._seccomp, cgroup_procs=procs)
+        finally:
+            for fd in procs:
+                os.close(fd)
 
     def _pid1_has_exec_d(self) -> bool:
         """Whether the sandbox's PID 1 runs its own command yet (its name is no longer ``bwrap``)."""
@@ -243,18 +298,51 @@ class BubblewrapEnvironment(BaseEnvironment):
 
     async def _build(self) -> None:
         """COPY and RUN steps, as root, in order (what ``docker build`` would do offline)."""
+        if self._owner is not None:  # what bubblewrap made as the owner becomes root's, as in an image
+            paths = " ".join(shlex.quote(path) for path in [*self._made, "/dev"])
+            await self._checked(f"find -P {paths} /dev/* -maxdepth 0 -uid {owners.OWNER_INSIDE} "
+                                f"-exec chown -h 0:0 {{}} + 2>/dev/null; true")
         for name in self._plan.users:
             account = self._accounts[name]
             home = shlex.quote(account.home)
             await self._checked(f"mkdir -p {home} && chown {account.uid}:{account.gid} {home} && chmod 755 {home}")
-        for step in self._plan.steps:
+        layout = (str(rootfs.host_python()), self._storage_bytes())
+        for index, step in enumerate(self._plan.steps):
             if isinstance(step, Copy):
                 if step.source.is_dir():
                     await self.upload_dir(step.source, step.target)
                 else:
                     await self.upload_file(step.source, step.target)
-            else:
-                await self._checked(step.command, cwd=step.workdir)
+                continue
+            cache_key = layers.key(self._plan, index, layout) if self.build_cache else None
+            layer = layers.cached(cache_key) if cache_key else None
+            if layer is not None:
+                await self._replay(layer)
+                continue
+            await self._checked(step.command, cwd=step.workdir)
+            if cache_key:
+                layers.keep(cache_key, await self._layer(layers.outputs(step) or ()))
+
+    async def _layer(self, paths: tuple[str, ...]) -> layers.Layer:
+        """What a cacheable step wrote: the contents of ``paths``, read through the sandbox's root."""
+        assert self._scratch is not None
+        files = []
+        with tempfile.TemporaryDirectory(dir=self._scratch) as folder:
+            for number, path in enumerate(paths):
+                copy = Path(folder) / str(number)
+                await self.download_file(path, copy)
+                files.append((path, copy.read_bytes()))
+        return layers.Layer(tuple(files))
+
+    async def _replay(self, layer: layers.Layer) -> None:
+        """Write a cached step's files as it left them: root's, 0644."""
+        assert self._scratch is not None
+        with tempfile.TemporaryDirectory(dir=self._scratch) as folder:
+            for number, (path, content) in enumerate(layer.files):
+                copy = Path(folder) / str(number)
+                copy.write_bytes(content)
+                copy.chmod(0o644)
+                await self.upload_file(copy, path)
 
     async def _checked(self, command: str, cwd: str = "/") -> None:
         result = await self.exec(command, cwd=cwd, user="root", timeout_sec=600)
@@ -265,9 +353,10 @@ class BubblewrapEnvironment(BaseEnvironment):
 
     def _mounts_args(self, etc: dict[str, int], config: Path) -> list[str]:
         python = rootfs.host_python()
-        args = [*rootfs.base_args(), *debian.program_args(self._plan.apt_packages), *rootfs.etc_args(etc),
-                *rootfs.scratch_args(),
-                *rootfs.python_args(python, _packages(self._plan.local_packages))]
+        size = self._storage_bytes()
+        args = [*rootfs.root_args(size), *rootfs.base_args(), *debian.program_args(self._plan.apt_packages),
+                *rootfs.etc_args(etc), *rootfs.scratch_args(shm=rootfs.SHM_SIZE if self.bounded else None),
+                *rootfs.python_args(python, _packages(self._plan.local_packages), size=size)]
         for path, packages in self._plan.venvs.items():
             args += rootfs.venv_args(path, _packages(packages), config)
         return args

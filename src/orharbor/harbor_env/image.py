@@ -67,7 +67,8 @@ def read_dockerfile(path: Path) -> ImagePlan:
     context = path.parent
     for number, instruction, argument in _instructions(path.read_text()):
         where = f"{path}:{number}"
-        if instruction in ("FROM", "LABEL", "ARG", "EXPOSE", "CMD", "ENTRYPOINT", "SHELL", "HEALTHCHECK"):
+        if instruction in ("FROM", "LABEL", "ARG", "EXPOSE", "CMD", "ENTRYPOINT", "SHELL", "HEALTHCHECK",
+                           "STOPSIGNAL"):  # the sandbox's stop is a SIGKILL already
             continue
         if instruction == "ENV":
             plan.env.update(_env_pairs(argument, plan.env, where))

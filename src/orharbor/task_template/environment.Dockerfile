@@ -2,6 +2,9 @@
 # used for scoring: no reference, no verifier, no hidden instance.
 FROM $base_image
 $base_image_check
+# PID 1 is Harbor's keepalive (sleep infinity), which ignores SIGTERM: stop it at once instead of
+# after the engine's 10 s grace period.
+STOPSIGNAL SIGKILL
 ENV DEBIAN_FRONTEND=noninteractive PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
 # What Harbor's installed agents (claude-code, codex, ...) expect to find.
 RUN apt-get update \

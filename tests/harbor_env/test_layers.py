@@ -1,0 +1,106 @@
+"""The build cache: an image's pure steps run once per image, as ``docker build`` caches them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from harbor.models.task.config import EnvironmentConfig, NetworkMode, NetworkPolicy
+from harbor.models.trial.paths import TrialPaths
+
+from sandboxes import run
+
+from orharbor.exporter import ExportOptions, export_dataset
+from orharbor.datasets.rows import read_rows, shipped_datasets
+from orharbor.harbor_env import BubblewrapEnvironment, layers
+from orharbor.harbor_env.image import Run, read_dockerfile
+
+
+@pytest.fixture(scope="module")
+def task(tmp_path_factory) -> Path:
+    rows = [r for p in shipped_datasets() for r in read_rows(p) if r["problem"] == "jobshop"][:1]
+    out = tmp_path_factory.mktemp("tasks")
+    export_dataset(rows, out, ExportOptions())
+    return next(p for p in out.iterdir() if (p / "task.toml").is_file())
+
+
+class Counting(BubblewrapEnvironment):
+    """Counts the RUN steps it carries out."""
+
+    ran: list[str]
+
+    async def _checked(self, command: str, cwd: str = "/") -> None:
+        type(self).ran.append(command)
+        await super()._checked(command, cwd)
+
+
+def _start_twice(tmp_path: Path, image: Path, cls: type[Counting]) -> tuple[list[list[str]], list[str]]:
+    """Start two sandboxes of ``image`` one after the other: the RUN steps each carried out, and each one's record."""
+    async def body():
+        runs, records = [], []
+        for name in ("first", "second"):
+            cls.ran = []
+            paths = TrialPaths(tmp_path / name)
+            paths.mkdir()
+            env = cls(environment_dir=image, environment_name=name, session_id=f"{name}__1", trial_paths=paths,
+                      task_env_config=EnvironmentConfig(), network_policy=NetworkPolicy(network_mode=NetworkMode.NO_NETWORK))
+            try:
+                await env.start(force_build=False)
+                record = await env.exec(f"stat -c '%U %a' {layers.RECORD_DIR}/*; cat {layers.RECORD_DIR}/*",
+                                        user="root")
+            finally:
+                await env.stop(delete=True)
+            runs.append(list(cls.ran))
+            records.append(record.stdout)
+        return runs, records
+
+    layers.clear()
+    return run(body())
+
+
+def test_every_exported_dockerfile_ends_with_the_record_and_checks_its_base_first(task):
+    """The templates' base image check and interpreter record are what the cache recognises (a template edit that
+    breaks the match fails here, not silently in every trial's time)."""
+    for image in ("environment", "tests"):
+        steps = [s for s in read_dockerfile(task / image / "Dockerfile").steps if isinstance(s, Run)]
+        assert layers.outputs(steps[0]) == ()
+        assert layers.outputs(steps[-1]) == tuple(f"{layers.RECORD_DIR}/{n}" for n in layers.RECORD_FILES)
+        assert all(layers.outputs(s) is None for s in steps[1:-1])
+
+
+@pytest.mark.sandbox
+def test_a_second_sandbox_of_an_image_takes_the_check_and_the_record_from_the_cache(tmp_path, task):
+    runs, records = _start_twice(tmp_path, task / "environment", Counting)
+    first, second = runs
+    assert any(c.startswith(layers.RECORD_START) for c in first)
+    assert not any(c.startswith(layers.RECORD_START) or " ".join(c.split()) == layers.CHECK_COMMAND for c in second)
+    assert len(second) == len(first) - 2
+    assert records[0] == records[1] and records[0].startswith("root 644\nroot 644\n")
+
+
+class NoCache(Counting):
+    """The defence of the run time removed: every step at every start."""
+
+    build_cache = False
+
+
+@pytest.mark.sandbox
+def test_without_the_cache_every_sandbox_runs_the_record_again(tmp_path, task):
+    runs, records = _start_twice(tmp_path, task / "environment", NoCache)
+    assert runs[0] == runs[1] and any(c.startswith(layers.RECORD_START) for c in runs[1])
+    assert records[0] == records[1]
+
+
+def test_the_key_follows_what_a_copy_brings_and_each_step_before(tmp_path):
+    (tmp_path / "data.txt").write_text("one")
+    (tmp_path / "Dockerfile").write_text(f"FROM python:3.12-slim\nCOPY data.txt /app/data.txt\nRUN touch /x\n"
+                                         f"RUN {layers.RECORD_START} true\n")
+    plan = read_dockerfile(tmp_path / "Dockerfile")
+    first = layers.key(plan, 2, "layout")
+    assert first is not None and layers.key(plan, 1, "layout") is None  # a plain RUN is never cached
+    assert layers.key(plan, 2, "layout") == first and layers.key(plan, 2, "other layout") != first
+    (tmp_path / "data.txt").write_text("two")
+    assert layers.key(plan, 2, "layout") != first
+    (tmp_path / "Dockerfile").write_text(f"FROM python:3.12-slim\nCOPY data.txt /usr/local/lib/data.txt\n"
+                                         f"RUN {layers.RECORD_START} true\n")
+    assert layers.key(read_dockerfile(tmp_path / "Dockerfile"), 1, "layout") is None  # /usr/local written first
