@@ -20,7 +20,7 @@ from orharbor.base_image import CHECK, dockerfile_step
 from orharbor.cli import main
 from orharbor.modelling.spec import shipped_specs_dir
 
-TOOLS = ("bash", "find", "sha256sum", "sort", "sed", "xargs", "readlink", "apt-get", "useradd")
+TOOLS = ("bash", "find", "stat", "sha256sum", "sort", "comm", "awk", "sed", "xargs", "readlink", "apt-get", "useradd")
 
 
 def layout(root: Path, link: str = "python3.12", ensurepip: bool = True, without: tuple[str, ...] = ()) -> Path:

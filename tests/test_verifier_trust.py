@@ -297,6 +297,15 @@ def _check_script(prefix: Path) -> str:
         "\nuntrusted_interpreter\n"
 
 
+def _edit_keeping_size_and_mtime(path: Path) -> None:
+    """The stale-key attack: same size, same inode, the old mtime put back (only the ctime cannot be)."""
+    before = path.stat()
+    path.write_text(path.read_text().swapcase())
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (before.st_ino, before.st_size, before.st_mtime_ns)
+
+
 def _record(prefix: Path) -> None:
     command = _record_command("environment.Dockerfile").replace("/usr/local", str(prefix))
     subprocess.run(["sh", "-c", command], check=True, capture_output=True)
@@ -319,6 +328,8 @@ INTERPRETER_PLANTS = {
                       "differs from its image build record: \tf 6 lib/python3.12/json.py"),
     "edited stdlib": (lambda p: (p / "lib" / "python3.12" / "os.py").write_text("# sO\n"),
                       "differs from its image build record: lib/python3.12/os.py: FAILED"),
+    "edited stdlib, size and mtime kept": (lambda p: _edit_keeping_size_and_mtime(p / "lib" / "python3.12" / "os.py"),
+                                            "differs from its image build record: lib/python3.12/os.py: FAILED"),
     "edited interpreter": (lambda p: (p / "bin" / "python3.12").write_bytes(b"\x7fELF INTERPRETER"),
                            "differs from its image build record: bin/python3.12: FAILED"),
     "relinked python3": (lambda p: ((p / "bin" / "python3").unlink(), (p / "bin" / "python3").symlink_to("/tmp/x")),
@@ -560,3 +571,29 @@ def test_without_its_defence_each_root_plant_wins(shared_tasks, tmp_path):
     for (task, plant), (reward, error) in zip(runs, outcomes):
         print(task.name, plant, reward, error)
         assert reward is not None and reward > -1.0, (task.name, plant, reward, error)
+
+
+def test_only_files_whose_key_changed_are_hashed_again(tmp_path):
+    """A wrong hash recorded for an untouched file goes unseen (it is not hashed again); once the file's ctime
+    moves (here: its mode set to what it was), it is hashed and the difference is found."""
+    prefix = _fake_prefix(tmp_path / "local")
+    _record(prefix)
+    record = prefix / "share" / "orharbor" / "interpreter.sha256"
+    lines = record.read_text().splitlines()
+    record.write_text("".join(("0" * 64 + line[64:] if line.endswith("lib/python3.12/os.py") else line) + "\n"
+                              for line in lines))
+    assert _untrusted(prefix) == ""
+    os.chmod(prefix / "lib" / "python3.12" / "os.py", (prefix / "lib" / "python3.12" / "os.py").stat().st_mode)
+    assert "lib/python3.12/os.py: FAILED" in _untrusted(prefix)
+
+
+def test_a_key_without_the_ctime_lets_the_stale_key_edit_through(tmp_path):
+    """Mutation: keyed by inode, size and mtime alone, an edit that puts the mtime back is never hashed."""
+    prefix = _fake_prefix(tmp_path / "local")
+    weak = "%i %s %.9Y %n"
+    command = _record_command("environment.Dockerfile").replace("/usr/local", str(prefix))
+    subprocess.run(["sh", "-c", command.replace("%i %s %.9Y %.9Z %n", weak)], check=True, capture_output=True)
+    _edit_keeping_size_and_mtime(prefix / "lib" / "python3.12" / "os.py")
+    script = _check_script(prefix).replace("%i %s %.9Y %.9Z %n", weak).replace("cut -d ' ' -f 5-", "cut -d ' ' -f 4-")
+    reason = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60).stdout.strip()
+    assert reason == "", reason

@@ -20,8 +20,8 @@ import subprocess
 #: What a base image must provide (``export --help``'s wording).
 REQUIREMENTS = ("CPython at /usr/local/bin/python3, a link to python3.X beside it, with venv and ensurepip "
                 "(the python:3.X-slim images; the verifier's interpreter record also covers the standard library "
-                "when it is in /usr/local/lib/python3.X, as there); bash, GNU find, sha256sum, sort, sed, xargs, "
-                "readlink, apt-get and useradd")
+                "when it is in /usr/local/lib/python3.X, as there); bash, GNU find, GNU stat, sha256sum, sort, "
+                "comm, awk, sed, xargs, readlink, apt-get and useradd")
 
 #: The check, in POSIX sh without ``&&`` (the bubblewrap environment reads a RUN line's ``&&`` as separate
 #: steps). ``$R`` roots the interpreter paths (empty in an image; a folder in the tests' fake layouts). It
@@ -34,8 +34,9 @@ case "$n" in
        "$R/usr/local/bin/$v" -c 'import venv, ensurepip' >/dev/null 2>&1 || m="$m; venv and ensurepip for $v";
      else m="$m; /usr/local/bin/$v"; fi ;;
 esac;
-for c in bash find sha256sum sort sed xargs readlink apt-get useradd; do command -v "$c" >/dev/null 2>&1 || m="$m; $c"; done;
+for c in bash find stat sha256sum sort comm awk sed xargs readlink apt-get useradd; do command -v "$c" >/dev/null 2>&1 || m="$m; $c"; done;
 find / -maxdepth 0 -printf '' >/dev/null 2>&1 || m="$m; GNU find (find -printf)";
+stat -c '%.9Z' / >/dev/null 2>&1 || m="$m; GNU stat (stat -c %.9Z)";
 if [ -n "$m" ]; then echo "orharbor: this base image cannot carry an orharbor task, it lacks: ${m#; }" >&2; exit 1; fi"""
 
 

@@ -36,7 +36,7 @@ from orharbor.harbor_env.image import Copy, ImagePlan, Run
 
 #: The folder the interpreter record writes, and its files.
 RECORD_DIR = "/usr/local/share/orharbor"
-RECORD_FILES = ("interpreter.list", "interpreter.sha256")
+RECORD_FILES = ("interpreter.list", "interpreter.sha256", "interpreter.keys")
 #: How the record's RUN step begins (the Dockerfile templates' last step).
 RECORD_START = f"set -e; mkdir -p {RECORD_DIR};"
 #: The base image check's RUN step, its white space collapsed (the Dockerfile parser keeps what the lines had).

@@ -28,4 +28,7 @@ RUN set -e; mkdir -p /usr/local/share/orharbor; cd /usr/local; v=$$(readlink bin
     find "lib/$$v" -mindepth 1 \( -path "lib/$$v/site-packages" -o -path "lib/$$v/test" -o -path "lib/$$v/idlelib" -o -path "lib/$$v/tkinter" -o -path "lib/$$v/turtledemo" -o -path "lib/$$v/ensurepip" -o -path "lib/$$v/config-*" -o -name __pycache__ \) -prune \
       -o \( -type f -printf '%y %s %p\n' -o -printf '%y %p %l\n' \); } | LC_ALL=C sort > share/orharbor/interpreter.list; \
     sed -n 's/^f [0-9]* //p' share/orharbor/interpreter.list | xargs -r -d '\n' sha256sum -- > share/orharbor/interpreter.sha256; \
-    chmod 644 share/orharbor/interpreter.list share/orharbor/interpreter.sha256; test -s share/orharbor/interpreter.sha256
+    sed -n 's/^f [0-9]* //p' share/orharbor/interpreter.list | xargs -r -d '\n' stat -c '%i %s %.9Y %.9Z %n' -- \
+      | LC_ALL=C sort > share/orharbor/interpreter.keys; \
+    chmod 644 share/orharbor/interpreter.list share/orharbor/interpreter.sha256 share/orharbor/interpreter.keys; \
+    test -s share/orharbor/interpreter.sha256
