@@ -165,3 +165,33 @@ def test_commands_running_at_once_each_get_their_own_output_and_status(tmp_path)
 
     results = run(body())
     assert [(r.stdout, r.stderr, r.return_code) for r in results] == [(f"{i}\n", f"e{i}\n", i) for i in range(20)]
+
+
+def _after_a_hook_timeout(tmp_path, cls) -> str:
+    """A collect hook past its timeout, run by Harbor's own Trial._run_collect_hooks: what is left of it."""
+    import logging
+    from types import SimpleNamespace
+
+    from harbor.models.task.config import VerifierCollectConfig
+    from harbor.trial.trial import Trial
+
+    async def body():
+        async with running(environment(tmp_path, cls=cls)) as (env,):
+            trial = SimpleNamespace(logger=logging.getLogger("collect-hook-test"), agent_environment=env)
+            hook = VerifierCollectConfig(command="sleep 303 & sleep 304; wait", timeout_sec=1, user="root")
+            await Trial._run_collect_hooks(trial, [hook])  # best effort: the timeout is logged, not raised
+            return (await env.exec("pgrep -a -f 'sleep 30[34]' || true", user="root")).stdout
+
+    return run(body())
+
+
+@pytest.mark.sandbox
+def test_a_collect_hook_past_its_timeout_ends_inside_the_sandbox(tmp_path):
+    """The suspect: past the hook's timeout, only the host side was killed and the hook went on as root."""
+    assert _after_a_hook_timeout(tmp_path, BubblewrapEnvironment).strip() == ""
+
+
+@pytest.mark.sandbox
+def test_with_the_old_entry_the_timed_out_collect_hook_runs_on_as_root(tmp_path):
+    left = _after_a_hook_timeout(tmp_path, LegacyEntry)
+    assert "sleep 303" in left and "sleep 304" in left, left
