@@ -2,11 +2,11 @@
 
 Every Dockerfile orharbor writes builds on ``--base-image`` (default: a
 python:3.X-slim image) and relies on its layout: the verifier's interpreter
-record (the last RUN line) lists ``/usr/local/bin/python3`` as a link to
+record (the RUN line after the check) lists ``/usr/local/bin/python3`` as a link to
 ``python3.X`` beside it (and the standard library, where it is in
 ``/usr/local/lib/python3.X``); the solver venv needs ``venv`` and ``ensurepip``;
 the record needs GNU find and coreutils. An image laid out otherwise (``/usr/local/bin/python3`` an absolute
-link to Debian's ``/usr/bin/python3``, say) used to fail deep inside that last
+link to Debian's ``/usr/bin/python3``, say) used to fail deep inside that
 RUN line with ``exit status 1``. Now :data:`CHECK` runs first, right after
 ``FROM``, in every Dockerfile, so any engine or provider that builds the task
 stops at its first step with one line naming what is missing; ``orharbor images``

@@ -17,11 +17,16 @@ from orharbor.harbor_env.image import Run, read_dockerfile
 
 
 @pytest.fixture(scope="module")
-def task(tmp_path_factory) -> Path:
-    rows = [r for p in shipped_datasets() for r in read_rows(p) if r["problem"] == "jobshop"][:1]
+def tasks(tmp_path_factory) -> list[Path]:
+    rows = [r for p in shipped_datasets() for r in read_rows(p) if r["problem"] == "jobshop"][:2]
     out = tmp_path_factory.mktemp("tasks")
     export_dataset(rows, out, ExportOptions())
-    return next(p for p in out.iterdir() if (p / "task.toml").is_file())
+    return sorted(p for p in out.iterdir() if (p / "task.toml").is_file())
+
+
+@pytest.fixture(scope="module")
+def task(tasks) -> Path:
+    return tasks[0]
 
 
 class Counting(BubblewrapEnvironment):
@@ -58,14 +63,14 @@ def _start_twice(tmp_path: Path, image: Path, cls: type[Counting]) -> tuple[list
     return run(body())
 
 
-def test_every_exported_dockerfile_ends_with_the_record_and_checks_its_base_first(task):
+def test_every_exported_dockerfile_checks_its_base_then_records_its_interpreter(task):
     """The templates' base image check and interpreter record are what the cache recognises (a template edit that
     breaks the match fails here, not silently in every trial's time)."""
     for image in ("environment", "tests"):
         steps = [s for s in read_dockerfile(task / image / "Dockerfile").steps if isinstance(s, Run)]
         assert layers.outputs(steps[0]) == ()
-        assert layers.outputs(steps[-1]) == tuple(f"{layers.RECORD_DIR}/{n}" for n in layers.RECORD_FILES)
-        assert all(layers.outputs(s) is None for s in steps[1:-1])
+        assert layers.outputs(steps[1]) == tuple(f"{layers.RECORD_DIR}/{n}" for n in layers.RECORD_FILES)
+        assert all(layers.outputs(s) is None for s in steps[2:])
 
 
 @pytest.mark.sandbox
@@ -104,3 +109,11 @@ def test_the_key_follows_what_a_copy_brings_and_each_step_before(tmp_path):
     (tmp_path / "Dockerfile").write_text(f"FROM python:3.12-slim\nCOPY data.txt /usr/local/lib/data.txt\n"
                                          f"RUN {layers.RECORD_START} true\n")
     assert layers.key(read_dockerfile(tmp_path / "Dockerfile"), 1, "layout") is None  # /usr/local written first
+
+
+def test_the_check_and_the_record_are_one_layer_for_every_task_of_a_kind(tasks):
+    """They come before anything of the task, so two tasks' images share them (as two Docker builds would)."""
+    for image in ("environment", "tests"):
+        plans = [read_dockerfile(t / image / "Dockerfile") for t in tasks]
+        assert plans[0].steps != plans[1].steps  # the tasks differ (their files)
+        assert [layers.key(plan, 1, "layout") for plan in plans] == [layers.key(plans[0], 1, "layout")] * 2

@@ -10,7 +10,7 @@ depend on nothing a trial brings, only on the image's layout:
 
 - the base image check (:data:`orharbor.base_image.CHECK`), which writes
   nothing; once it has passed, it passes;
-- the interpreter record (the last ``RUN``, writing
+- the interpreter record (the ``RUN`` right after the check, writing
   :data:`RECORD_FILES` under ``/usr/local/share/orharbor``), which hashes
   the standard library: its files are kept and written again as the step
   left them.
@@ -37,7 +37,7 @@ from orharbor.harbor_env.image import Copy, ImagePlan, Run
 #: The folder the interpreter record writes, and its files.
 RECORD_DIR = "/usr/local/share/orharbor"
 RECORD_FILES = ("interpreter.list", "interpreter.sha256", "interpreter.keys")
-#: How the record's RUN step begins (the Dockerfile templates' last step).
+#: How the record's RUN step begins (the Dockerfile templates' second step, after the base image check).
 RECORD_START = f"set -e; mkdir -p {RECORD_DIR};"
 #: The base image check's RUN step, its white space collapsed (the Dockerfile parser keeps what the lines had).
 CHECK_COMMAND = " ".join(CHECK.split())

@@ -5,21 +5,13 @@ $base_image_check
 # PID 1 is Harbor's keepalive (sleep infinity), which ignores SIGTERM: stop it at once instead of
 # after the engine's 10 s grace period.
 STOPSIGNAL SIGKILL
-ENV DEBIAN_FRONTEND=noninteractive PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
-# What Harbor's installed agents (claude-code, codex, ...) expect to find.
-RUN apt-get update \
- && apt-get install -y --no-install-recommends $apt_packages \
- && rm -rf /var/lib/apt/lists/*
-# The modelling stack, pinned, in the image's own python3.
-RUN pip install --no-cache-dir $modelling_packages
-RUN useradd --create-home --shell /bin/bash $agent_user
-WORKDIR /app
-$copy_lines
-RUN chown -R $agent_user:$agent_user /app
 # The interpreter the verifier runs with, as built: test.sh compares /usr/local with this record
 # before Python starts (what python3 reads and imports there: the interpreter, libpython, the
 # standard library with lib-dynload, and the names Python looks for beside them: pyvenv.cfg,
-# ._pth, pythonXY.zip...; not site-packages nor __pycache__). Last, after all that installs there.
+# ._pth, pythonXY.zip...; not site-packages nor __pycache__). Right after the base image check:
+# they are the base image's, and no later step writes there (pip installs go to site-packages and
+# venvs); one that did would make the verifier refuse, never pass. So this layer is the same in
+# every task's image, built once.
 RUN set -e; mkdir -p /usr/local/share/orharbor; cd /usr/local; v=$$(readlink bin/python3); \
     z=$$(echo "$$v" | tr -d .).zip; \
     { find . bin lib -mindepth 1 -maxdepth 1 \( -name pyvenv.cfg -o -name '*._pth' -o -name pybuilddir.txt \
@@ -32,3 +24,14 @@ RUN set -e; mkdir -p /usr/local/share/orharbor; cd /usr/local; v=$$(readlink bin
       | LC_ALL=C sort > share/orharbor/interpreter.keys; \
     chmod 644 share/orharbor/interpreter.list share/orharbor/interpreter.sha256 share/orharbor/interpreter.keys; \
     test -s share/orharbor/interpreter.sha256
+ENV DEBIAN_FRONTEND=noninteractive PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
+# What Harbor's installed agents (claude-code, codex, ...) expect to find.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends $apt_packages \
+ && rm -rf /var/lib/apt/lists/*
+# The modelling stack, pinned, in the image's own python3.
+RUN pip install --no-cache-dir $modelling_packages
+RUN useradd --create-home --shell /bin/bash $agent_user
+WORKDIR /app
+$copy_lines
+RUN chown -R $agent_user:$agent_user /app

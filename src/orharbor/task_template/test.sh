@@ -38,7 +38,7 @@ fail() {
 # folder of its own, pythonXY.zip), the interpreter and its standard library; not site-packages
 # nor __pycache__, nor the folders no verifier import reaches (test, idlelib, tkinter, turtledemo,
 # ensurepip, config-*: the regression tests and the static library are most of the bytes). The
-# image build recorded the same listing with the same find commands (the Dockerfile's last RUN);
+# image build recorded the same listing with the same find commands (the RUN after the base image check);
 # what else lands in /usr/local (an agent's npm -g) is not listed.
 interpreter_entries() {
   local v z
