@@ -155,7 +155,8 @@ class BubblewrapEnvironment(BaseEnvironment):
         loop = asyncio.get_running_loop()
         try:
             if self.bounded:
-                self._cgroup = cgroups.Cgroup(self._limits())  # cancelled while bubblewrap starts, the start still ends (it is bounded), so stop sees its process
+                self._cgroup = cgroups.Cgroup(self._limits())
+            # cancelled while bubblewrap starts, the start still ends (it is bounded), so stop sees its process
             await _finish(loop.run_in_executor(None, self._start_sandbox, bwrap))
         except BaseException:
             await self.stop(delete=True)
@@ -235,15 +236,15 @@ class BubblewrapEnvironment(BaseEnvironment):
         if self._cgroup is not None:
             self._cgroup.remove()
             self._cgroup = None
-        if self._owner is not None:  # only once nothing of the sandbox is left to charge to it
-            self._owner.release()
-            self._owner = None
         if self._network is not None:
             self._network.close()
             self._network = None
         for fd in [*self._namespaces.values(), *(fd for fd in (self._pidfd, self._root) if fd is not None)]:
             os.close(fd)
         self._namespaces, self._pidfd, self._root = {}, None, None
+        if self._owner is not None:  # only once nothing of the sandbox, its namespaces included, is held
+            self._owner.release()
+            self._owner = None
         if self._scratch is not None:
             remove_path(str(self._scratch))  # iterative: the sandbox may hold folder chains of any depth
             self._scratch = None

@@ -9,8 +9,8 @@ STOPSIGNAL SIGKILL
 # before Python starts (what python3 reads and imports there: the interpreter, libpython, the
 # standard library with lib-dynload, and the names Python looks for beside them: pyvenv.cfg,
 # ._pth, pythonXY.zip...; not site-packages nor __pycache__). Right after the base image check:
-# they are the base image's, and no later step writes there (pip installs go to site-packages and
-# venvs); one that did would make the verifier refuse, never pass. So this layer is the same in
+# they are the base image's, and no later step writes there (what pip adds goes to site-packages
+# and venvs); one that did would make the verifier refuse, never pass. So this layer is the same in
 # every task's image, built once.
 RUN set -e; mkdir -p /usr/local/share/orharbor; cd /usr/local; v=$$(readlink bin/python3); \
     z=$$(echo "$$v" | tr -d .).zip; \
