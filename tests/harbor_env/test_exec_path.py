@@ -131,15 +131,23 @@ def test_output_past_the_limit_is_read_and_dropped(tmp_path):
     assert result.stdout == "a" * OUTPUT_LIMIT
 
 
-def _after_a_timeout(tmp_path, cls) -> str:
-    """What is left of a timed-out root command (a hook with a child of its own), once the exec has raised."""
+def _left_after(tmp_path, cls, time_out, sleeps: str) -> str:
+    """What is left of the ``sleeps`` (a pgrep pattern) once ``time_out(env)`` has let a root command time out."""
     async def body():
         async with running(environment(tmp_path, cls=cls)) as (env,):
-            with pytest.raises(RuntimeError, match="timed out"):
-                await env.exec("sleep 301 & sleep 302; wait", user="root", timeout_sec=1)
-            return (await env.exec("pgrep -a -f 'sleep 30[12]' || true", user="root")).stdout
+            await time_out(env)
+            return (await env.exec(f"pgrep -a -f '{sleeps}' || true", user="root")).stdout
 
     return run(body())
+
+
+def _after_a_timeout(tmp_path, cls) -> str:
+    """What is left of a timed-out root command (a hook with a child of its own), once the exec has raised."""
+    async def time_out(env):
+        with pytest.raises(RuntimeError, match="timed out"):
+            await env.exec("sleep 301 & sleep 302; wait", user="root", timeout_sec=1)
+
+    return _left_after(tmp_path, cls, time_out, "sleep 30[12]")
 
 
 @pytest.mark.sandbox
@@ -175,14 +183,12 @@ def _after_a_hook_timeout(tmp_path, cls) -> str:
     from harbor.models.task.config import VerifierCollectConfig
     from harbor.trial.trial import Trial
 
-    async def body():
-        async with running(environment(tmp_path, cls=cls)) as (env,):
-            trial = SimpleNamespace(logger=logging.getLogger("collect-hook-test"), agent_environment=env)
-            hook = VerifierCollectConfig(command="sleep 303 & sleep 304; wait", timeout_sec=1, user="root")
-            await Trial._run_collect_hooks(trial, [hook])  # best effort: the timeout is logged, not raised
-            return (await env.exec("pgrep -a -f 'sleep 30[34]' || true", user="root")).stdout
+    async def time_out(env):
+        trial = SimpleNamespace(logger=logging.getLogger("collect-hook-test"), agent_environment=env)
+        hook = VerifierCollectConfig(command="sleep 303 & sleep 304; wait", timeout_sec=1, user="root")
+        await Trial._run_collect_hooks(trial, [hook])  # best effort: the timeout is logged, not raised
 
-    return run(body())
+    return _left_after(tmp_path, cls, time_out, "sleep 30[34]")
 
 
 @pytest.mark.sandbox

@@ -33,12 +33,14 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from orharbor.harbor_env.users import MAPPED_IDS
+
 #: (first uid, count) of the owners' range, unless /etc/subuid names one for orharbor.
 OWNER_RANGE = (0x70000000, 65536)
 #: The name /etc/subuid may give a range to.
 SUBUID_NAME = "orharbor"
-#: The uid the owner has inside its sandbox (just past the image's 0..65535).
-OWNER_INSIDE = 65536
+#: The uid the owner has inside its sandbox (just past the image's 0..65535, :func:`.users.id_map`).
+OWNER_INSIDE = MAPPED_IDS
 
 
 class NoOwnerFree(RuntimeError):
@@ -94,8 +96,3 @@ def lease(folder: Path | None = None, uids: tuple[int, int] | None = None) -> Ow
         return Owner(uid, fd)
     raise NoOwnerFree(f"all {count} owner uids from {first} are held by running sandboxes")
 
-
-def id_map(owner: int | None) -> str:
-    """The uid and gid map: 0..65535 to themselves, and the owner (bubblewrap's own uid) as 65536."""
-    lines = "0 0 65536\n"
-    return lines + (f"{OWNER_INSIDE} {owner} 1\n" if owner is not None else "")

@@ -94,13 +94,16 @@ def map_user_namespace(pid: int, owner: int | None = None) -> None:
     ``pid`` is a process that has just unshared its user namespace and waits
     (bubblewrap's ``--userns-block-fd``); only its parent namespace's root may
     write the maps, once. An ``owner`` (the unprivileged uid bubblewrap runs
-    as, :mod:`.owners`) is mapped too, as 65536.
+    as, :mod:`.owners`) is mapped too, as the first id past them (65536).
     """
-    from orharbor.harbor_env.owners import id_map
-
     for kind in ("uid", "gid"):
         with open(f"/proc/{pid}/{kind}_map", "w", encoding="ascii") as f:
             f.write(id_map(owner))
+
+
+def id_map(owner: int | None) -> str:
+    """The uid and gid map: 0..65535 to themselves, and the owner (bubblewrap's own uid) as 65536."""
+    return f"0 0 {MAPPED_IDS}\n" + (f"{MAPPED_IDS} {owner} 1\n" if owner is not None else "")
 
 
 def identity_args(account: Account) -> list[str]:
