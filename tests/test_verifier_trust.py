@@ -27,14 +27,16 @@ import shutil
 import string
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from orharbor import problem_modules
+from orharbor import base_image, interpreter_record, problem_modules
 from orharbor.exporter import ExportOptions, export_row
+from orharbor.exporter.bundle import write_bundle
 from orharbor.exporter.task_dir import seal, template_text, write_manifest
 from orharbor.task_template import verify as entry
 
@@ -253,25 +255,28 @@ def test_verify_py_imports_only_the_standard_library_before_its_check():
 # ---------------------------------------------------------------------- the interpreter record
 
 
-def _record_command(dockerfile: str) -> str:
-    """The shell command of the Dockerfile's interpreter record (continuation lines joined)."""
-    text = string.Template(template_text(dockerfile)).safe_substitute()  # $$ -> $, as the exporter renders it
-    runs = re.findall(r"^RUN (.*?)(?<!\\)$", text.replace("\\\n", " "), flags=re.MULTILINE)
-    (record,) = [run for run in runs if "share/orharbor/interpreter.list" in run]
+def _dockerfile_runs(dockerfile: str) -> list[str]:
+    """The RUN commands of a Dockerfile template, rendered as the exporter does (continuation lines joined)."""
+    text = string.Template(template_text(dockerfile)).safe_substitute(
+        base_image_check=base_image.dockerfile_step(), interpreter_record=interpreter_record.dockerfile_step())
+    return re.findall(r"^RUN (.*?)(?<!\\)$", text.replace("\\\n", " "), flags=re.MULTILINE)
+
+
+def _record_command(dockerfile: str = "environment.Dockerfile") -> str:
+    """The shell command of the Dockerfile's interpreter record."""
+    (record,) = [run for run in _dockerfile_runs(dockerfile) if "share/orharbor/interpreter.list" in run]
     return record
 
 
 def test_every_image_the_verifier_runs_in_records_its_interpreter_right_after_the_base_image_check():
-    """The same record step in every image, its second RUN (the first is the base image check), so its layer is
-    shared by every task's image; no later step writes what it records (pip goes to site-packages and venvs)."""
-    commands = {name: _record_command(name) for name in DOCKERFILES}
-    assert len(set(commands.values())) == 1, commands
-    assert "&&" not in commands[DOCKERFILES[0]]
+    """The same record step in every image, right after the base image check, so its layer is shared by every
+    task's image; no later step writes what it records (pip goes to site-packages and venvs)."""
     for name in DOCKERFILES:
-        text = string.Template(template_text(name)).safe_substitute().replace("\\\n", " ")
-        runs = re.findall(r"^RUN (.*?)(?<!\\)$", text, flags=re.MULTILINE)
-        assert runs[0] == commands[name], name
-        assert all("/usr/local/lib" not in run for run in runs[1:]), name
+        runs = _dockerfile_runs(name)
+        assert "orharbor: this base image cannot carry" in runs[0], name
+        assert runs[1] == interpreter_record.command(), name
+        assert all("/usr/local/lib" not in run and "share/orharbor" not in run for run in runs[2:]), name
+    assert "&&" not in interpreter_record.command()
 
 
 def _fake_prefix(root: Path) -> Path:
@@ -279,7 +284,8 @@ def _fake_prefix(root: Path) -> Path:
     for folder in ("bin", "lib/python3.12/encodings", "lib/python3.12/lib-dynload", "lib/python3.12/__pycache__",
                    "lib/python3.12/site-packages", "lib/node_modules", "share"):
         (root / folder).mkdir(parents=True)
-    (root / "bin" / "python3.12").write_bytes(b"\x7fELF interpreter")
+    (root / "bin" / "python3.12").write_text("#!/bin/sh\n# the interpreter: the record's compile step runs it\n")
+    (root / "bin" / "python3.12").chmod(0o755)
     (root / "bin" / "python3").symlink_to("python3.12")
     (root / "bin" / "claude").write_text("installed later by an agent, as root")
     (root / "lib" / "libpython3.12.so.1.0").write_bytes(b"\x7fELF library")
@@ -287,6 +293,9 @@ def _fake_prefix(root: Path) -> Path:
     (root / "lib" / "python3.12" / "encodings" / "__init__.py").write_text("# encodings\n")
     (root / "lib" / "python3.12" / "lib-dynload" / "_json.so").write_bytes(b"\x7fELF json")
     (root / "bin" / "python3-config").write_text("# not read by python3")
+    compiled = root / "share" / "orharbor" / "pycache" / "usr" / "local" / "lib" / "python3.12"
+    compiled.mkdir(parents=True)  # as the record's compile step leaves it (the fake python3 compiles nothing)
+    (compiled / "os.cpython-312.pyc").write_bytes(b"\xcb\r\r\n compiled os")
     return root
 
 
@@ -321,6 +330,8 @@ def _untrusted(prefix: Path) -> str:
                           timeout=60).stdout.strip()
 
 
+#: Where the fake record's compiled bytecode is (mirroring the standard library's absolute path).
+PYC = Path("share", "orharbor", "pycache", "usr", "local", "lib", "python3.12")
 INTERPRETER_PLANTS = {
     "pyvenv.cfg beside": (lambda p: (p / "bin" / "pyvenv.cfg").write_text("home = /tmp\n"), "bin/pyvenv.cfg is there"),
     "pyvenv.cfg above": (lambda p: (p / "pyvenv.cfg").write_text("home = /tmp\n"), "pyvenv.cfg is there"),
@@ -335,7 +346,7 @@ INTERPRETER_PLANTS = {
                       "differs from its image build record: lib/python3.12/os.py: FAILED"),
     "edited stdlib, size and mtime kept": (lambda p: _edit_keeping_size_and_mtime(p / "lib" / "python3.12" / "os.py"),
                                             "differs from its image build record: lib/python3.12/os.py: FAILED"),
-    "edited interpreter": (lambda p: (p / "bin" / "python3.12").write_bytes(b"\x7fELF INTERPRETER"),
+    "edited interpreter": (lambda p: (p / "bin" / "python3.12").write_text((p / "bin" / "python3.12").read_text().upper()),
                            "differs from its image build record: bin/python3.12: FAILED"),
     "relinked python3": (lambda p: ((p / "bin" / "python3").unlink(), (p / "bin" / "python3").symlink_to("/tmp/x")),
                          "differs from its image build record: d lib/python3.12"),  # it no longer leads there
@@ -343,6 +354,14 @@ INTERPRETER_PLANTS = {
     "build-tree marker": (lambda p: (p / "bin" / "pybuilddir.txt").write_text("x"), "bin/pybuilddir.txt is there"),
     "FIFO in lib-dynload": (lambda p: os.mkfifo(p / "lib" / "python3.12" / "lib-dynload" / "_x.so"),
                             "differs from its image build record: \tp lib/python3.12/lib-dynload/_x.so"),
+    "bytecode planted": (lambda p: (p / PYC / "json.cpython-312.pyc").write_bytes(b"\xcb\r\r\n\x01"),
+                         "differs from its image build record: \tf 5 share/orharbor/pycache"),
+    "bytecode edited": (lambda p: (p / PYC / "os.cpython-312.pyc").write_bytes(b"\xcb\r\r\n COMPILED OS"),
+                        "differs from its image build record: share/orharbor/pycache/usr/local/lib/python3.12/"
+                        "os.cpython-312.pyc: FAILED"),
+    "bytecode folder replaced": (lambda p: (shutil.rmtree(p / "share" / "orharbor" / "pycache"),
+                                            (p / "share" / "orharbor" / "pycache").symlink_to("/tmp")),
+                                 "differs from its image build record"),
     "no record": (lambda p: (p / "share" / "orharbor" / "interpreter.sha256").unlink(),
                   "no root-owned"),
 }
@@ -446,6 +465,11 @@ SHADOW_STDLIB = (WIN + "\n"
                  "_real = importlib.util.module_from_spec(_spec)\n"
                  "sys.modules['argparse'] = _real\n"
                  "_spec.loader.exec_module(_real)\n")
+#: argparse's stand-in as bytecode: registers WIN, then runs the real module's source in its place.
+SHADOW_BYTECODE = (WIN + "\n"
+                   "import sys\n"
+                   "_path = f'/usr/local/lib/python{sys.version_info[0]}.{sys.version_info[1]}/argparse.py'\n"
+                   "exec(compile(open(_path).read(), _path, 'exec'))\n")
 VERSION = f"{sys.version_info.major}.{sys.version_info.minor}"
 #: What the agent plants as root (each a shell script; /tmp/orh-plant holds the uploaded payloads).
 ROOT_PLANTS = {
@@ -461,12 +485,18 @@ ROOT_PLANTS = {
                     f"printf 'home = /opt/evil/bin\\n' > /usr/local/bin/pyvenv.cfg\n"),
     # (b) a python312.zip, first on sys.path, shadowing argparse
     "stdlib-zip": f"cp /tmp/orh-plant/stdlib.zip /usr/local/lib/python{VERSION.replace('.', '')}.zip\n",
+    # (c) argparse's compiled bytecode replaced, as an unchecked hash-based .pyc (loaded without a look at the source)
+    "bytecode": ("/usr/local/bin/python3 -I -c \"import py_compile as c; c.compile('/tmp/orh-plant/argparse_pyc.py', "
+                 f"cfile='{interpreter_record.PYCACHE}/usr/local/lib/python{VERSION}/argparse.cpython-"
+                 f"{VERSION.replace('.', '')}.pyc', doraise=True, "
+                 "invalidation_mode=c.PycInvalidationMode.UNCHECKED_HASH)\"\n"),
 }
 
 
 def _payloads(folder: Path) -> None:
     (folder / "win.pth").write_text(WIN + "\n")
     (folder / "argparse.py").write_text(SHADOW_STDLIB)
+    (folder / "argparse_pyc.py").write_text(SHADOW_BYTECODE)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("argparse.py", SHADOW_STDLIB)
@@ -499,7 +529,7 @@ class RootPlantAgent(BaseAgent):
     async def run(self, instruction: str, environment, context) -> None:
         with tempfile.TemporaryDirectory() as scratch:
             _payloads(Path(scratch))
-            for name in ("win.pth", "argparse.py", "stdlib.zip"):
+            for name in ("win.pth", "argparse.py", "argparse_pyc.py", "stdlib.zip"):
                 await environment.upload_file(Path(scratch) / name, f"/tmp/orh-plant/{name}")
         result = await environment.exec(ROOT_PLANTS[self.plant], user="root")
         self.logs_dir.mkdir(parents=True, exist_ok=True)
@@ -538,9 +568,11 @@ def _trial_rewards(tasks: list[tuple[Path, str]], jobs_dir: Path) -> list[tuple[
 
 #: Mutations of test.sh (the manifest rewritten after the edit, as an honest edit would).
 NO_PRECHECK = ('reason=$(untrusted_interpreter)\n', 'reason=\n')
-I_ONLY = ('/usr/local/bin/python3 -I -S -B -X pycache_prefix="$nopyc" ', '/usr/local/bin/python3 -I ')
+I_ONLY = ('/usr/local/bin/python3 -I -S -B -X pycache_prefix=/usr/local/share/orharbor/pycache ',
+          '/usr/local/bin/python3 -I ')
 #: plant -> the defences its mutation removes
-MUTATIONS = {"pyvenv-pth": [NO_PRECHECK, I_ONLY], "pyvenv-home": [NO_PRECHECK], "stdlib-zip": [NO_PRECHECK]}
+MUTATIONS = {"pyvenv-pth": [NO_PRECHECK, I_ONLY], "pyvenv-home": [NO_PRECHECK], "stdlib-zip": [NO_PRECHECK],
+             "bytecode": [NO_PRECHECK]}
 
 
 def _weakened(task: Path, tmp_path: Path, edits: list[tuple[str, str]]) -> Path:
@@ -602,3 +634,59 @@ def test_a_key_without_the_ctime_lets_the_stale_key_edit_through(tmp_path):
     script = _check_script(prefix).replace("%i %s %.9Y %.9Z %n", weak).replace("cut -d ' ' -f 5-", "cut -d ' ' -f 4-")
     reason = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60).stdout.strip()
     assert reason == "", reason
+
+
+# ---------------------------------------------------------------------- the bytecode the record compiles
+
+#: Run in a verifier bundle's folder with the record's pycache_prefix: the standard-library modules it imports
+#: (every module of the bundle imported) whose bytecode is not in the prefix, one per line.
+UNCOMPILED = """
+import sys
+before = set(sys.modules)
+import importlib, importlib.machinery, importlib.util, os
+root, stdlib = sys.argv[1:]
+sys.path.insert(0, root)
+for folder, _, files in sorted(os.walk(os.path.join(root, "orharbor"))):
+    for name in sorted(files):
+        if name.endswith(".py") and name != "__init__.py":
+            importlib.import_module(os.path.relpath(os.path.join(folder, name[:-3]), root).replace(os.sep, "."))
+for name, module in sorted(sys.modules.items()):
+    source = getattr(module, "__file__", None) or ""
+    if (isinstance(getattr(module, "__loader__", None), importlib.machinery.SourceFileLoader)
+            and source.startswith(stdlib + os.sep) and "site-packages" not in source
+            and (name not in before or name.startswith("importlib"))):
+        if not os.path.exists(importlib.util.cache_from_source(source)):
+            print(name)
+"""
+
+
+def _uncompiled(tmp_path: Path, modules: tuple[str, ...]) -> dict[str, list[str]]:
+    """Per verifier bundle (each problem's, and the modelling one): what it imports that the record did not compile,
+    the record run with this Python and ``modules``."""
+    prefix = tmp_path / "pycache"
+    subprocess.run([sys.executable, "-I", "-S", "-X", f"pycache_prefix={prefix}", "-c", interpreter_record.COMPILE,
+                    *modules], check=True, timeout=120)
+    missing = {}
+    for problem in [*problem_modules.names(), None]:
+        bundle = tmp_path / f"bundle-{problem}"
+        write_bundle(problem, bundle)
+        shutil.copyfile(TEMPLATES / "verify.py", bundle / "verify.py")
+        found = subprocess.run([sys.executable, "-I", "-S", "-B", "-X", f"pycache_prefix={prefix}", "-c", UNCOMPILED,
+                                str(bundle), sysconfig.get_paths()["stdlib"]], capture_output=True, text=True, check=True, timeout=120)
+        missing[str(problem)] = found.stdout.split()
+    return missing
+
+
+def test_the_record_compiles_every_standard_library_module_the_verifier_imports(tmp_path):
+    """Each problem's bundle and the modelling one import only standard-library modules whose bytecode the
+    record compiled, so no verify compiles the standard library from source."""
+    assert {"argparse", "json", "subprocess", "hashlib", "tempfile"} <= set(interpreter_record.verifier_stdlib())
+    missing = _uncompiled(tmp_path, interpreter_record.verifier_stdlib())
+    assert not any(missing.values()), missing
+
+
+def test_a_record_compiling_too_little_leaves_modules_to_compile_at_every_verify(tmp_path):
+    """Mutation: without the modules the verifier imports by name (json, argparse...), the check above fails."""
+    modules = tuple(m for m in interpreter_record.verifier_stdlib() if m not in ("argparse", "json"))
+    missing = _uncompiled(tmp_path, modules)
+    assert all({"argparse", "json"} <= set(names) for names in missing.values()), missing

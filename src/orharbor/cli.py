@@ -64,6 +64,10 @@ class Group(click.Group):
         """Guarded as each command is: a subcommand's option callbacks (which import) run here, outside it."""
         return guarded(super().invoke, ctx)
 
+    def make_context(self, info_name, args, parent=None, **extra) -> click.Context:
+        """Guarded too: a signal while the command line is read, right after the imports, is one line as well."""
+        return guarded(lambda _: super(Group, self).make_context(info_name, args, parent, **extra), None)
+
 
 def expand_multi_value(args: list[str]) -> list[str]:
     """Rewrite ``--opt a b`` as ``--opt a --opt b`` for the options in MULTI_VALUE_OPTIONS."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,10 @@ class Counting(BubblewrapEnvironment):
         type(self).ran.append(command)
         await super()._checked(command, cwd)
 
+    async def _run_steps(self, steps: list[tuple[str, str]]) -> None:
+        type(self).ran.extend(command for command, _ in steps)
+        await super()._run_steps(steps)
+
 
 def _start_twice(tmp_path: Path, image: Path, cls: type[Counting]) -> tuple[list[list[str]], list[str]]:
     """Start two sandboxes of ``image`` one after the other: the RUN steps each carried out, and each one's record."""
@@ -51,8 +56,8 @@ def _start_twice(tmp_path: Path, image: Path, cls: type[Counting]) -> tuple[list
                       task_env_config=EnvironmentConfig(), network_policy=NetworkPolicy(network_mode=NetworkMode.NO_NETWORK))
             try:
                 await env.start(force_build=False)
-                record = await env.exec(f"stat -c '%U %a' {layers.RECORD_DIR}/*; cat {layers.RECORD_DIR}/*",
-                                        user="root")
+                record = await env.exec(f"cd {layers.RECORD_DIR} && find . -printf '%u %m %y %p\\n' | sort "
+                                        "&& find . -type f -exec sha256sum {} + | sort", user="root")
             finally:
                 await env.stop(delete=True)
             runs.append(list(cls.ran))
@@ -69,7 +74,7 @@ def test_every_exported_dockerfile_checks_its_base_then_records_its_interpreter(
     for image in ("environment", "tests"):
         steps = [s for s in read_dockerfile(task / image / "Dockerfile").steps if isinstance(s, Run)]
         assert layers.outputs(steps[0]) == ()
-        assert layers.outputs(steps[1]) == tuple(f"{layers.RECORD_DIR}/{n}" for n in layers.RECORD_FILES)
+        assert layers.outputs(steps[1]) == (layers.RECORD_DIR,)
         assert all(layers.outputs(s) is None for s in steps[2:])
 
 
@@ -80,7 +85,10 @@ def test_a_second_sandbox_of_an_image_takes_the_check_and_the_record_from_the_ca
     assert any(c.startswith(layers.RECORD_START) for c in first)
     assert not any(c.startswith(layers.RECORD_START) or " ".join(c.split()) == layers.CHECK_COMMAND for c in second)
     assert len(second) == len(first) - 2
-    assert records[0] == records[1] and records[0].startswith("root 644\nroot 644\n")
+    assert records[0] == records[1]
+    modes = [line.rsplit(" ", 1)[0] for line in records[0].splitlines() if not re.match("[0-9a-f]{64} ", line)]
+    assert set(modes) == {"root 755 d", "root 644 f"}, modes
+    assert re.search(r"^[0-9a-f]{64}  ./pycache/.*/json/decoder.cpython-3\d+.pyc$", records[0], flags=re.MULTILINE)
 
 
 class NoCache(Counting):
@@ -93,7 +101,9 @@ class NoCache(Counting):
 def test_without_the_cache_every_sandbox_runs_the_record_again(tmp_path, task):
     runs, records = _start_twice(tmp_path, task / "environment", NoCache)
     assert runs[0] == runs[1] and any(c.startswith(layers.RECORD_START) for c in runs[1])
-    assert records[0] == records[1]
+    # the same record, but for the keys of the bytecode each build compiled anew (its inodes and times)
+    assert [line for line in records[0].splitlines() if not line.endswith("./interpreter.keys")] == \
+        [line for line in records[1].splitlines() if not line.endswith("./interpreter.keys")]
 
 
 def test_the_key_follows_what_a_copy_brings_and_each_step_before(tmp_path):
@@ -117,3 +127,32 @@ def test_the_check_and_the_record_are_one_layer_for_every_task_of_a_kind(tasks):
         plans = [read_dockerfile(t / image / "Dockerfile") for t in tasks]
         assert plans[0].steps != plans[1].steps  # the tasks differ (their files)
         assert [layers.key(plan, 1, "layout") for plan in plans] == [layers.key(plans[0], 1, "layout")] * 2
+
+
+@pytest.mark.sandbox
+def test_run_steps_taken_together_keep_their_folders_and_the_failing_one_is_named(tmp_path):
+    """The build runs consecutive RUN steps as one command: each from its own WORKDIR, in a shell of its own (a
+    variable set by one is not seen by the next), and the first failure stops the build with its own command."""
+    image = tmp_path / "image"
+    image.mkdir()
+    (image / "Dockerfile").write_text("FROM python:3.12-slim\nWORKDIR /w\nRUN x=1; pwd > /first\n"
+                                      "WORKDIR /v\nRUN echo \"$x$(pwd)\" > /second  # a comment\n")
+    paths = TrialPaths(tmp_path / "trial")
+    paths.mkdir()
+
+    async def body(folder: Path) -> str:
+        env = BubblewrapEnvironment(environment_dir=folder, environment_name="steps", session_id="steps__1",
+                                    trial_paths=paths, task_env_config=EnvironmentConfig(),
+                                    network_policy=NetworkPolicy(network_mode=NetworkMode.NO_NETWORK))
+        try:
+            await env.start(force_build=False)
+            return (await env.exec("cat /first /second", user="root")).stdout
+        finally:
+            await env.stop(delete=True)
+
+    assert run(body(image)) == "/w\n/v\n"
+    (image / "Dockerfile").write_text("FROM python:3.12-slim\nRUN touch /a\nRUN sh -c 'echo broken >&2; exit 7'\n"
+                                      "RUN touch /c\n")
+    with pytest.raises(RuntimeError) as failed:
+        run(body(image))
+    assert str(failed.value) == "image step failed (exit 7): sh -c 'echo broken >&2; exit 7'\nbroken\n"

@@ -221,10 +221,13 @@ def template_text(name: str) -> str:
 
 
 def render(name: str, values: dict) -> str:
-    """Template ``name`` with ``values``; a Dockerfile's ``$base_image_check`` is the base image check's RUN step."""
-    from orharbor.base_image import dockerfile_step
+    """Template ``name`` with ``values``; a Dockerfile's ``$base_image_check`` and ``$interpreter_record`` are
+    the base image check's and the interpreter record's RUN steps."""
+    from orharbor import base_image, interpreter_record
 
-    return string.Template(template_text(name)).substitute({"base_image_check": dockerfile_step(), **values})
+    return string.Template(template_text(name)).substitute({"base_image_check": base_image.dockerfile_step(),
+                                                            "interpreter_record": interpreter_record.dockerfile_step(),
+                                                            **values})
 
 
 def copy_template(name: str, target: Path, executable: bool = False) -> None:

@@ -46,6 +46,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import select
 import shlex
 import signal
@@ -62,7 +63,7 @@ from orharbor.check.sandbox import installed_paths, require_bwrap
 from orharbor.harbor_env import cgroups, debian, launch, layers, owners, rootfs, transfer, users
 from orharbor.harbor_env.seccomp import compile_bpf
 from orharbor.harbor_env.enter import ENTER_FAILED, NAMESPACES, Door, Target
-from orharbor.harbor_env.image import Copy, ImagePlan, read_dockerfile
+from orharbor.harbor_env.image import Copy, ImagePlan, Run, read_dockerfile
 from orharbor.harbor_env.network import UserModeNetwork, resolv_conf
 from orharbor.verifiers.removal import remove_path
 
@@ -71,6 +72,8 @@ OUTPUT_LIMIT = 16 * 1024 * 1024
 START_TIMEOUT_S = 30.0
 #: How long a timed-out command's process group may take to end once killed.
 KILL_WAIT_S = 30.0
+#: What the build's combined RUN steps print to stderr before the number of the one that failed.
+_STEP_FAILED = "orharbor-build-step-failed "
 
 
 async def _finish(work: asyncio.Future):
@@ -298,24 +301,35 @@ class BubblewrapEnvironment(BaseEnvironment):
         return self.is_alive and name not in ("", "bwrap")
 
     async def _build(self) -> None:
-        """COPY and RUN steps, as root, in order (what ``docker build`` would do offline)."""
+        """COPY and RUN steps, as root, in order (what ``docker build`` would do offline).
+
+        Consecutive RUN steps go through the door as one command (each in a
+        subshell of its own, from its own folder, as a RUN is), so a step costs a
+        fork, not an exec; the first that fails ends the build, named.
+        """
+        steps: list[tuple[str, str]] = []
         if self._owner is not None:  # what bubblewrap made as the owner becomes root's, as in an image
             paths = " ".join(shlex.quote(path) for path in [*self._made, "/dev"])
-            await self._checked(f"find -P {paths} /dev/* -maxdepth 0 -uid {owners.OWNER_INSIDE} "
-                                f"-exec chown -h 0:0 {{}} + 2>/dev/null; true")
+            steps.append((f"find -P {paths} /dev/* -maxdepth 0 -uid {owners.OWNER_INSIDE} "
+                          f"-exec chown -h 0:0 {{}} + 2>/dev/null; true", "/"))
         for name in self._plan.users:
             account = self._accounts[name]
             home = shlex.quote(account.home)
-            await self._checked(f"mkdir -p {home} && chown {account.uid}:{account.gid} {home} && chmod 755 {home}")
+            steps.append((f"mkdir -p {home} && chown {account.uid}:{account.gid} {home} && chmod 755 {home}", "/"))
         layout = (str(rootfs.host_python()), self._storage_bytes())
         for index, step in enumerate(self._plan.steps):
+            cache_key = layers.key(self._plan, index, layout) if self.build_cache else None
+            if isinstance(step, Run) and cache_key is None:
+                steps.append((step.command, step.workdir))
+                continue
+            await self._run_steps(steps)
+            steps = []
             if isinstance(step, Copy):
                 if step.source.is_dir():
                     await self.upload_dir(step.source, step.target)
                 else:
                     await self.upload_file(step.source, step.target)
                 continue
-            cache_key = layers.key(self._plan, index, layout) if self.build_cache else None
             layer = layers.cached(cache_key) if cache_key else None
             if layer is not None:
                 await self._replay(layer)
@@ -323,27 +337,35 @@ class BubblewrapEnvironment(BaseEnvironment):
             await self._checked(step.command, cwd=step.workdir)
             if cache_key:
                 layers.keep(cache_key, await self._layer(layers.outputs(step) or ()))
+        await self._run_steps(steps)
 
-    async def _layer(self, paths: tuple[str, ...]) -> layers.Layer:
-        """What a cacheable step wrote: the contents of ``paths``, read through the sandbox's root."""
-        assert self._scratch is not None
-        files = []
-        with tempfile.TemporaryDirectory(dir=self._scratch) as folder:
-            for number, path in enumerate(paths):
-                copy = Path(folder) / str(number)
-                await self.download_file(path, copy)
-                files.append((path, copy.read_bytes()))
-        return layers.Layer(tuple(files))
+    async def _run_steps(self, steps: list[tuple[str, str]]) -> None:
+        """Carry out RUN steps ``(command, folder)`` in order, in one command; the first failure raises, naming it."""
+        if not steps:
+            return
+        script = "\n".join(f"(cd {shlex.quote(cwd)} && {command}\n) || {{ s=$?; echo '{_STEP_FAILED}{number}' >&2; "
+                           f"exit $s; }}" for number, (command, cwd) in enumerate(steps))
+        result = await self.exec(script, cwd="/", user="root", timeout_sec=600)
+        if result.return_code != 0:
+            failed = re.findall(rf"^{_STEP_FAILED}(\d+)$", result.stderr or "", flags=re.MULTILINE)
+            command = steps[int(failed[-1])][0] if failed else script
+            stderr = re.sub(rf"^{_STEP_FAILED}\d+\n?", "", result.stderr or "", flags=re.MULTILINE)
+            raise RuntimeError(f"image step failed (exit {result.return_code}): {command}\n{stderr}")
+
+    async def _layer(self, folders: tuple[str, ...]) -> layers.Layer:
+        """What a cacheable step wrote: a host copy of each of ``folders``, read through the sandbox's root."""
+        kept = []
+        for folder in folders:
+            copy = layers.new_folder()
+            await self.download_dir(folder, copy)
+            layers.settle(copy)
+            kept.append((folder, copy))
+        return layers.Layer(tuple(kept))
 
     async def _replay(self, layer: layers.Layer) -> None:
-        """Write a cached step's files as it left them: root's, 0644."""
-        assert self._scratch is not None
-        with tempfile.TemporaryDirectory(dir=self._scratch) as folder:
-            for number, (path, content) in enumerate(layer.files):
-                copy = Path(folder) / str(number)
-                copy.write_bytes(content)
-                copy.chmod(0o644)
-                await self.upload_file(copy, path)
+        """Write a cached step's folders as it left them: root's, files 0644 and folders 0755."""
+        for folder, copy in layer.folders:
+            await self.upload_dir(copy, folder)
 
     async def _checked(self, command: str, cwd: str = "/") -> None:
         result = await self.exec(command, cwd=cwd, user="root", timeout_sec=600)

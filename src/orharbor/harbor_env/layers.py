@@ -10,56 +10,75 @@ depend on nothing a trial brings, only on the image's layout:
 
 - the base image check (:data:`orharbor.base_image.CHECK`), which writes
   nothing; once it has passed, it passes;
-- the interpreter record (the ``RUN`` right after the check, writing
-  :data:`RECORD_FILES` under ``/usr/local/share/orharbor``), which hashes
-  the standard library: its files are kept and written again as the step
-  left them.
+- the interpreter record (:mod:`orharbor.interpreter_record`, the ``RUN``
+  right after the check, writing its folder ``/usr/local/share/orharbor``),
+  which compiles the verifier's standard-library bytecode and hashes the
+  standard library: the folder is kept and written again as the step left it.
 
 A step is taken from the cache only under the key Docker would use: the
 image's layout (base files, packages, venvs), and every step up to it, a
 ``RUN`` by its command, a ``COPY`` by its target and the contents it copies;
 and only when no earlier ``COPY`` wrote under ``/usr/local`` (what the record
 reads). The cache lives in the process, filled by the first sandbox's build,
-before any agent has run in it.
+before any agent has run in it: each layer is a host folder per folder the step
+wrote (root's, 0700 above it), uploaded as it is into every later sandbox.
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
+import shutil
+import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from orharbor.base_image import CHECK
 from orharbor.harbor_env.image import Copy, ImagePlan, Run
-
-#: The folder the interpreter record writes, and its files.
-RECORD_DIR = "/usr/local/share/orharbor"
-RECORD_FILES = ("interpreter.list", "interpreter.sha256", "interpreter.keys")
-#: How the record's RUN step begins (the Dockerfile templates' second step, after the base image check).
-RECORD_START = f"set -e; mkdir -p {RECORD_DIR};"
+from orharbor.interpreter_record import RECORD_DIR, RECORD_START
 #: The base image check's RUN step, its white space collapsed (the Dockerfile parser keeps what the lines had).
 CHECK_COMMAND = " ".join(CHECK.split())
 
 
 @dataclass(frozen=True)
 class Layer:
-    """A cached step's result: the files it wrote (sandbox path -> content)."""
+    """A cached step's result: each folder it wrote (sandbox path, the host folder holding a copy of it)."""
 
-    files: tuple[tuple[str, bytes], ...] = ()
+    folders: tuple[tuple[str, Path], ...] = ()
 
 
 _CACHE: dict[str, Layer] = {}
 _LOCK = threading.Lock()
+_FOLDERS: list[Path] = []
+
+
+def new_folder() -> Path:
+    """An empty host folder for a layer's copy, removed when the process ends."""
+    with _LOCK:
+        if not _FOLDERS:
+            _FOLDERS.append(Path(tempfile.mkdtemp(prefix="orh-layers-")))
+            atexit.register(shutil.rmtree, _FOLDERS[0], True)
+        return Path(tempfile.mkdtemp(dir=_FOLDERS[0]))
+
+
+def settle(folder: Path) -> None:
+    """Give a layer's copy the modes an image step leaves: folders 0755, files 0644; drop what is neither."""
+    for path in sorted(folder.rglob("*"), reverse=True):
+        if path.is_symlink() or not (path.is_dir() or path.is_file()):
+            path.unlink()
+        else:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+    folder.chmod(0o755)
 
 
 def outputs(step: Run) -> tuple[str, ...] | None:
-    """The files ``step`` writes if it is a cacheable step, else None."""
+    """The folders ``step`` writes if it is a cacheable step, else None."""
     if " ".join(step.command.split()) == CHECK_COMMAND:
         return ()
     if step.command.startswith(RECORD_START):
-        return tuple(f"{RECORD_DIR}/{name}" for name in RECORD_FILES)
+        return (RECORD_DIR,)
     return None
 
 

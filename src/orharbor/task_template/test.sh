@@ -9,8 +9,8 @@
 # it or libpython (it replaces sys.path) even with -I -S, and runs modules of the
 # standard library before any of ours. So test.sh refuses those files, and
 # compares what Python reads and imports from /usr/local (the interpreter, libpython,
-# the standard library with lib-dynload; not site-packages, which -S keeps off
-# sys.path, nor __pycache__, which pycache_prefix keeps unread) with the record
+# the standard library with lib-dynload, the bytecode compiled for it; not site-packages,
+# which -S keeps off sys.path, nor __pycache__, which pycache_prefix keeps unread) with the record
 # the image build made (/usr/local/share/orharbor), hashing again only the files whose
 # inode, size or times differ from the build's. Then verify.py checks /tests against
 # tests/manifest.json before it imports anything from there.
@@ -37,9 +37,10 @@ fail() {
 # it looks for beside the interpreter and libpython (pyvenv.cfg, ._pth, pybuilddir.txt, a lib/
 # folder of its own, pythonXY.zip), the interpreter and its standard library; not site-packages
 # nor __pycache__, nor the folders no verifier import reaches (test, idlelib, tkinter, turtledemo,
-# ensurepip, config-*: the regression tests and the static library are most of the bytes). The
-# image build recorded the same listing with the same find commands (the RUN after the base image check);
-# what else lands in /usr/local (an agent's npm -g) is not listed.
+# ensurepip, config-*: the regression tests and the static library are most of the bytes); and the
+# bytecode the build compiled for the verifier (share/orharbor/pycache). The image build recorded the
+# same listing with the same find commands (the RUN after the base image check, written by
+# orharbor/interpreter_record.py); what else lands in /usr/local (an agent's npm -g) is not listed.
 interpreter_entries() {
   local v z
   v=$$(readlink bin/python3) || v=python3-is-no-link
@@ -49,6 +50,7 @@ interpreter_entries() {
       -o -path "lib/$$v" -o -path "lib/$$z" \) \( -type f -printf '%y %s %p\n' -o -printf '%y %p %l\n' \)
     find "lib/$$v" -mindepth 1 \( -path "lib/$$v/site-packages" -o -path "lib/$$v/test" -o -path "lib/$$v/idlelib" -o -path "lib/$$v/tkinter" -o -path "lib/$$v/turtledemo" -o -path "lib/$$v/ensurepip" -o -path "lib/$$v/config-*" -o -name __pycache__ \) -prune \
       -o \( -type f -printf '%y %s %p\n' -o -printf '%y %p %l\n' \) 2>/dev/null
+    find share/orharbor/pycache -mindepth 1 \( -type f -printf '%y %s %p\n' -o -printf '%y %p %l\n' \) 2>/dev/null
   } | LC_ALL=C sort
 }
 # Why the interpreter cannot be trusted; nothing when it can.
@@ -92,11 +94,10 @@ if [ -n "$$reason" ]; then
   exit 0
 fi
 # -I: no environment, no script folder on sys.path; -S: no site, so .pth files and sitecustomize are
-# inert; -B and an empty pycache_prefix: no bytecode written into /tests, none read from __pycache__.
-nopyc=$$(mktemp -d /tmp/orharbor-nopyc.XXXXXXXX) || { fail "verifier failed: no temporary folder"; exit 0; }
-out=$$(/usr/local/bin/python3 -I -S -B -X pycache_prefix="$$nopyc" /tests/verify.py --in-container)
+# inert; -B and the recorded pycache_prefix: bytecode read only from what the record covers (the
+# build's, for the standard library), none from any __pycache__, none written.
+out=$$(/usr/local/bin/python3 -I -S -B -X pycache_prefix=/usr/local/share/orharbor/pycache /tests/verify.py --in-container)
 status=$$?
-rmdir "$$nopyc" 2>/dev/null
 [ -z "$$out" ] || printf '%s\n' "$$out"
 if [ "$$status" = 3 ]; then
   fail "$$(printf '%s\n' "$$out" | tail -n 1)"
