@@ -7,4 +7,6 @@ ORHARBOR_EXTRAS=".[test]" bash scripts/setup.sh
 # (Tinker, Prime verifiers) drive, each in its own pinned venv (.venv-consumers/NAME, about 1.2 GB
 # each); rebuilt only when its pin list changed. The main job (scripts/run.sh) needs none of them.
 bash scripts/consumers.sh openenv trl prime tinker
-exec .venv/bin/python -m pytest "$@"
+# One worker per core (pytest-xdist): the tests are independent, each in its own temporary folders;
+# ORHARBOR_TEST_WORKERS=0 runs them in this process, one after another.
+exec .venv/bin/python -m pytest -n "${ORHARBOR_TEST_WORKERS:-auto}" "$@"

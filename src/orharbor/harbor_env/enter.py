@@ -69,10 +69,14 @@ DOOR_START_TIMEOUT_S = 30.0
 DOOR = r'''
 import ctypes, json, os, select, signal, socket, sys  # every module before setns: the host's library is not there after
 control = socket.socket(fileno=int(sys.argv[1]))
-setup = json.loads(control.recv(1 << 20))
+message, received, _, _ = socket.recv_fds(control, 1 << 20, 64)  # started early; the sandbox's descriptors come here
+if not message:
+    sys.exit(0)
+setup = json.loads(message)
+setup["cgroups"] = received[len(setup["namespaces"]):]
 flags = {"user": os.CLONE_NEWUSER, "mnt": os.CLONE_NEWNS, "uts": os.CLONE_NEWUTS, "ipc": os.CLONE_NEWIPC,
          "net": os.CLONE_NEWNET, "pid": os.CLONE_NEWPID}
-for name, fd in setup["namespaces"]:
+for name, fd in zip(setup["namespaces"], received):
     try:
         os.setns(fd, flags[name])
     except OSError as exc:
@@ -207,30 +211,45 @@ class Target:
 class Door:
     """The host side of a sandbox's door: start it once, then :meth:`submit` each command."""
 
-    def __init__(self, namespace_fds: dict[str, int], seccomp: bytes, python: str | None = None,
+    def __init__(self, namespace_fds: dict[str, int] | None = None, seccomp: bytes = b"", python: str | None = None,
                  cgroup_procs: tuple[int, ...] = ()) -> None:
-        """Start the door and wait until it has joined the sandbox (RuntimeError with its reason if not).
+        """Start the door's process; with ``namespace_fds``, also :meth:`join` the sandbox at once.
 
-        ``cgroup_procs`` are open ``cgroup.procs`` files of the sandbox's
-        cgroups: each command joins them before it runs anything, while the
-        door itself stays outside, so the sandbox's limits never end it.
+        Started before the sandbox is (its interpreter starts while bubblewrap
+        builds the root), it waits for :meth:`join` to hand it the sandbox's
+        descriptors.
         """
+        self.joined = False
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         for sock in (self.control, theirs):
             _large_buffers(sock)
-        fds = [namespace_fds[name] for name in NAMESPACES if name in namespace_fds]
         try:
             self.process = subprocess.Popen(
                 [python or host_python(), "-I", "-S", "-c", DOOR, str(theirs.fileno())],
-                pass_fds=(theirs.fileno(), *fds, *cgroup_procs), env={}, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                pass_fds=(theirs.fileno(),), env={}, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE, start_new_session=True)
+        except BaseException:
+            self.control.close()
+            raise
         finally:
             theirs.close()
+        if namespace_fds is not None:
+            self.join(namespace_fds, seccomp, cgroup_procs)
+
+    def join(self, namespace_fds: dict[str, int], seccomp: bytes, cgroup_procs: tuple[int, ...] = ()) -> None:
+        """Hand the door the sandbox and wait until it has joined it (RuntimeError with its reason if not).
+
+        ``cgroup_procs`` are open ``cgroup.procs`` files of the sandbox's
+        cgroups: each command joins them before it runs anything, while the
+        door itself stays outside, so the sandbox's limits never end it. The
+        door gets copies of the descriptors; the caller keeps its own.
+        """
+        names = [name for name in NAMESPACES if name in namespace_fds]
         try:
-            setup = {"namespaces": [(name, namespace_fds[name]) for name in NAMESPACES if name in namespace_fds],
-                     "seccomp": seccomp.hex(), "keyctl": KEYCTL_SYSCALL[os.uname().machine],
-                     "spec_limit": SPEC_LIMIT, "cgroups": list(cgroup_procs)}
-            self.control.send(json.dumps(setup).encode())
+            setup = {"namespaces": names, "seccomp": seccomp.hex(), "keyctl": KEYCTL_SYSCALL[os.uname().machine],
+                     "spec_limit": SPEC_LIMIT}
+            socket.send_fds(self.control, [json.dumps(setup).encode()],
+                            [*(namespace_fds[name] for name in names), *cgroup_procs])
             self.control.settimeout(DOOR_START_TIMEOUT_S)
             try:
                 answer = self.control.recv(65536)
@@ -244,6 +263,7 @@ class Door:
         except BaseException:
             self.close()
             raise
+        self.joined = True
 
     def submit(self, target: Target, argv: list[str], stdin: int, stdout: int, stderr: int) -> socket.socket:
         """Start ``argv`` as ``target``; the returned socket answers ``{"exit": code}`` once it has ended.
@@ -252,6 +272,8 @@ class Door:
         process group. The caller keeps (and closes) its own copies of the
         three descriptors.
         """
+        if not self.joined:
+            raise RuntimeError("the door has not joined a sandbox")
         spec = json.dumps({"argv": argv, "env": target.env, "cwd": target.cwd, "uid": target.uid,
                            "gid": target.gid, "capabilities": target.capabilities}).encode()
         if len(spec) > SPEC_LIMIT:
@@ -269,6 +291,7 @@ class Door:
 
     def close(self) -> None:
         """End the door (the commands it started are ended by the sandbox's end, not by this)."""
+        self.joined = False
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait()

@@ -156,11 +156,20 @@ class BubblewrapEnvironment(BaseEnvironment):
         self._accounts = users.accounts(self._plan.users)
         self._seccomp = compile_bpf()
         loop = asyncio.get_running_loop()
+        # the door's interpreter starts while bubblewrap builds the root; it joins the sandbox once PID 1 runs
+        spawning = loop.run_in_executor(None, Door)
         try:
             if self.bounded:
                 self._cgroup = cgroups.Cgroup(self._limits())
             # cancelled while bubblewrap starts, the start still ends (it is bounded), so stop sees its process
             await _finish(loop.run_in_executor(None, self._start_sandbox, bwrap))
+        except BaseException:
+            with contextlib.suppress(BaseException):
+                await self._adopt_door(spawning)
+            await self.stop(delete=True)
+            raise
+        try:
+            await self._adopt_door(spawning)
         except BaseException:
             await self.stop(delete=True)
             raise
@@ -172,6 +181,15 @@ class BubblewrapEnvironment(BaseEnvironment):
                 None, UserModeNetwork.attach, self._namespaces["net"])
         await self._build()
         await self.ensure_dirs(self._mount_targets(writable_only=True))
+
+    async def _adopt_door(self, spawning: asyncio.Future) -> None:
+        """Wait for the door's start to end (even through cancellation, raised after) and keep the door for stop."""
+        try:
+            self._door = await _finish(spawning)
+        except BaseException:
+            if spawning.done() and not spawning.cancelled() and spawning.exception() is None:
+                self._door = spawning.result()
+            raise
 
     def _start_sandbox(self, bwrap: str) -> None:
         """bubblewrap in a fresh mapped user namespace, its namespaces kept as descriptors before it runs."""
@@ -284,12 +302,15 @@ class BubblewrapEnvironment(BaseEnvironment):
         raise RuntimeError(f"the bubblewrap sandbox did not become ready: {last.strip() or 'it exited'}")
 
     def _open_door(self) -> Door:
+        """The door started with the sandbox, joined to it now that PID 1 runs."""
+        assert self._door is not None
         procs = self._cgroup.procs_files() if self._cgroup is not None else ()
         try:
-            return Door(self._namespaces, self._seccomp, cgroup_procs=procs)
+            self._door.join(self._namespaces, self._seccomp, cgroup_procs=procs)
         finally:
             for fd in procs:
                 os.close(fd)
+        return self._door
 
     def _pid1_has_exec_d(self) -> bool:
         """Whether the sandbox's PID 1 runs its own command yet (its name is no longer ``bwrap``)."""
@@ -316,21 +337,25 @@ class BubblewrapEnvironment(BaseEnvironment):
             account = self._accounts[name]
             home = shlex.quote(account.home)
             steps.append((f"mkdir -p {home} && chown {account.uid}:{account.gid} {home} && chmod 755 {home}", "/"))
+        ours = len(steps)  # these touch only what bubblewrap made and the homes: a cached layer need not wait
         layout = (str(rootfs.host_python()), self._storage_bytes())
         for index, step in enumerate(self._plan.steps):
             cache_key = layers.key(self._plan, index, layout) if self.build_cache else None
             if isinstance(step, Run) and cache_key is None:
                 steps.append((step.command, step.workdir))
                 continue
+            layer = layers.cached(cache_key) if cache_key else None
+            if layer is not None and len(steps) == ours:
+                await self._replay(layer)
+                continue
             await self._run_steps(steps)
-            steps = []
+            steps, ours = [], 0
             if isinstance(step, Copy):
                 if step.source.is_dir():
                     await self.upload_dir(step.source, step.target)
                 else:
                     await self.upload_file(step.source, step.target)
                 continue
-            layer = layers.cached(cache_key) if cache_key else None
             if layer is not None:
                 await self._replay(layer)
                 continue
@@ -400,7 +425,7 @@ class BubblewrapEnvironment(BaseEnvironment):
     async def _run(self, argv: list[str], *, cwd: str, env: dict[str, str] | None, timeout_sec: float | None,
                    user: str | int | None, stdin: Path | None = None, stdout: Path | None = None) -> ExecResult:
         """``argv`` through the sandbox's door; stdout and stderr come back through pipes (``stdout``: to a file)."""
-        if not self.is_alive or self._door is None:
+        if not self.is_alive or self._door is None or not self._door.joined:
             return ExecResult(stdout="", stderr="the sandbox is not running (its PID 1 has exited)", return_code=125)
         account = self._user(user if user is not None else self._plan.user)
         variables = {**self._plan.env, "HOME": account.home, "HOSTNAME": self.session_id[:63],
