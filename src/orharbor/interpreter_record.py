@@ -44,9 +44,15 @@ def verifier_sources() -> list[Path]:
             *sorted((_PACKAGE / "problem_modules").glob("*/verify.py"))]
 
 
+#: Modules Python itself imports while the verifier runs, named in no import statement: the codec of a
+#: stream whose locale is C (the sandbox's commands run without LANG).
+RUNTIME_MODULES = ("encodings.ascii",)
+
+
 def verifier_stdlib() -> tuple[str, ...]:
-    """The standard-library modules the verifier bundle imports by name, sorted (their imports follow at build)."""
-    names: set[str] = set()
+    """The standard-library modules the verifier bundle imports by name, and :data:`RUNTIME_MODULES`, sorted
+    (what they import follows at build)."""
+    names: set[str] = set(RUNTIME_MODULES)
     for source in verifier_sources():
         for node in ast.walk(ast.parse(source.read_text(), str(source))):
             if isinstance(node, ast.Import):
