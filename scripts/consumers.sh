@@ -12,12 +12,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x .venv/bin/python ] || { echo "consumers: run scripts/setup.sh first (.venv)" >&2; exit 1; }
 base=$(.venv/bin/python -c 'import sys; print(sys._base_executable)')
+mkdir -p .venv-consumers
 for name in "$@"; do
   pins=scripts/consumers/$name.txt
   [ -f "$pins" ] || { echo "consumers: no pin list $pins" >&2; exit 1; }
+  # One build at a time per venv: the test workers (pytest-xdist) may ask for the same one at once.
+  exec 9>".venv-consumers/$name.lock"
+  flock 9
   venv=.venv-consumers/$name
   want=$(sha256sum "$pins" | cut -d" " -f1)
   if [ -x "$venv/bin/python" ] && [ "$(cat "$venv/.pins" 2>/dev/null)" = "$want" ]; then
+    exec 9>&-
     continue
   fi
   echo "consumers: building $venv from $pins" >&2
@@ -26,4 +31,5 @@ for name in "$@"; do
   "$venv/bin/python" -m pip install -q --no-deps -r "$pins"
   "$venv/bin/python" -m pip install -q --no-deps -e .
   echo "$want" > "$venv/.pins"
+  exec 9>&-
 done
