@@ -381,6 +381,8 @@ def test_the_record_and_the_check_agree_and_ignore_what_python_does_not_read(tmp
     (prefix / "bin" / "codex").write_text("another agent")
     (prefix / "lib" / "node_modules" / "x").write_text("")
     (prefix / "lib" / "python3.11" / "dist-packages").mkdir(parents=True)  # Debian's python3, installed later
+    (prefix / "lib" / "python3.12" / "dist-packages" / "absl").mkdir(parents=True)  # Debian's pip, as root
+    (prefix / "lib" / "python3.12" / "dist-packages" / "absl" / "__init__.py").write_text("")
     (prefix / "bin" / "python3-config").write_text("# rewritten")
     assert _untrusted(prefix) == ""
 
@@ -404,6 +406,21 @@ def test_what_python_reads_before_any_code_is_refused_even_with_the_record_rewri
     change(prefix)
     _record(prefix)
     assert expected in _untrusted(prefix)
+
+
+def test_a_record_that_lists_dist_packages_refuses_what_pip_installs_after_it(tmp_path):
+    """Mutation: on a Debian-built Python, pip as root installs into /usr/local/lib/python3.X/dist-packages, after
+    the record (an image's modelling stack). Listed like the standard library, it fails every verify of the image
+    (podman's e2e run found it); only site reads it, and the verifier runs with -S."""
+    prefix = _fake_prefix(tmp_path / "local")
+    prune = ' -o -path "lib/$v/dist-packages"'
+    command = _record_command().replace("/usr/local", str(prefix))
+    assert prune in command and prune in _check_script(prefix)
+    subprocess.run(["sh", "-c", command.replace(prune, "")], check=True, capture_output=True)
+    (prefix / "lib" / "python3.12" / "dist-packages" / "absl").mkdir(parents=True)
+    script = _check_script(prefix).replace(prune, "")
+    reason = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60).stdout.strip()
+    assert reason.endswith("\td lib/python3.12/dist-packages"), reason
 
 
 def test_limit_a_stdlib_edit_recorded_again_is_not_seen(tmp_path):

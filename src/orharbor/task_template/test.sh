@@ -36,7 +36,7 @@ fail() {
 # What python3 reads and imports from /usr/local (run there), one line each, sorted: the names
 # it looks for beside the interpreter and libpython (pyvenv.cfg, ._pth, pybuilddir.txt, a lib/
 # folder of its own, pythonXY.zip), the interpreter and its standard library; not site-packages
-# nor __pycache__, nor the folders no verifier import reaches (test, idlelib, tkinter, turtledemo,
+# (nor Debian's dist-packages, where its pip installs into /usr/local: only site reads either) nor __pycache__, nor the folders no verifier import reaches (test, idlelib, tkinter, turtledemo,
 # ensurepip, config-*: the regression tests and the static library are most of the bytes); and the
 # bytecode the build compiled for the verifier (share/orharbor/pycache). The image build recorded the
 # same listing with the same find commands (the RUN after the base image check, written by
@@ -48,7 +48,7 @@ interpreter_entries() {
   { find . bin lib -mindepth 1 -maxdepth 1 \( -name pyvenv.cfg -o -name '*._pth' -o -name pybuilddir.txt \
       -o -name 'libpython*' -o -path bin/python3 -o -path "bin/$$v" -o -path bin/lib -o -path bin/lib64 \
       -o -path "lib/$$v" -o -path "lib/$$z" \) \( -type f -printf '%y %s %p\n' -o -printf '%y %p %l\n' \)
-    find "lib/$$v" -mindepth 1 \( -path "lib/$$v/site-packages" -o -path "lib/$$v/test" -o -path "lib/$$v/idlelib" -o -path "lib/$$v/tkinter" -o -path "lib/$$v/turtledemo" -o -path "lib/$$v/ensurepip" -o -path "lib/$$v/config-*" -o -name __pycache__ \) -prune \
+    find "lib/$$v" -mindepth 1 \( -path "lib/$$v/site-packages" -o -path "lib/$$v/dist-packages" -o -path "lib/$$v/test" -o -path "lib/$$v/idlelib" -o -path "lib/$$v/tkinter" -o -path "lib/$$v/turtledemo" -o -path "lib/$$v/ensurepip" -o -path "lib/$$v/config-*" -o -name __pycache__ \) -prune \
       -o \( -type f -printf '%y %s %p\n' -o -printf '%y %p %l\n' \) 2>/dev/null
     find share/orharbor/pycache -mindepth 1 \( -type f -printf '%y %s %p\n' -o -printf '%y %p %l\n' \) 2>/dev/null
   } | LC_ALL=C sort
