@@ -30,6 +30,7 @@ from orharbor.verifiers import main as verifier_main
 from orharbor.verifiers.cpu_calibration import BOUND, CHECKSUM, HIGH, LOW, calibrate, calibrated_limits, factor
 from orharbor.verifiers.solver_run import Limits
 
+from bundled import read_bundled
 from jobfolders import algorithm_details, write_trial
 from test_report_columns import parse_tables
 
@@ -244,8 +245,8 @@ def test_the_rows_reference_reaches_task_json_instruction_and_timeout(tasks, lev
 
 def test_the_bundle_in_tests_holds_the_calibration(tasks):
     """The task's own verifier imports it: it must travel with the bundle."""
-    bundled = tasks["calibrated"] / "tests" / "orharbor" / "verifiers" / "cpu_calibration.py"
-    assert bundled.read_text() == Path(cpu_calibration.__file__).read_text()
+    bundled = read_bundled(tasks["calibrated"] / "tests", "orharbor/verifiers/cpu_calibration.py")
+    assert bundled == Path(cpu_calibration.__file__).read_text()
 
 
 @pytest.mark.parametrize("level, value, message", [

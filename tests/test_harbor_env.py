@@ -20,6 +20,7 @@ from orharbor.exporter.task_dir import write_manifest
 from orharbor.harbor_env import BubblewrapEnvironment
 from orharbor.harbor_env.image import Copy, DockerfileError, Run, read_dockerfile
 
+from bundled import edit_bundled
 from waiting import wait_until_async
 
 #: A thread group whose main thread left with a raw exit(2) while another thread runs: it shows as a zombie.
@@ -204,12 +205,8 @@ def test_the_old_cleanup_rule_kills_the_keepalive_and_loses_the_reward(exported,
     """Mutation: ending every process but PID 1 (the old rule) stops the sandbox mid-verify, as on Docker."""
     task = tmp_path / "task"
     shutil.copytree(_task(exported, "separate"), task)
-    processes = task / "tests" / "orharbor" / "verifiers" / "processes.py"
-    text = processes.read_text()
-    rule = "non_root_processes().items()"
-    assert rule in text
-    processes.write_text(text.replace(rule, "{int(p): 0 for p in os.listdir('/proc') if p.isdigit() and p != '1'}"
-                                            ".items()"))
+    edit_bundled(task / "tests", "orharbor/verifiers/processes.py", "non_root_processes().items()",
+                 "{int(p): 0 for p in os.listdir('/proc') if p.isdigit() and p != '1'}.items()")
     write_manifest(task / "tests")  # the edited verifier is the task's own now, not a plant
     answer = tmp_path / "solution.json"
     answer.write_bytes(_oracle_answer(task))

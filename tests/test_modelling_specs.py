@@ -162,7 +162,7 @@ def test_exported_spec_task_holds_data_oracle_and_sealed_tests(toy, tmp_path):
     assert config.outputs["chairs.txt"] == {"text": "30"}
     assert (task / "solution" / "toy_lp.py").read_text() == GOLDEN
     modes = {p.name: p.stat().st_mode & 0o777 for p in (task / "tests").iterdir()}
-    assert modes["task.json"] == 0o600 and modes["orharbor"] == 0o700
+    assert modes["task.json"] == 0o600 and modes["orharbor.zip"] == 0o600
     for path in (task / "environment").rglob("*"):
         assert "2300" not in path.read_text() if path.is_file() else True
 

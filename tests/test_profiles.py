@@ -8,10 +8,12 @@ default one does under Harbor (oracle 1.0, nothing -1.0) and hold the attacks.
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import subprocess
 import sys
 import tomllib
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -26,7 +28,7 @@ from orharbor.cli import main
 from orharbor.exporter import ExportOptions, export_row
 from orharbor.exporter.dataset_index import GitSource, write_dataset_index
 from orharbor.exporter.task_dir import ExportOptionError
-from orharbor.task_template.verify import LAYOUT, describe
+from orharbor.task_template.verify import BUNDLE, LAYOUT, describe
 
 PREFIX = "registry.example.com/team/orharbor"
 
@@ -55,7 +57,7 @@ def test_options_a_consumer_cannot_take_are_refused(options, message):
 
 def test_tinker_tests_are_flat_text_that_rebuild_the_shared_tree(shipped_rows, tmp_path):
     """Tinker uploads only top-level files of tests/, read as text: every file is one, and layout.json
-    rebuilds exactly the tree a shared-mode export ships (manifest and layout aside)."""
+    rebuilds exactly the tree a shared-mode export ships, its bundle unpacked (manifest and layout aside)."""
     flat = _export(shipped_rows, tmp_path, 2, consumer="tinker", verifier_mode="shared") / "tests"
     tree = _export(shipped_rows, tmp_path, 2, verifier_mode="shared") / "tests"
     entries = list(flat.iterdir())
@@ -68,6 +70,8 @@ def test_tinker_tests_are_flat_text_that_rebuild_the_shared_tree(shipped_rows, t
     rebuilt = {layout.get(p.name, p.name): p.read_bytes() for p in entries if p.name not in (LAYOUT, "manifest.json")}
     shipped = {p.relative_to(tree).as_posix(): p.read_bytes() for p in tree.rglob("*")
                if p.is_file() and p.name != "manifest.json"}
+    with zipfile.ZipFile(io.BytesIO(shipped.pop(BUNDLE))) as bundle:  # a flat folder holds the bundle's tree
+        shipped.update({name: bundle.read(name) for name in bundle.namelist()})
     flat_task = json.loads(rebuilt.pop("task.json"))
     assert flat_task["metadata"].pop("consumer") == "tinker"  # task.toml's metadata, which task.json repeats
     assert flat_task == json.loads(shipped.pop("task.json"))

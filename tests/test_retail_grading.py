@@ -29,6 +29,7 @@ from orharbor.verifiers import contract
 from orharbor.verifiers.main import verify, write_result
 from orharbor.verifiers.solver_run import Limits
 
+from bundled import edit_bundled
 from quick_retail import QUICK_RETAIL
 from jobfolders import write_trial
 
@@ -275,14 +276,10 @@ def test_grading_the_typed_answer_would_let_the_blind_guess_through(exported_ret
     shutil.copytree(_task(exported_retail, "shared"), task)
     [defended] = check.check_tasks(task, jobs=2, attacks=True, only=("blind-guess",))
     assert [(p.policy, p.reward) for p in defended.policies] == [("blind-guess", 0.0)] and defended.ok
-    main = task / "tests" / "orharbor" / "verifiers" / "main.py"
-    text = main.read_text()
     for old, new in (("import score_model_run, score_outputs", "import score_answer, score_model_run, score_outputs"),
                      ("    run = task.run\n",
                       '    return score_answer("/app/answer.json", task.expected)  # the old grader\n')):
-        assert old in text, f"defence {old!r} not found: update this test"
-        text = text.replace(old, new)
-    main.write_text(text)
+        edit_bundled(task / "tests", "orharbor/verifiers/main.py", old, new)
     write_manifest(task / "tests")  # the weakened verifier is the task's own now, not a plant
     [weakened] = check.check_tasks(task, jobs=2, attacks=True, only=("blind-guess",))
     assert [(p.policy, p.reward) for p in weakened.policies] == [("blind-guess", 1.0)] and not weakened.ok

@@ -36,7 +36,7 @@ import pytest
 
 from orharbor import base_image, interpreter_record, problem_modules
 from orharbor.exporter import ExportOptions, export_row
-from orharbor.exporter.bundle import write_bundle
+from orharbor.exporter.bundle import bundle_files, write_bundle
 from orharbor.exporter.task_dir import seal, template_text, write_manifest
 from orharbor.task_template import verify as entry
 
@@ -80,7 +80,7 @@ def test_the_exporters_manifest_lists_exactly_what_it_wrote(shared_tasks, level)
     manifest = json.loads((tests / entry.MANIFEST).read_text())
     files = {p.relative_to(tests).as_posix(): p for p in tests.rglob("*") if p.is_file()}
     assert set(manifest["files"]) == set(files) - {entry.MANIFEST}
-    assert {"test.sh", "verify.py", "task.json", "orharbor/verifiers/main.py"} <= set(manifest["files"])
+    assert {"test.sh", "verify.py", "task.json", entry.BUNDLE} <= set(manifest["files"])
     assert manifest["dirs"] == sorted(p.relative_to(tests).as_posix() for p in tests.rglob("*") if p.is_dir())
     import hashlib
     for name, meta in manifest["files"].items():
@@ -97,21 +97,21 @@ def test_separate_mode_lists_the_verifier_dockerfile_too(shipped_rows, tmp_path)
 
 
 def _plant_extra(tests: Path) -> str:
-    (tests / "orharbor" / "verifiers" / "json.py").write_text("raise SystemExit('planted')\n")
-    return "orharbor/verifiers/json.py is not in the manifest"
+    (tests / "json.py").write_text("raise SystemExit('planted')\n")
+    return "json.py is not in the manifest"
 
 
 def _plant_missing(tests: Path) -> str:
-    (tests / "orharbor" / "verifiers" / "strict.py").unlink()
-    return "orharbor/verifiers/strict.py is missing"
+    (tests / entry.BUNDLE).unlink()
+    return f"{entry.BUNDLE} is missing"
 
 
 def _plant_changed(tests: Path) -> str:
-    path = tests / "orharbor" / "verifiers" / "reward.py"
+    path = tests / entry.BUNDLE
     data = bytearray(path.read_bytes())
-    data[-2] ^= 1  # same size, other bytes
+    data[len(data) // 2] ^= 1  # same size, other bytes (inside a bundled module)
     path.write_bytes(bytes(data))
-    return "orharbor/verifiers/reward.py differs from the manifest (sha256)"
+    return f"{entry.BUNDLE} differs from the manifest (sha256)"
 
 
 def _plant_longer(tests: Path) -> str:
@@ -122,17 +122,17 @@ def _plant_longer(tests: Path) -> str:
 
 
 def _plant_symlink(tests: Path) -> str:
-    target = tests / "orharbor" / "verifiers" / "safe_json.py"
-    text = target.read_text()
+    target = tests / entry.BUNDLE
+    data = target.read_bytes()
     target.unlink()
-    (tests.parent / "elsewhere.py").write_text(text)  # same bytes: only the link gives it away
-    target.symlink_to(tests.parent / "elsewhere.py")
-    return "orharbor/verifiers/safe_json.py is a symbolic link"
+    (tests.parent / "elsewhere.zip").write_bytes(data)  # same bytes: only the link gives it away
+    target.symlink_to(tests.parent / "elsewhere.zip")
+    return f"{entry.BUNDLE} is a symbolic link"
 
 
 def _plant_fifo(tests: Path) -> str:
-    os.mkfifo(tests / "orharbor" / "sitecustomize.py")
-    return "orharbor/sitecustomize.py is a FIFO"
+    os.mkfifo(tests / "eval" / "sitecustomize.py")
+    return "eval/sitecustomize.py is a FIFO"
 
 
 def _plant_folder(tests: Path) -> str:
@@ -142,8 +142,8 @@ def _plant_folder(tests: Path) -> str:
 
 
 def _plant_pycache(tests: Path) -> str:
-    (tests / "orharbor" / "__pycache__").mkdir()
-    return "orharbor/__pycache__ is a folder the manifest does not list"
+    (tests / "eval" / "__pycache__").mkdir()
+    return "eval/__pycache__ is a folder the manifest does not list"
 
 
 PLANTS = {"extra": _plant_extra, "missing": _plant_missing, "changed": _plant_changed, "longer": _plant_longer,
@@ -180,16 +180,16 @@ def test_a_planted_tree_costs_only_the_first_few_reasons(shared_tasks, tmp_path)
 
 
 def test_a_folder_that_cannot_be_listed_is_a_reason_not_a_crash(shared_tasks, tmp_path, monkeypatch):
-    tests = _tests_copy(shared_tasks[1], tmp_path)
+    tests = _tests_copy(shared_tasks[2], tmp_path)
     real = entry.os.scandir
 
     def scandir(path):
-        if str(path).endswith("verifiers"):
+        if str(path).endswith("eval"):
             raise PermissionError(13, "Permission denied", str(path))
         return real(path)
 
     monkeypatch.setattr(entry.os, "scandir", scandir)
-    assert entry.problems(str(tests)) == [f"{tests}/orharbor/verifiers cannot be checked (Permission denied)"]
+    assert entry.problems(str(tests)) == [f"{tests}/eval cannot be checked (Permission denied)"]
 
 
 def test_write_manifest_after_an_edit_makes_the_folder_match_again(shared_tasks, tmp_path):
@@ -230,12 +230,14 @@ def test_a_module_planted_in_tests_never_runs(shared_tasks, tmp_path):
 
 
 def test_without_the_check_the_planted_module_runs(shared_tasks, tmp_path):
-    """Mutation of (c): verify.py without its manifest check (manifest rewritten) imports the plant."""
+    """Mutation of (c): verify.py without its manifest check (manifest rewritten) imports a module planted in
+    its bundle."""
     tests = _tests_copy(shared_tasks[1], tmp_path)
     text = (tests / "verify.py").read_text()
     assert "        found = problems(here)\n" in text
     (tests / "verify.py").write_text(text.replace("        found = problems(here)\n", "        found = []\n"))
-    (tests / "argparse.py").write_text(SHADOW.replace("os.environ.get('ORH_MARKER', '/nonexistent')",
+    with zipfile.ZipFile(tests / entry.BUNDLE, "a") as bundle:  # the bundle is what goes on sys.path
+        bundle.writestr("argparse.py", SHADOW.replace("os.environ.get('ORH_MARKER', '/nonexistent')",
                                                       repr(str(tmp_path / "marker"))))
     write_manifest(tests)
     result = _run_entry(tests, tmp_path / "marker")
@@ -661,12 +663,10 @@ UNCOMPILED = """
 import sys
 before = set(sys.modules)
 import importlib, importlib.machinery, importlib.util, os
-root, stdlib = sys.argv[1:]
-sys.path.insert(0, root)
-for folder, _, files in sorted(os.walk(os.path.join(root, "orharbor"))):
-    for name in sorted(files):
-        if name.endswith(".py") and name != "__init__.py":
-            importlib.import_module(os.path.relpath(os.path.join(folder, name[:-3]), root).replace(os.sep, "."))
+bundle, stdlib, *names = sys.argv[1:]
+sys.path.insert(0, bundle)
+for name in names:
+    importlib.import_module(name)
 for name, module in sorted(sys.modules.items()):
     source = getattr(module, "__file__", None) or ""
     if (isinstance(getattr(module, "__loader__", None), importlib.machinery.SourceFileLoader)
@@ -685,11 +685,14 @@ def _uncompiled(tmp_path: Path, modules: tuple[str, ...]) -> dict[str, list[str]
                     *modules], check=True, timeout=120)
     missing = {}
     for problem in [*problem_modules.names(), None]:
-        bundle = tmp_path / f"bundle-{problem}"
-        write_bundle(problem, bundle)
-        shutil.copyfile(TEMPLATES / "verify.py", bundle / "verify.py")
+        folder = tmp_path / f"bundle-{problem}"
+        folder.mkdir()
+        bundle = write_bundle(problem, folder)  # imported from the zip, as verify.py does
+        names = [name[:-3].replace("/", ".") for name in bundle_files(problem)
+                 if name.endswith(".py") and not name.endswith("__init__.py")]
         found = subprocess.run([sys.executable, "-I", "-S", "-B", "-X", f"pycache_prefix={prefix}", "-c", UNCOMPILED,
-                                str(bundle), sysconfig.get_paths()["stdlib"]], capture_output=True, text=True, check=True, timeout=120)
+                                str(bundle), sysconfig.get_paths()["stdlib"], *names],
+                               capture_output=True, text=True, check=True, timeout=120)
         missing[str(problem)] = found.stdout.split()
     return missing
 

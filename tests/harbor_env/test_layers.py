@@ -160,7 +160,7 @@ def test_run_steps_taken_together_keep_their_folders_and_the_failing_one_is_name
 
 def _verifier_imports(tmp_path: Path, task: Path, pycache: str) -> str:
     """``python3 -v`` of the task's verify.py in its verifier image, run the way test.sh runs it but for
-    ``-X pycache_prefix=pycache``: where each module's code came from, one line each."""
+    ``-X pycache_prefix=pycache``: where each module's code came from (a file, or the zip bundle), one line each."""
     paths = TrialPaths(tmp_path / "verifier")
     paths.mkdir()
 
@@ -171,7 +171,8 @@ def _verifier_imports(tmp_path: Path, task: Path, pycache: str) -> str:
         try:
             await env.start(force_build=False)
             result = await env.exec(f"/usr/local/bin/python3 -I -S -B -X pycache_prefix={pycache} -v "
-                                    "/tests/verify.py --in-container 2>&1 | grep 'code object from'", user="root")
+                                    "/tests/verify.py --in-container 2>&1 | grep -E 'code object from|zipimporter object'",
+                                    user="root")
             return result.stdout
         finally:
             await env.stop(delete=True)
@@ -182,14 +183,17 @@ def _verifier_imports(tmp_path: Path, task: Path, pycache: str) -> str:
 @pytest.mark.sandbox
 def test_the_verifier_compiles_no_standard_library_module_in_its_image(tmp_path, task):
     """Run in its image, the verifier reads every standard-library module's bytecode from the record's prefix
-    (imports the record did not foresee, such as the codec Python looks up itself, included); only the task's
-    own bundle in /tests is compiled. The mutation, an empty prefix, compiles the standard library again."""
+    (imports the record did not foresee, such as the codec Python looks up itself, included); nothing is
+    compiled from a source file, and the task's own modules come from its bundle in /tests. The mutation, an
+    empty prefix, compiles the standard library again."""
     from orharbor.interpreter_record import PYCACHE
 
     loaded = _verifier_imports(tmp_path / "record", task, PYCACHE)
     assert f"# code object from '{PYCACHE}/usr/local/lib/python3" in loaded  # the compiled ones are quoted
-    from_source = re.findall(r"^# code object from ([^'\s]\S*)$", loaded, flags=re.MULTILINE)
-    assert from_source and all(path.startswith("/tests/") for path in from_source), from_source
+    assert re.findall(r"^# code object from ([^'\s]\S*)$", loaded, flags=re.MULTILINE) == []
+    bundled = re.findall(r"^import '(orharbor\S*)' # <zipimporter object \"([^\"]+)\">$", loaded, flags=re.MULTILINE)
+    assert {"orharbor.verifiers.main", "orharbor.problem_modules.jobshop.verify"} <= {name for name, _ in bundled}
+    assert all(where.startswith("/tests/orharbor.zip/") for _, where in bundled), bundled
     empty = _verifier_imports(tmp_path / "empty", task, "/tmp/orharbor-empty-prefix")
     assert any(path.startswith("/usr/local/lib/python3") for path in
                re.findall(r"^# code object from (\S+)$", empty, flags=re.MULTILINE))

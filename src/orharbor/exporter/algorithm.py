@@ -10,7 +10,8 @@
         instance.json       level 1: the instance;  examples/*.json  level 2: example instances
       tests/                uploaded only after the agent has finished
         test.sh             runs verify.py with python3 -I; never installs anything
-        verify.py           entry of the standard-library verifier bundle (orharbor/...)
+        verify.py           entry of the standard-library verifier bundle
+        orharbor.zip        the bundle: orharbor/verifiers/... and the class's verify.py
         task.json           problem, level, naive and reference values, limits
         instance.json | eval/*.json and example.json (a copy of examples/example_0.json)
         Dockerfile          separate verifier mode: the verifier image, tests baked in

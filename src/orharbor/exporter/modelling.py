@@ -9,7 +9,7 @@
         Dockerfile          pinned python slim image with the modelling stack; /app
         files/              the spec's data files, or data.json (schema prompt)
       tests/                uploaded only after the agent has finished
-        test.sh, verify.py  the standard-library grader (orharbor/verifiers/...)
+        test.sh, verify.py  the standard-library grader, its modules in orharbor.zip
         task.json           the expected outputs, or the reference status and objective and how
                             model.py is run (RetailOpt: run)
         data.json           RetailOpt: the scenario's data, handed to the agent's model.py

@@ -21,6 +21,7 @@ import tomli_w
 from orharbor.errors import UserError
 from orharbor.exporter.agent_requirements import agent_apt_packages
 from orharbor.exporter.agent_files import write_record
+from orharbor.exporter.bundle import unpack as unpack_bundle
 from orharbor.exporter.bundle import write_bundle
 from orharbor.exporter import profiles
 from orharbor.exporter.collect_hook import collect_hook
@@ -261,6 +262,7 @@ def seal(tests: Path) -> None:
     """
     write_record(tests.parent)
     if profiles.PROFILES[profiles.consumer_of(tests.parent)].flat_tests:
+        unpack_bundle(tests)  # Tinker uploads text files only: the bundle goes as its tree
         profiles.flatten(tests)
     write_manifest(tests)
     for path in (tests, *tests.rglob("*")):

@@ -1,10 +1,11 @@
 """Task verifier entry: checks the tests folder against its manifest, then runs orharbor's verifier beside it.
 
 test.sh runs it as ``python3 -I -S -B`` after checking the interpreter itself.
-``-I`` keeps this folder off ``sys.path``; the verifier bundle is put there only
-after every file here matches ``manifest.json`` (written at export: relative
-path, size and sha256 of every file, and every folder), so a module planted
-beside it (``json.py``, ``orharbor/...``) is never imported. Inside a task
+``-I`` keeps this folder off ``sys.path``; the verifier bundle (``orharbor.zip``,
+or its tree in a flat tests folder) is put there only after every file here
+matches ``manifest.json`` (written at export: relative path, size and sha256 of
+every file, and every folder), so a module planted beside it (``json.py``,
+``orharbor/...``) is never imported. Inside a task
 container (``--in-container``) an extra, missing or changed entry, a symbolic
 link, FIFO, socket or device ends the run with status :data:`TAMPERED`, and
 test.sh scores the failure reward with the reason this prints.
@@ -26,6 +27,8 @@ import json  # noqa: E402
 import stat  # noqa: E402
 
 MANIFEST = "manifest.json"
+#: The verifier bundle: the orharbor package's verifier modules in one stored zip, imported from there.
+BUNDLE = "orharbor.zip"
 #: In a flat tests folder (``--for tinker``): which path of the tree each top-level file stands for.
 LAYOUT = "layout.json"
 #: Exit status when the folder differs from its manifest (test.sh: the failure reward, "tampered").
@@ -228,7 +231,9 @@ def run() -> int:
     tree = unflatten(here)
     if tree is not None:
         sys.argv[1:1] = ["--tests-dir", tree]
-    sys.path.insert(0, tree or here)
+    root = tree or here
+    bundle = os.path.join(root, BUNDLE)  # a flat tests folder holds the bundle as a tree instead
+    sys.path.insert(0, bundle if os.path.isfile(bundle) else root)
     from orharbor.verifiers.main import main
 
     try:

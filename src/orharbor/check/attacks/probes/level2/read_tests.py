@@ -4,7 +4,7 @@ import os
 
 
 def capability():
-    for path in ("/tests/task.json", "/tests/verify.py", "/tests/orharbor/verifiers/score.py"):
+    for path in ("/tests/task.json", "/tests/verify.py", "/tests/orharbor.zip", "/tests/orharbor/verifiers/score.py"):
         try:
             with open(path) as f:
                 f.read(1)
