@@ -6,6 +6,11 @@ returns True only if that worked. The solve.py handed in is the probe, a gate
 that stops there unless it returned True, and the naive baseline's lookup
 program (built from ``solution/naive_answers.json``), which would score 0.0.
 So an attack that gets through shows up as a reward above the failure reward.
+
+The probes, ``symlink-solve-py`` and ``ortools-planted`` are of group scope:
+whether a capability gets through is up to the runner, the sandbox and the
+limits, not the instance. ``deep-folders`` and ``other-instance`` expect what
+their answers are worth on the task's own instances, so they run on each task.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from orharbor.check.attacks.base import PYTHON_DIRS, attack, for_each_dir, probe
+from orharbor.check.attacks.base import PYTHON_DIRS, attack, for_each_dir, of_group, probe
 from orharbor.check.attacks.environment import zombie_script
 from orharbor.check.policies import Policy, deliverable_name
 from orharbor.exporter.algorithm import NAIVE_ANSWERS, lookup_program
@@ -76,20 +81,21 @@ def level2_attacks(task_dir: Path, task: Level2Task) -> list[Policy]:
         """The probe, then the naive lookup program, which runs only if the probe's capability() held."""
         return (source + GATE + lookup_program(naive)).encode()
 
-    attacks = [attack(probe_name, fail, description, files={name: gated(probe_source(probe_name))},
-                      agent_script=PROBE_SETUP.get(probe_name))
-               for probe_name, description in PROBES.items()]
+    attacks = of_group([attack(probe_name, fail, description, files={name: gated(probe_source(probe_name))},
+                               agent_script=PROBE_SETUP.get(probe_name))
+                        for probe_name, description in PROBES.items()])
     attacks.append(attack("deep-folders", task.kind.policies["naive"],
                           "build 3,000-level folder chains where the verifier cleans up, "
                           "then answer with the naive solution (an honest 0.0 must stay 0.0)",
                           files={name: gated(probe("deep_folders"))}))
     attacks.append(other_instance_attack(task_dir, task, naive))
-    attacks.append(attack("symlink-solve-py", fail, "solve.py as a symlink to the verifier's entry point",
-                          symlinks={name: "/tests/verify.py"}))
-    attacks.append(attack("ortools-planted", fail, "plant a fake ortools where the agent can write, then import it",
-                          agent_script=for_each_dir(tuple(f"{d}/ortools" for d in PYTHON_DIRS), "__init__.py", "\n")
-                          + "true\n",
-                          files={name: gated(probe_source("import-ortools"))}))
+    attacks += of_group([
+        attack("symlink-solve-py", fail, "solve.py as a symlink to the verifier's entry point",
+               symlinks={name: "/tests/verify.py"}),
+        attack("ortools-planted", fail, "plant a fake ortools where the agent can write, then import it",
+               agent_script=for_each_dir(tuple(f"{d}/ortools" for d in PYTHON_DIRS), "__init__.py", "\n") + "true\n",
+               files={name: gated(probe_source("import-ortools"))}),
+    ])
     return attacks
 
 
