@@ -248,6 +248,7 @@ def _plan_task(task_dir: Path, attacks: bool, only: tuple[str, ...], environment
                              "enforce (it cannot switch networks after start, and Harbor refuses the trial); check "
                              "an export of the same rows with --agent-network public: scoring does not depend on it")
         return plan
+    # Any other environment: Harbor decides from the environment class's capabilities, per trial.
     try:
         plan.trials = [t for t in task_trials(task_dir, task, attacks) if not only or t.policy in only]
     except (OSError, ValueError, KeyError) as exc:
