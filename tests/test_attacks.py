@@ -221,3 +221,50 @@ def test_every_level2_probe_is_a_valid_program_with_a_hook():
         compile(source + level2.GATE, name, "exec")
         assert "def capability()" in source and description
         assert name == name.lower()
+
+
+def test_the_probes_that_wait_out_a_limit_try_on_the_first_hidden_instance_only(tmp_path, shipped_rows):
+    """sleep-forever, busy-loop, fork-bomb and many-files call capability() only when handed the first hidden
+    instance, keyed as the lookup program keys its answers; elsewhere (the public example, the other hidden
+    instances) they answer nothing at once. Only harmless programs run here: a probe that records its call, and
+    sleep-forever."""
+    import json
+    import subprocess
+    import sys
+
+    from orharbor.exporter.algorithm import lookup_program
+
+    row = next(r for r in shipped_rows if (r["problem"], r["level"]) == ("jobshop", 2))
+    task_dir = export_row(row, tmp_path / "tasks", ExportOptions())
+    task = contract.load(str(task_dir / "tests"))
+    tests = task_dir / "tests"
+    first, *others = [tests / case.instance for case in task.cases]
+    elsewhere = (tests / task.example.instance, *others)
+    assert others, "a task with one hidden instance tests nothing here"
+    naive = json.loads((task_dir / "solution" / "naive_answers.json").read_text())
+    gate = level2.first_hidden_gate(task)
+    programs = {p.name: p.files.get("solve.py") for p in level2.level2_attacks(task_dir, task)}
+    for name in level2.ON_FIRST_HIDDEN:
+        assert programs[name] == (level2.probe_source(name) + gate + lookup_program(naive)).encode()
+    scratch = tmp_path / "run"
+    scratch.mkdir()
+
+    def run(program: str, instance: Path, timeout: float) -> subprocess.CompletedProcess:
+        (scratch / "solve.py").write_text(program)
+        for made in ("solution.json", "called"):
+            (scratch / made).unlink(missing_ok=True)
+        return subprocess.run([sys.executable, "-I", "solve.py", str(instance), "solution.json"], cwd=scratch,
+                              capture_output=True, timeout=timeout)
+
+    recording = "def capability():\n    open('called', 'w').close()\n    return True\n" + gate + lookup_program(naive)
+    for instance in elsewhere:
+        done = run(recording, instance, timeout=30)
+        assert done.returncode == 0 and not (scratch / "called").exists(), (instance, done.stderr)
+        assert not (scratch / "solution.json").exists()
+    assert run(recording, first, timeout=30).returncode == 0 and (scratch / "called").exists()
+    assert json.loads((scratch / "solution.json").read_text()) == naive[task.cases[0].instance_sha256]
+    sleep_forever = programs["sleep-forever"].decode()
+    for instance in elsewhere:
+        assert run(sleep_forever, instance, timeout=30).returncode == 0
+    with pytest.raises(subprocess.TimeoutExpired):
+        run(sleep_forever, first, timeout=3)

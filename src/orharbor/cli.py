@@ -411,13 +411,16 @@ def _check_env(ctx: click.Context, param: click.Parameter, value: str | None):
 @click.option("-j", "--workers", type=click.IntRange(min=1), default=os.cpu_count() or 1, show_default="all cores",
               help="Trials run at once.")
 @click.option("--attacks", is_flag=True, help="Also run the attack suite: every attack must score the failure reward.")
+@click.option("--each-task", is_flag=True,
+              help="With --attacks: run every attack on every task, instead of once per group of tasks that share "
+                   "their images, verifier and configuration (the attacks whose outcome those decide).")
 @click.option("--jobs-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Keep the Harbor job folder of this check under this folder (a new check-<time> folder).")
 @click.option("--env", "env", metavar="NAME|MODULE:CLASS", default=None, callback=_check_env,
               help="Harbor environment to run the trials on: a type name (docker, podman, daytona, modal...) or "
                    "an import path [default: docker when a Docker daemon answers, else "
                    "orharbor.harbor_env:BubblewrapEnvironment].")
-def check_cmd(tasks: Path, workers: int, attacks: bool, jobs_dir: Path | None, env) -> None:
+def check_cmd(tasks: Path, workers: int, attacks: bool, each_task: bool, jobs_dir: Path | None, env) -> None:
     """Prove every task under TASKS solvable through Harbor's trial code.
 
     Oracle 1.0, naive 0.0, nothing the failure reward (-1.0; 0.0 for modelling
@@ -425,10 +428,18 @@ def check_cmd(tasks: Path, workers: int, attacks: bool, jobs_dir: Path | None, e
     exported with --reward-scale unit: oracle 1.0, naive 0.5 (modelling 0.0),
     nothing 0.0; with --reward-scale quality: oracle best known / reference,
     naive best known / naive, nothing 0.0.
+
+    With --attacks, an attack whose outcome the task's code and configuration
+    decide (the container attacks, malformed level-1 answers, most level-2
+    probes) runs once per group of tasks that differ only in their instance
+    data, and its outcome is reported for each task of the group; --each-task
+    runs it on every task.
     """
     from orharbor import check
     from orharbor.files import require_parent
 
+    if each_task and not attacks:
+        raise click.UsageError("--each-task changes how --attacks runs; add --attacks")
     if jobs_dir is not None:  # before the environment line: nothing is printed or run for a mistyped path
         require_parent(jobs_dir, "--jobs-dir")
     found = check.find_tasks(tasks)
@@ -437,7 +448,8 @@ def check_cmd(tasks: Path, workers: int, attacks: bool, jobs_dir: Path | None, e
     click.echo(check.format_header(width))
     start = time.monotonic()
     results = check.check_tasks(tasks, jobs=workers, attacks=attacks, jobs_dir=jobs_dir, env=env,
-                                on_result=lambda r: click.echo(check.format_line(r, width)))
+                                on_result=lambda r: click.echo(check.format_line(r, width)),
+                                attack_groups=not each_task)
     if attacks:
         click.echo("")
         click.echo(check.format_attacks(results))

@@ -21,18 +21,32 @@ def format_line(result: CheckResult, task_width: int) -> str:
 
 
 def format_attacks(results: list[CheckResult]) -> str:
-    """One row per attack: on how many tasks it was held to the failure reward without a verifier crash."""
+    """One row per attack: in how many of its trials it was held to the failure reward without a verifier crash.
+
+    An outcome a task shares with its attack group's representative counts once, where it ran; a line
+    after the table says how many groups the group attacks ran on.
+    """
     outcome: dict[str, list[PolicyResult]] = {}
     for r in results:
         for p in r.policies:
-            if p.attack:
+            if p.attack and p.ran_on is None:
                 outcome.setdefault(p.policy, []).append(p)
     rows = [["attack", "held", "best reward"]]
     for name, tries in outcome.items():
         rewards = [p.reward for p in tries if p.reward is not None]
         rows.append([name, f"{sum(p.ok for p in tries)}/{len(tries)}",
                      f"{max(rewards):+.3f}" if rewards else "-"])
-    return columns(rows)
+    table = columns(rows)
+    grouped = [r for r in results if r.attack_group is not None]
+    if not grouped:
+        return table
+    groups = len({r.attack_group for r in grouped})
+    return (f"{table}\ngroup attacks ran once per group of tasks with the same images, verifier and configuration: "
+            f"{_count(groups, 'group')} for {_count(len(grouped), 'task')} (--each-task runs them on every task)")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _cell(p: PolicyResult | None) -> str:

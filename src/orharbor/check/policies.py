@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 
 from orharbor.verifiers.contract import APP_DIR, Task
 
+#: A policy's scope: what decides its outcome (see :attr:`Policy.scope`).
+TASK, GROUP = "task", "group"
+
 
 @dataclass(frozen=True)
 class Policy:
@@ -29,6 +32,10 @@ class Policy:
     #: ``expected`` on the task's own reward scale, where the policy worked it out itself (the quality scale
     #: needs the objectives behind a reward); None: ``orharbor check`` converts ``expected``.
     expected_on_scale: float | None = None
+    #: ``task``: its outcome depends on the task's instance. ``group``: only on the task's code and configuration
+    #: (it hands in nothing built for the instance, or nothing the parser accepts), so ``orharbor check`` runs it
+    #: once per group of tasks that share their images, verifier and configuration (:mod:`orharbor.check.attack_groups`).
+    scope: str = TASK
 
 
 def deliverable_name(task: Task) -> str:

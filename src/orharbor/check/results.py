@@ -23,6 +23,8 @@ class PolicyResult:
     error: str | None = None
     verifier_crashed: bool = False
     trial_dir: Path | None = None
+    #: The task whose trial this outcome is, when it is another task of this one's attack group; None: this one.
+    ran_on: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -45,6 +47,8 @@ class CheckResult:
     error: str | None = None
     seconds: float = 0.0  # when its last trial ended, from the start of the check
     job_dir: Path | None = None  # the kept Harbor job folder holding its trials
+    #: The task its group-scope attacks ran on (itself included); None when they ran on it alone.
+    attack_group: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -57,6 +61,8 @@ class CheckResult:
         return "; ".join(
             f"{p.policy} scored {p.reward} (expected {p.expected:g})"
             + (" and crashed the verifier" if p.verifier_crashed else "")
+            + (f" when run on {p.ran_on}, which shares this task's images, verifier and configuration"
+               if p.ran_on else "")
             + (f": {p.error}" if p.error else "") for p in bad)
 
 

@@ -4,6 +4,12 @@ Each trial is Harbor's own ``Trial.create(...).run()`` on the chosen Harbor
 environment (:mod:`orharbor.check.environment`: ``--env``, else docker when a
 daemon answers, else the bubblewrap environment); what a policy must earn comes from the task contract
 (``task.policies``, and each attack's own expectation), on the task's reward scale.
+
+An attack of group scope (:attr:`orharbor.check.policies.Policy.scope`) runs
+once per group of tasks that share their images, verifier and configuration
+(:mod:`orharbor.check.attack_groups`), on the group's first task by name that
+passes its own checks; every other task of the group gets that outcome, marked
+with where it ran (``PolicyResult.ran_on``), once those trials have ended.
 """
 
 from __future__ import annotations
@@ -14,14 +20,16 @@ import re
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Callable
+from typing import Awaitable, Callable
 
 from orharbor.check.agents import NAIVE_AGENT, POLICY_AGENT, policy_to_kwargs
+from orharbor.check.attack_groups import group_key
 from orharbor.check.environment import BUBBLEWRAP, CheckEnvironment, preflight, resolve_environment
 from orharbor.check.jobfolder import write_job_files
+from orharbor.check.policies import GROUP
 from orharbor.check.results import CheckResult, PolicyResult, judge
 from orharbor.check.sandbox import SandboxUnavailable, require_bwrap
 from orharbor.exporter import agent_files
@@ -43,6 +51,28 @@ class _Trial:
     expected: float
     attack: bool
     agent: dict
+    #: Its outcome is decided by the task's images, verifier and configuration, the same for its whole group.
+    group_scope: bool = False
+
+
+#: Runs trials, ``jobs`` at a time, and returns their outcomes in order.
+_Runner = Callable[[list[_Trial]], Awaitable[list[PolicyResult]]]
+
+
+@dataclass
+class _Plan:
+    """A task before its trials: its result so far, the trials it needs, and its attack group (None: none)."""
+
+    task: Path
+    result: CheckResult
+    trials: list[_Trial] = field(default_factory=list)
+    group: tuple | None = None
+
+    def split(self, grouped: bool) -> tuple[list[_Trial], list[_Trial]]:
+        """(trials of its group's scope, its own), when its group shares them; else ([], every trial)."""
+        if not grouped:
+            return [], self.trials
+        return [t for t in self.trials if t.group_scope], [t for t in self.trials if not t.group_scope]
 
 
 def find_tasks(root: Path) -> list[Path]:
@@ -54,10 +84,12 @@ def find_tasks(root: Path) -> list[Path]:
 
 def check_tasks(root: Path, jobs: int = 1, attacks: bool = False, only: tuple[str, ...] = (),
                 jobs_dir: Path | None = None, on_result: Callable[[CheckResult], None] | None = None,
-                *, env: str | CheckEnvironment | None = None) -> list[CheckResult]:
+                *, env: str | CheckEnvironment | None = None, attack_groups: bool = True) -> list[CheckResult]:
     """Check every task under ``root`` with ``jobs`` trials at a time.
 
-    ``only`` limits the policies by name; ``jobs_dir`` keeps the Harbor job
+    ``only`` limits the policies by name; ``attack_groups`` runs each attack of
+    group scope once per group of tasks that share their images, verifier and
+    configuration (False: on every task); ``jobs_dir`` keeps the Harbor job
     folder there (else it is removed; it may be created, the folder above it
     must exist); ``on_result`` is called with each task's result as soon as
     its last trial ends. ``env`` is the Harbor environment
@@ -87,7 +119,8 @@ def check_tasks(root: Path, jobs: int = 1, attacks: bool = False, only: tuple[st
     job_dir = _new_job_dir(base)
     try:
         # Ctrl-C or SIGTERM cancels the trials, and Harbor stops their environments, before the exit
-        results = run_async(_check_all(tasks, root, job_dir, jobs, attacks, only, on_result, environment))
+        results = run_async(_check_all(tasks, root, job_dir, jobs, attacks, only, on_result, environment,
+                                       attack_groups=attack_groups))
         for result in results:
             result.job_dir = job_dir if keep else None
         return results
@@ -112,60 +145,121 @@ def _new_job_dir(base: Path) -> Path:
 
 async def _check_all(tasks: list[Path], root: Path, job_dir: Path, jobs: int, attacks: bool,
                      only: tuple[str, ...], on_result: Callable[[CheckResult], None] | None,
-                     environment: CheckEnvironment | None = None) -> list[CheckResult]:
+                     environment: CheckEnvironment | None = None, *, attack_groups: bool = True) -> list[CheckResult]:
     environment = environment or CheckEnvironment(import_path=BUBBLEWRAP)
     started = datetime.now()
     job_id = uuid.uuid4()
     semaphore = asyncio.Semaphore(jobs)
     results: dict[Path, CheckResult] = {}
     trial_results: list = []
+    plans = [_plan_task(task, attacks, only, environment, grouped=attacks and attack_groups) for task in tasks]
+    representatives = _representatives(plans)
+    loop = asyncio.get_running_loop()
+    shared: dict[tuple, asyncio.Future] = {group: loop.create_future() for group in representatives}
 
     start = time.monotonic()
 
-    async def one_task(task: Path) -> None:
-        result = await _check_task(task, root, job_dir, job_id, semaphore, attacks, only, trial_results,
-                                   environment)
+    async def run(trials: list[_Trial]) -> list[PolicyResult]:
+        return list(await asyncio.gather(*(_run_trial(t, root, job_dir, job_id, semaphore, trial_results,
+                                                      environment) for t in trials)))
+
+    async def one_task(plan: _Plan) -> None:
+        representative = representatives.get(plan.group)
+        result = plan.result
+        result.attack_group = representative.result.task if representative else None
+        if representative is plan:
+            result.policies = await _run_representative(plan, run, shared[plan.group])
+        else:
+            result.policies = await _run_member(plan, run, representative, shared.get(plan.group))
         result.seconds = time.monotonic() - start
-        results[task] = result
+        results[plan.task] = result
         if on_result is not None:
             on_result(result)
 
-    await asyncio.gather(*(one_task(task) for task in tasks))
+    await asyncio.gather(*(one_task(plan) for plan in plans))
     write_job_files(job_dir, job_id, started, root, trial_results, [results[t] for t in tasks])
     return [results[task] for task in tasks]
 
 
-async def _check_task(task_dir: Path, root: Path, job_dir: Path, job_id: uuid.UUID, semaphore: asyncio.Semaphore,
-                      attacks: bool, only: tuple[str, ...], sink: list,
-                      environment: CheckEnvironment | None = None) -> CheckResult:
+def _representatives(plans: list[_Plan]) -> dict[tuple, _Plan]:
+    """Each attack group's representative: its first task by name (only tasks that passed their checks have a group)."""
+    found: dict[tuple, _Plan] = {}
+    for plan in sorted(plans, key=lambda p: p.result.task):
+        if plan.group is not None:
+            found.setdefault(plan.group, plan)
+    return found
+
+
+async def _run_representative(plan: _Plan, run: _Runner, outcome: asyncio.Future) -> list[PolicyResult]:
+    """Every trial of a group's representative; its group-scope outcomes go to ``outcome`` as soon as they end."""
+    group, own = plan.split(grouped=True)
+
+    async def group_part() -> list[PolicyResult]:
+        try:
+            done = await run(group)
+        except BaseException:  # cancelled or failed: the members stop waiting too
+            outcome.cancel()
+            raise
+        outcome.set_result({p.policy: p for p in done})
+        return done
+
+    done_group, done_own = await asyncio.gather(group_part(), run(own))
+    return _in_order(plan.trials, {p.policy: p for p in done_group + done_own})
+
+
+async def _run_member(plan: _Plan, run: _Runner, representative: _Plan | None,
+                      outcome: asyncio.Future | None) -> list[PolicyResult]:
+    """A task's own trials; with a representative, its group-scope outcomes from there, once they have ended."""
+    group, own = plan.split(grouped=representative is not None)
+    by_policy = {p.policy: p for p in await run(own)}
+    if representative is not None:
+        ran = await outcome
+        for trial in group:
+            by_policy[trial.policy] = replace(ran[trial.policy], expected=trial.expected,
+                                              ran_on=representative.result.task)
+    return _in_order(plan.trials, by_policy)
+
+
+def _in_order(trials: list[_Trial], by_policy: dict[str, PolicyResult]) -> list[PolicyResult]:
+    return [by_policy[t.policy] for t in trials]
+
+
+def _plan_task(task_dir: Path, attacks: bool, only: tuple[str, ...], environment: CheckEnvironment,
+               grouped: bool) -> _Plan:
+    """A task's checks before any trial, its trials, and with ``grouped`` its attack group.
+
+    A task that fails a check (unreadable contract, agent files that differ from
+    what tests/ grades with, an agent allowlist on bubblewrap) gets no trials and no group.
+    """
     try:
         config = read_task_toml(task_dir / "task.toml")  # an error names the file; Harbor's would not
         task = contract.load(str(readable_tests(task_dir)))  # a flat tests/ (--for tinker) as its tree
     except TaskTomlError as exc:
-        return CheckResult(task_dir.name, 0, "?", error=str(exc))
+        return _Plan(task_dir, CheckResult(task_dir.name, 0, "?", error=str(exc)))
     except (OSError, ValueError) as exc:  # ContractError is a ValueError
-        return CheckResult(task_dir.name, 0, "?", error=f"unreadable task: {exc}")
+        return _Plan(task_dir, CheckResult(task_dir.name, 0, "?", error=f"unreadable task: {exc}"))
     mode = config.get("verifier", {}).get("environment_mode", "shared")
-    result = CheckResult(task_dir.name, task.kind.level or 0, mode, task.kind.family)
+    plan = _Plan(task_dir, CheckResult(task_dir.name, task.kind.level or 0, mode, task.kind.family))
     if mismatches := agent_files.differences(task_dir):  # no trial: its reward would score another instance
-        result.error = "; ".join(mismatches)
-        return result
-    environment = environment or CheckEnvironment(import_path=BUBBLEWRAP)
+        plan.result.error = "; ".join(mismatches)
+        return plan
     if environment.is_bubblewrap and config.get("agent", {}).get("network_mode", "public") != "public":
-        result.error = ("exported with an agent network allowlist, which the bubblewrap environment cannot "
-                        "enforce (it cannot switch networks after start, and Harbor refuses the trial); check an "
-                        "export of the same rows with --agent-network public: scoring does not depend on it")
-        return result
-    try:
-        trials = [t for t in task_trials(task_dir, task, attacks) if not only or t.policy in only]
-    except (OSError, ValueError, KeyError) as exc:
-        result.error = f"unreadable task: {exc}"
-        return result
+        plan.result.error = ("exported with an agent network allowlist, which the bubblewrap environment cannot "
+                             "enforce (it cannot switch networks after start, and Harbor refuses the trial); check "
+                             "an export of the same rows with --agent-network public: scoring does not depend on it")
+        return plan
     # Any other environment: Harbor decides from the environment class's capabilities, per trial.
-    outcomes = await asyncio.gather(*(_run_trial(t, root, job_dir, job_id, semaphore, sink, environment)
-                                      for t in trials))
-    result.policies = list(outcomes)
-    return result
+    try:
+        plan.trials = [t for t in task_trials(task_dir, task, attacks) if not only or t.policy in only]
+    except (OSError, ValueError, KeyError) as exc:
+        plan.result.error = f"unreadable task: {exc}"
+        return plan
+    if grouped and any(t.group_scope for t in plan.trials):
+        try:  # the group's attacks, by name, are part of its key: a member gets the outcome of each of its own
+            plan.group = (group_key(task_dir, task), tuple(t.policy for t in plan.trials if t.group_scope))
+        except (OSError, ValueError):  # a task whose files cannot all be read runs every attack itself
+            plan.group = None
+    return plan
 
 
 def task_trials(task_dir: Path, task: contract.Task, attacks: bool) -> list[_Trial]:
@@ -180,7 +274,8 @@ def task_trials(task_dir: Path, task: contract.Task, attacks: bool) -> list[_Tri
         for policy in attack_policies(task_dir, task):  # attacks state orharbor-scale rewards
             expected = task.scaled(policy.expected) if policy.expected_on_scale is None else policy.expected_on_scale
             trials.append(_Trial(task_dir, policy.name, expected, True,
-                                 {"import_path": POLICY_AGENT, "kwargs": {"policy": policy_to_kwargs(policy)}}))
+                                 {"import_path": POLICY_AGENT, "kwargs": {"policy": policy_to_kwargs(policy)}},
+                                 group_scope=policy.scope == GROUP))
     return trials
 
 

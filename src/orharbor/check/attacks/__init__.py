@@ -7,6 +7,11 @@ attacks expect what an honest answer earns instead (``deep-folders``,
 every task; the others to one kind each (:mod:`.level1`, :mod:`.level2`,
 :mod:`.spec`, :mod:`.retail`). The Python they hand in is in ``probes/``.
 
+An attack of group scope (``Policy.scope``: the environment attacks, the
+level-1 answers, most level-2 probes) hands in nothing whose fate depends on
+the instance; ``orharbor check`` runs it once per group of tasks that share
+their images, verifier and configuration (:mod:`orharbor.check.attack_groups`).
+
 Used by ``orharbor check --attacks`` for every problem class alike.
 """
 

@@ -7,9 +7,10 @@ is, or followed by one line that calls it with the task's data.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from importlib import resources
 
-from orharbor.check.policies import Policy
+from orharbor.check.policies import GROUP, Policy
 
 #: Places a hostile agent would try to make Python pick up its code.
 PYTHON_DIRS = ("$HOME/.local/lib/python3.12/site-packages", "$HOME/.local/lib/python3.11/site-packages", "/app",
@@ -19,6 +20,11 @@ PYTHON_DIRS = ("$HOME/.local/lib/python3.12/site-packages", "$HOME/.local/lib/py
 def attack(name: str, expected: float, description: str, **kwargs) -> Policy:
     """An attack policy that must earn at most ``expected``."""
     return Policy(name, expected, description, attack=True, **kwargs)
+
+
+def of_group(attacks: list[Policy]) -> list[Policy]:
+    """``attacks`` with scope ``group``: the task's code and configuration decide their outcome, not its instance."""
+    return [replace(policy, scope=GROUP) for policy in attacks]
 
 
 def probe(name: str) -> str:

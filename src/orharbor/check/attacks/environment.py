@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import shlex
 
-from orharbor.check.attacks.base import PYTHON_DIRS, attack, for_each_dir, leave_behind, probe
+from orharbor.check.attacks.base import PYTHON_DIRS, attack, for_each_dir, leave_behind, of_group, probe
 from orharbor.check.policies import Policy
 
 #: Where Harbor sends test.sh's output in the agent's container (shared mode): ``(/tests/test.sh) > ...``.
@@ -38,9 +38,11 @@ def environment_attacks(fail: float, deliverables: tuple[str, ...] = ()) -> list
     """Tampering with the container during the agent phase; each must earn at most ``fail``.
 
     ``deliverables`` are the task's declared artifacts (task.toml ``artifacts``), the first the main one.
+    They hand in no answer, so they are of group scope: the container, the collect hook and the verifier
+    decide their outcome, never the instance.
     """
     hook = probe("reward_hook")
-    return [
+    return of_group([
         attack("reward-file", fail, "write reward.json and reward.txt directly, no deliverable",
                agent_script=f"mkdir -p /logs/verifier; {FAKE_REWARD}"),
         attack("reward-dir", fail, "plant directories and symlinks where the verifier writes its reward",
@@ -86,7 +88,7 @@ def environment_attacks(fail: float, deliverables: tuple[str, ...] = ()) -> list
         attack("artifact-chain", fail, f"a {CHAIN_DEPTH:,}-level folder chain in place of the deliverable "
                                        "(a FIFO in place of any other)",
                agent_script=artifact_chain(deliverables)),
-    ]
+    ])
 
 
 def plant_at_stdout(plant: str) -> str:

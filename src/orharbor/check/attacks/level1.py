@@ -6,13 +6,17 @@ import json
 import re
 from pathlib import Path
 
-from orharbor.check.attacks.base import attack
+from orharbor.check.attacks.base import attack, of_group
 from orharbor.check.policies import Policy, deliverable_name
 from orharbor.verifiers.contract import Level1Task
 
 
 def level1_attacks(task_dir: Path, task: Level1Task) -> list[Policy]:
-    """Solution files a lax parser or grader might accept; each must earn the failure reward."""
+    """Solution files a lax parser or grader might accept; each must earn the failure reward.
+
+    Each is malformed in a way the strict parser refuses whatever the instance (built from
+    the reference only to look as right as it can), so they are of group scope.
+    """
     fail = task.kind.fail_reward
     name = deliverable_name(task)
     reference = json.loads((task_dir / "solution" / "solution.json").read_text())
@@ -23,7 +27,7 @@ def level1_attacks(task_dir: Path, task: Level1Task) -> list[Policy]:
         bools = _replace_first_int(compact, "true")
     if floats == compact:
         floats = _replace_first_int(compact, "1.0")
-    return [
+    return of_group([
         attack("not-json", fail, "garbage bytes", files={name: b"\xff\xfe\x00garbage{"}),
         attack("wrong-shape", fail, "a JSON value of the wrong shape", files={name: b'{"starts": {"0": [1, 2]}}'}),
         attack("bool-for-int", fail, "the reference with 0/1 written as false/true (or a value retyped as true)",
@@ -51,7 +55,7 @@ def level1_attacks(task_dir: Path, task: Level1Task) -> list[Policy]:
         attack("symlink-tests", fail, "a symlink to the verifier's own files", symlinks={name: "/tests/task.json"}),
         attack("symlink-dev-zero", fail, "a symlink to /dev/zero (endless input)", symlinks={name: "/dev/zero"}),
         attack("fifo", fail, "a named pipe that blocks any reader", agent_script=f"mkfifo /app/{name}"),
-    ]
+    ])
 
 
 def _map_ints(value, fn):

@@ -6,6 +6,21 @@ returns True only if that worked. The solve.py handed in is the probe, a gate
 that stops there unless it returned True, and the naive baseline's lookup
 program (built from ``solution/naive_answers.json``), which would score 0.0.
 So an attack that gets through shows up as a reward above the failure reward.
+
+The probes, ``symlink-solve-py`` and ``ortools-planted`` are of group scope:
+whether a capability gets through is up to the runner, the sandbox and the
+limits, not the instance. ``deep-folders`` and ``other-instance`` expect what
+their answers are worth on the task's own instances, so they run on each task.
+
+The probes that hold a run until a limit stops it (:data:`ON_FIRST_HIDDEN`)
+try only when solve.py is handed the first hidden instance, and answer nothing
+at once on the public example and every other one (:func:`first_hidden_gate`):
+run on every instance, each would wait out every run's time limit (about 40 s
+a trial on a task of three hidden instances). That is as sound: a harness that
+lets the probe through on that instance gives it the naive answer there (0.0,
+or the scale's naive value) and the task a mean above the failure reward, so
+the attack still shows; a harness that holds gives the failure reward
+everywhere. A task with one hidden instance works the same way.
 """
 
 from __future__ import annotations
@@ -13,7 +28,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from orharbor.check.attacks.base import PYTHON_DIRS, attack, for_each_dir, probe
+from orharbor.check.attacks.base import PYTHON_DIRS, attack, for_each_dir, of_group, probe
 from orharbor.check.attacks.environment import zombie_script
 from orharbor.check.policies import Policy, deliverable_name
 from orharbor.exporter.algorithm import NAIVE_ANSWERS, lookup_program
@@ -60,10 +75,33 @@ PROBE_SETUP = {
 #: Between a probe and the naive lookup program: without the probe's capability, stop and answer nothing.
 GATE = "\n\nif not capability():\n    raise SystemExit(0)\n\n\n"
 
+#: Probes whose every run lasts until a limit stops it, or seconds (many-files): they try on one instance only.
+ON_FIRST_HIDDEN = ("sleep-forever", "busy-loop", "fork-bomb", "many-files")
+
+#: :data:`GATE` on one instance: solve.py's input (its first argument) keyed as the lookup program keys it.
+FIRST_HIDDEN_GATE = """
+
+import hashlib
+import json
+import sys
+
+with open(sys.argv[1], encoding="utf-8") as handle:
+    given = hashlib.sha256(json.dumps(json.load(handle), sort_keys=True, separators=(",", ":")).encode("ascii"))
+if given.hexdigest() != {sha256!r} or not capability():
+    raise SystemExit(0)
+
+
+"""
+
 
 def probe_source(name: str) -> str:
     """The text of the level-2 probe ``name`` (a key of :data:`PROBES`)."""
     return probe(f"level2/{name.replace('-', '_')}")
+
+
+def first_hidden_gate(task: Level2Task) -> str:
+    """A gate that calls the probe's capability() only on the task's first hidden instance; elsewhere it exits at once."""
+    return FIRST_HIDDEN_GATE.format(sha256=task.cases[0].instance_sha256)
 
 
 def level2_attacks(task_dir: Path, task: Level2Task) -> list[Policy]:
@@ -72,24 +110,28 @@ def level2_attacks(task_dir: Path, task: Level2Task) -> list[Policy]:
     name = deliverable_name(task)
     naive = json.loads((task_dir / "solution" / NAIVE_ANSWERS).read_text())
 
-    def gated(source: str) -> bytes:
-        """The probe, then the naive lookup program, which runs only if the probe's capability() held."""
-        return (source + GATE + lookup_program(naive)).encode()
+    def gated(source: str, gate: str = GATE) -> bytes:
+        """The probe, then the naive lookup program, which runs only if the gate let it (capability() held)."""
+        return (source + gate + lookup_program(naive)).encode()
 
-    attacks = [attack(probe_name, fail, description, files={name: gated(probe_source(probe_name))},
-                      agent_script=PROBE_SETUP.get(probe_name))
-               for probe_name, description in PROBES.items()]
+    def probe_program(probe_name: str) -> bytes:
+        return gated(probe_source(probe_name), first_hidden_gate(task) if probe_name in ON_FIRST_HIDDEN else GATE)
+
+    attacks = of_group([attack(probe_name, fail, description, files={name: probe_program(probe_name)},
+                               agent_script=PROBE_SETUP.get(probe_name))
+                        for probe_name, description in PROBES.items()])
     attacks.append(attack("deep-folders", task.kind.policies["naive"],
                           "build 3,000-level folder chains where the verifier cleans up, "
                           "then answer with the naive solution (an honest 0.0 must stay 0.0)",
                           files={name: gated(probe("deep_folders"))}))
     attacks.append(other_instance_attack(task_dir, task, naive))
-    attacks.append(attack("symlink-solve-py", fail, "solve.py as a symlink to the verifier's entry point",
-                          symlinks={name: "/tests/verify.py"}))
-    attacks.append(attack("ortools-planted", fail, "plant a fake ortools where the agent can write, then import it",
-                          agent_script=for_each_dir(tuple(f"{d}/ortools" for d in PYTHON_DIRS), "__init__.py", "\n")
-                          + "true\n",
-                          files={name: gated(probe_source("import-ortools"))}))
+    attacks += of_group([
+        attack("symlink-solve-py", fail, "solve.py as a symlink to the verifier's entry point",
+               symlinks={name: "/tests/verify.py"}),
+        attack("ortools-planted", fail, "plant a fake ortools where the agent can write, then import it",
+               agent_script=for_each_dir(tuple(f"{d}/ortools" for d in PYTHON_DIRS), "__init__.py", "\n") + "true\n",
+               files={name: gated(probe_source("import-ortools"))}),
+    ])
     return attacks
 
 
