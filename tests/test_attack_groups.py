@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from bundled import edit_bundled
 from click.testing import CliRunner
 
 from orharbor import api, check
@@ -70,8 +71,8 @@ def _edit_json(path: Path, change) -> None:
 
 #: What an attack can touch, changed in one task of a pair that shares a key: each must split the pair.
 SPLITS = {
-    "a verifier bundle file": (LEVEL1_PAIR, lambda t: _edit(t / "tests/orharbor/verifiers/strict.py", "def ",
-                                                              "def _unused():\n    pass\n\n\ndef ")),
+    "a verifier bundle file": (LEVEL1_PAIR, lambda t: edit_bundled(t / "tests", "orharbor/verifiers/strict.py", "def ",
+                                                                   "def _unused():\n    pass\n\n\ndef ")),
     "test.sh": (LEVEL1_PAIR, lambda t: _edit(t / "tests/test.sh", "\n", "\ntrue\n")),
     "the agent's Dockerfile": (LEVEL1_PAIR, lambda t: _edit(t / "environment/Dockerfile", "\n", "\n# and more\n")),
     "a task.toml verifier setting": (LEVEL1_PAIR, lambda t: _edit(t / "task.toml", "[verifier]\ntimeout_sec = 120.0",
