@@ -139,8 +139,8 @@ class Recorder:
         self.ran: list[tuple[str, str]] = []
         self.events: list[tuple] = []
 
-    async def __call__(self, spec, root, job_dir, job_id, semaphore, sink, environment=None) -> PolicyResult:
-        async with semaphore:
+    async def __call__(self, spec, root, job_dir, job_id, slots, sink, environment=None) -> PolicyResult:
+        async with slots.slot(long=spec.long):
             await asyncio.sleep(0.01 if spec.group_scope else 0)
             self.ran.append((spec.task.name, spec.policy))
             self.events.append(("trial", spec.task.name, spec.policy, spec.group_scope))

@@ -36,6 +36,9 @@ class Policy:
     #: (it hands in nothing built for the instance, or nothing the parser accepts), so ``orharbor check`` runs it
     #: once per group of tasks that share their images, verifier and configuration (:mod:`orharbor.check.attack_groups`).
     scope: str = TASK
+    #: Its trial takes seconds more than most (it waits out a run's time limit, or builds folder chains):
+    #: ``orharbor check`` starts such trials first, so that none of them is what a check waits for at its end.
+    long: bool = False
 
 
 def deliverable_name(task: Task) -> str:

@@ -32,6 +32,7 @@ from orharbor.check.jobfolder import write_job_files
 from orharbor.check.policies import GROUP
 from orharbor.check.results import CheckResult, PolicyResult, judge
 from orharbor.check.sandbox import SandboxUnavailable, require_bwrap
+from orharbor.check.slots import Slots
 from orharbor.exporter import agent_files
 from orharbor.exporter.profiles import readable_tests
 from orharbor.files import require_parent
@@ -53,6 +54,8 @@ class _Trial:
     agent: dict
     #: Its outcome is decided by the task's images, verifier and configuration, the same for its whole group.
     group_scope: bool = False
+    #: It takes seconds more than most (:attr:`orharbor.check.policies.Policy.long`): started first.
+    long: bool = False
 
 
 #: Runs trials, ``jobs`` at a time, and returns their outcomes in order.
@@ -149,7 +152,7 @@ async def _check_all(tasks: list[Path], root: Path, job_dir: Path, jobs: int, at
     environment = environment or CheckEnvironment(import_path=BUBBLEWRAP)
     started = datetime.now()
     job_id = uuid.uuid4()
-    semaphore = asyncio.Semaphore(jobs)
+    slots = Slots(jobs)
     results: dict[Path, CheckResult] = {}
     trial_results: list = []
     plans = [_plan_task(task, attacks, only, environment, grouped=attacks and attack_groups) for task in tasks]
@@ -160,7 +163,7 @@ async def _check_all(tasks: list[Path], root: Path, job_dir: Path, jobs: int, at
     start = time.monotonic()
 
     async def run(trials: list[_Trial]) -> list[PolicyResult]:
-        return list(await asyncio.gather(*(_run_trial(t, root, job_dir, job_id, semaphore, trial_results,
+        return list(await asyncio.gather(*(_run_trial(t, root, job_dir, job_id, slots, trial_results,
                                                       environment) for t in trials)))
 
     async def one_task(plan: _Plan) -> None:
@@ -275,11 +278,11 @@ def task_trials(task_dir: Path, task: contract.Task, attacks: bool) -> list[_Tri
             expected = task.scaled(policy.expected) if policy.expected_on_scale is None else policy.expected_on_scale
             trials.append(_Trial(task_dir, policy.name, expected, True,
                                  {"import_path": POLICY_AGENT, "kwargs": {"policy": policy_to_kwargs(policy)}},
-                                 group_scope=policy.scope == GROUP))
+                                 group_scope=policy.scope == GROUP, long=policy.long))
     return trials
 
 
-async def _run_trial(spec: _Trial, root: Path, job_dir: Path, job_id: uuid.UUID, semaphore: asyncio.Semaphore,
+async def _run_trial(spec: _Trial, root: Path, job_dir: Path, job_id: uuid.UUID, slots: Slots,
                      sink: list, environment: CheckEnvironment | None = None) -> PolicyResult:
     from harbor.models.trial.config import AgentConfig, EnvironmentConfig, TaskConfig, TrialConfig
     from harbor.trial.trial import Trial
@@ -289,7 +292,7 @@ async def _run_trial(spec: _Trial, root: Path, job_dir: Path, job_id: uuid.UUID,
     config = TrialConfig(task=TaskConfig(path=spec.task.resolve(), source=root.resolve().name),
                          trial_name=name, trials_dir=job_dir, agent=AgentConfig(**spec.agent),
                          environment=EnvironmentConfig(**environment.config_kwargs()), job_id=job_id)
-    async with semaphore:
+    async with slots.slot(long=spec.long):
         try:
             trial = await Trial.create(config)
             outcome = await trial.run()

@@ -20,7 +20,9 @@ a trial on a task of three hidden instances). That is as sound: a harness that
 lets the probe through on that instance gives it the naive answer there (0.0,
 or the scale's naive value) and the task a mean above the failure reward, so
 the attack still shows; a harness that holds gives the failure reward
-everywhere. A task with one hidden instance works the same way.
+everywhere. A task with one hidden instance works the same way. deep-folders
+builds its chains in that run alone too (a cleanup that fails on them fails
+there) and answers every instance.
 """
 
 from __future__ import annotations
@@ -94,6 +96,22 @@ if given.hexdigest() != {sha256!r} or not capability():
 """
 
 
+#: deep-folders' gate: it builds its chains on the first hidden instance only, and answers every instance.
+CHAINS_ON_FIRST_HIDDEN = """
+
+import hashlib
+import json
+import sys
+
+with open(sys.argv[1], encoding="utf-8") as handle:
+    given = hashlib.sha256(json.dumps(json.load(handle), sort_keys=True, separators=(",", ":")).encode("ascii"))
+if given.hexdigest() == {sha256!r}:
+    capability()
+
+
+"""
+
+
 def probe_source(name: str) -> str:
     """The text of the level-2 probe ``name`` (a key of :data:`PROBES`)."""
     return probe(f"level2/{name.replace('-', '_')}")
@@ -118,12 +136,14 @@ def level2_attacks(task_dir: Path, task: Level2Task) -> list[Policy]:
         return gated(probe_source(probe_name), first_hidden_gate(task) if probe_name in ON_FIRST_HIDDEN else GATE)
 
     attacks = of_group([attack(probe_name, fail, description, files={name: probe_program(probe_name)},
-                               agent_script=PROBE_SETUP.get(probe_name))
+                               agent_script=PROBE_SETUP.get(probe_name), long=probe_name in ON_FIRST_HIDDEN)
                         for probe_name, description in PROBES.items()])
     attacks.append(attack("deep-folders", task.kind.policies["naive"],
-                          "build 3,000-level folder chains where the verifier cleans up, "
-                          "then answer with the naive solution (an honest 0.0 must stay 0.0)",
-                          files={name: gated(probe("deep_folders"))}))
+                          "build 3,000-level folder chains where the verifier cleans up (in the run of the first "
+                          "hidden instance), then answer with the naive solution (an honest 0.0 must stay 0.0)",
+                          files={name: gated(probe("deep_folders"),
+                                             CHAINS_ON_FIRST_HIDDEN.format(sha256=task.cases[0].instance_sha256))},
+                          long=True))
     attacks.append(other_instance_attack(task_dir, task, naive))
     attacks += of_group([
         attack("symlink-solve-py", fail, "solve.py as a symlink to the verifier's entry point",
