@@ -408,8 +408,10 @@ def _check_env(ctx: click.Context, param: click.Parameter, value: str | None):
 
 @main.command("check")
 @click.argument("tasks", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("-j", "--workers", type=click.IntRange(min=1), default=os.cpu_count() or 1, show_default="all cores",
-              help="Trials run at once.")
+@click.option("-j", "--workers", type=click.IntRange(min=1), default=2 * (os.cpu_count() or 1),
+              show_default="two per core",
+              help="Trials run at once. A trial spends part of its time waiting (sandbox starts, the time limits the "
+                   "attacks wait out), so one per core leaves cores idle.")
 @click.option("--attacks", is_flag=True, help="Also run the attack suite: every attack must score the failure reward.")
 @click.option("--each-task", is_flag=True,
               help="With --attacks: run every attack on every task, instead of once per group of tasks that share "
