@@ -21,8 +21,13 @@ def edit_bundled(tests: Path, name: str, old: str, new: str) -> None:
     """
     text = read_bundled(tests, name)
     assert old in text, f"defence {old!r} not found in {name}: update this test"
-    with zipfile.ZipFile(tests / BUNDLE) as bundle:
-        entries = [(info, bundle.read(info)) for info in bundle.infolist()]
-    with zipfile.ZipFile(tests / BUNDLE, "w") as bundle:
+    rewrite_zip(tests / BUNDLE, lambda entry, data: text.replace(old, new).encode() if entry == name else data)
+
+
+def rewrite_zip(path: Path, edit) -> None:
+    """The zip at ``path`` written again with ``edit(name, data)`` in place of every entry's data."""
+    with zipfile.ZipFile(path) as archive:
+        entries = [(info, archive.read(info)) for info in archive.infolist()]
+    with zipfile.ZipFile(path, "w") as archive:
         for info, data in entries:
-            bundle.writestr(info, text.replace(old, new).encode() if info.filename == name else data)
+            archive.writestr(info, edit(info.filename, data))

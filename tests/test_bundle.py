@@ -10,6 +10,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from bundled import rewrite_zip
 
 from orharbor import problem_modules
 from orharbor.exporter.bundle import bundle_files, unpack, write_bundle
@@ -85,23 +86,14 @@ def test_the_verifier_imports_bytecode_from_the_zip_and_nothing_from_the_tests_f
     assert not out[2].startswith(str(bundle))
 
 
-def _rewrite(bundle: Path, edit) -> None:
-    """The zip at ``bundle`` with ``edit(name, data)`` applied to every entry."""
-    with zipfile.ZipFile(bundle) as archive:
-        entries = [(info, archive.read(info)) for info in archive.infolist()]
-    with zipfile.ZipFile(bundle, "w") as archive:
-        for info, data in entries:
-            archive.writestr(info, edit(info.filename, data))
-
-
 @pytest.mark.parametrize("change", ["another Python's magic number", "a source that no longer matches"])
 def test_bytecode_that_does_not_fit_is_passed_over_for_the_source(tmp_path, change):
     """Another Python (a --base-image of 3.11) or a source edited after the export: the source is imported."""
     bundle = write_bundle("jobshop", tmp_path)
     if change == "another Python's magic number":
-        _rewrite(bundle, lambda name, data: b"\x00\x00" + data[2:] if name.endswith(".pyc") else data)
+        rewrite_zip(bundle, lambda name, data: b"\x00\x00" + data[2:] if name.endswith(".pyc") else data)
     else:
-        _rewrite(bundle, lambda name, data: data + b"\nEDITED = 1\n" if name.endswith("main.py") else data)
+        rewrite_zip(bundle, lambda name, data: data + b"\nEDITED = 1\n" if name.endswith("main.py") else data)
     out = _imported(bundle)
     assert out[1] == str(bundle / "orharbor/verifiers/main.py")
     assert out[0].endswith(".pyc") == (change != "another Python's magic number")

@@ -80,8 +80,9 @@ GATE = "\n\nif not capability():\n    raise SystemExit(0)\n\n\n"
 #: Probes whose every run lasts until a limit stops it, or seconds (many-files): they try on one instance only.
 ON_FIRST_HIDDEN = ("sleep-forever", "busy-loop", "fork-bomb", "many-files")
 
-#: :data:`GATE` on one instance: solve.py's input (its first argument) keyed as the lookup program keys it.
-FIRST_HIDDEN_GATE = """
+#: Sets ``on_first_hidden``: whether solve.py's input (its first argument), keyed as the lookup program keys it,
+#: is the task's first hidden instance (``{sha256}``). The start of both gates below.
+_GIVEN_IS_FIRST_HIDDEN = """
 
 import hashlib
 import json
@@ -89,27 +90,12 @@ import sys
 
 with open(sys.argv[1], encoding="utf-8") as handle:
     given = hashlib.sha256(json.dumps(json.load(handle), sort_keys=True, separators=(",", ":")).encode("ascii"))
-if given.hexdigest() != {sha256!r} or not capability():
-    raise SystemExit(0)
-
-
+on_first_hidden = given.hexdigest() == {sha256!r}
 """
-
-
+#: :data:`GATE` on one instance: elsewhere solve.py answers nothing at once.
+FIRST_HIDDEN_GATE = _GIVEN_IS_FIRST_HIDDEN + "if not on_first_hidden or not capability():\n    raise SystemExit(0)\n\n\n"
 #: deep-folders' gate: it builds its chains on the first hidden instance only, and answers every instance.
-CHAINS_ON_FIRST_HIDDEN = """
-
-import hashlib
-import json
-import sys
-
-with open(sys.argv[1], encoding="utf-8") as handle:
-    given = hashlib.sha256(json.dumps(json.load(handle), sort_keys=True, separators=(",", ":")).encode("ascii"))
-if given.hexdigest() == {sha256!r}:
-    capability()
-
-
-"""
+CHAINS_ON_FIRST_HIDDEN = _GIVEN_IS_FIRST_HIDDEN + "if on_first_hidden:\n    capability()\n\n\n"
 
 
 def probe_source(name: str) -> str:
@@ -117,9 +103,10 @@ def probe_source(name: str) -> str:
     return probe(f"level2/{name.replace('-', '_')}")
 
 
-def first_hidden_gate(task: Level2Task) -> str:
-    """A gate that calls the probe's capability() only on the task's first hidden instance; elsewhere it exits at once."""
-    return FIRST_HIDDEN_GATE.format(sha256=task.cases[0].instance_sha256)
+def first_hidden_gate(task: Level2Task, gate: str = FIRST_HIDDEN_GATE) -> str:
+    """``gate`` for the task's first hidden instance: by default, the probe's capability() is called there only and
+    solve.py exits at once elsewhere."""
+    return gate.format(sha256=task.cases[0].instance_sha256)
 
 
 def level2_attacks(task_dir: Path, task: Level2Task) -> list[Policy]:
@@ -141,8 +128,7 @@ def level2_attacks(task_dir: Path, task: Level2Task) -> list[Policy]:
     attacks.append(attack("deep-folders", task.kind.policies["naive"],
                           "build 3,000-level folder chains where the verifier cleans up (in the run of the first "
                           "hidden instance), then answer with the naive solution (an honest 0.0 must stay 0.0)",
-                          files={name: gated(probe("deep_folders"),
-                                             CHAINS_ON_FIRST_HIDDEN.format(sha256=task.cases[0].instance_sha256))},
+                          files={name: gated(probe("deep_folders"), first_hidden_gate(task, CHAINS_ON_FIRST_HIDDEN))},
                           long=True))
     attacks.append(other_instance_attack(task_dir, task, naive))
     attacks += of_group([
