@@ -54,53 +54,40 @@ def test_long_waiters_start_before_short_ones_that_asked_first():
     assert _run(body()) == ["first", "long-1", "long-2", "short-1", "short-2"]
 
 
+async def _cancel_a_waiter(as_its_turn_comes: bool) -> str:
+    """One slot held; a waiter cancelled while it waits, or in the very step in which the holder's release hands it
+    the slot (before it can resume); then whether a new waiter still gets the slot."""
+    slots = Slots(1)
+    gate = asyncio.Event()
+    waiting: list[asyncio.Task] = []
+
+    async def holder():
+        async with slots.slot():
+            await gate.wait()
+        if as_its_turn_comes:  # the same step as the release: the waiter's turn is set, it has not run yet
+            waiting[0].cancel()
+
+    async def waiter():
+        async with slots.slot():
+            return "ran"
+
+    first = asyncio.create_task(holder())
+    await asyncio.sleep(0)
+    waiting.append(asyncio.create_task(waiter()))
+    await asyncio.sleep(0)
+    if not as_its_turn_comes:
+        waiting[0].cancel()
+        await asyncio.sleep(0)
+    gate.set()
+    await first
+    [outcome] = await asyncio.gather(waiting[0], return_exceptions=True)
+    assert isinstance(outcome, asyncio.CancelledError)  # it never ran
+    return await asyncio.wait_for(waiter(), timeout=5)
+
+
 def test_a_cancelled_waiter_loses_no_slot():
-    async def body():
-        slots = Slots(1)
-        gate = asyncio.Event()
-
-        async def holder():
-            async with slots.slot():
-                await gate.wait()
-
-        async def waiter():
-            async with slots.slot():
-                return "ran"
-
-        first = asyncio.create_task(holder())
-        await asyncio.sleep(0)
-        cancelled = asyncio.create_task(waiter())
-        await asyncio.sleep(0)
-        cancelled.cancel()
-        await asyncio.sleep(0)
-        gate.set()
-        await first
-        return await asyncio.wait_for(waiter(), timeout=5)
-
-    assert _run(body()) == "ran"
+    assert _run(_cancel_a_waiter(as_its_turn_comes=False)) == "ran"
 
 
 def test_a_waiter_cancelled_as_its_turn_comes_passes_the_slot_on():
-    async def body():
-        slots = Slots(1)
-        gate = asyncio.Event()
-
-        async def holder():
-            async with slots.slot():
-                await gate.wait()
-
-        async def waiter():
-            async with slots.slot():
-                return "ran"
-
-        first = asyncio.create_task(holder())
-        await asyncio.sleep(0)
-        unlucky = asyncio.create_task(waiter())
-        await asyncio.sleep(0)
-        gate.set()
-        await first  # the holder's release hands the slot to ``unlucky``, which is cancelled before it resumes
-        unlucky.cancel()
-        await asyncio.sleep(0)
-        return await asyncio.wait_for(waiter(), timeout=5)
-
-    assert _run(body()) == "ran"
+    assert _run(_cancel_a_waiter(as_its_turn_comes=True)) == "ran"
