@@ -9,4 +9,7 @@ ORHARBOR_EXTRAS=".[test]" bash scripts/setup.sh
 bash scripts/consumers.sh openenv trl prime tinker
 # One worker per core (pytest-xdist): the tests are independent, each in its own temporary folders;
 # ORHARBOR_TEST_WORKERS=0 runs them in this process, one after another.
+# Bytecode is written (src/ and tests/ __pycache__, ignored by git) even where the environment says not to:
+# else every worker and every orharbor subprocess compiles the package and the assertion-rewritten tests again.
+unset PYTHONDONTWRITEBYTECODE
 exec .venv/bin/python -m pytest -n "${ORHARBOR_TEST_WORKERS:-auto}" "$@"

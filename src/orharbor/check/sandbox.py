@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -105,7 +106,11 @@ def installed_paths(packages: tuple[str, ...]) -> list[Path]:
     ``sys.path`` stay as they are (an install changes their mtime): reading the
     metadata of every file of numpy and ortools took 0.9 s at every sandbox start.
     """
-    return list(_installed_paths(tuple(packages), _path_state()))
+    with _WORKING_OUT:  # trials start sandboxes from several threads at once: one works it out, the rest wait
+        return list(_installed_paths(tuple(packages), _path_state()))
+
+
+_WORKING_OUT = threading.Lock()
 
 
 def _path_state() -> tuple[tuple[str, int], ...]:

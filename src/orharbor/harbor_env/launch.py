@@ -11,9 +11,11 @@ environment and by the one-shot sandboxes of ``orharbor verify`` and
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import select
+import shutil
 import subprocess
 import time
 from collections.abc import Callable
@@ -41,10 +43,11 @@ def start_bwrap(bwrap: str, args: list[str], command: list[str], pass_fds: tuple
     passed = (info_write, block_read, *pass_fds)
     userns = ["--unshare-user", "--userns-block-fd", str(block_read)] if user_namespace else \
         ["--block-fd", str(block_read)]
+    as_owner = as_user(owner) if owner is not None and user_namespace else []
+    if as_owner:
+        popen["cwd"] = "/"
     try:
-        if owner is not None and user_namespace:
-            popen.update(user=owner, group=owner, extra_groups=[], cwd="/")
-        process = subprocess.Popen([bwrap, *userns, "--info-fd", str(info_write), *args, *command],
+        process = subprocess.Popen([*as_owner, bwrap, *userns, "--info-fd", str(info_write), *args, *command],
                                    pass_fds=passed, start_new_session=True, **popen)
     finally:
         for fd in passed:
@@ -71,6 +74,24 @@ def start_bwrap(bwrap: str, args: list[str], command: list[str], pass_fds: tuple
         os.close(info_read)
         os.close(block_write)
     return process
+
+
+def as_user(uid: int) -> list[str]:
+    """The host's ``setpriv`` (util-linux) running what follows as ``uid`` (gid ``uid``, no groups).
+
+    What ``Popen(user=, group=, extra_groups=[])`` does, in the child after exec instead of before it:
+    CPython forks rather than vforks a child whose credentials it changes, and a fork copies the
+    page tables of a check's whole process (18 ms a sandbox, 6% of its CPU, under py-spy).
+    """
+    return [_setpriv(), f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
+
+
+@functools.cache
+def _setpriv() -> str:
+    found = shutil.which("setpriv", path=os.defpath + ":/usr/sbin:/sbin")
+    if found is None:
+        raise RuntimeError("setpriv (util-linux) is missing: it starts each sandbox as its unprivileged owner")
+    return found
 
 
 def as_root(command: list[str]) -> list[str]:
