@@ -3,7 +3,9 @@
 Everything the commands read at run time (task templates, shipped datasets and specs, the seccomp
 profile, the recipes and the shipped benchmark release, the attack probes) must be inside the wheel:
 the commands run from a folder with no checkout in reach. The fresh venv takes orharbor's
-dependencies from the package index, pinned to the versions of this venv (pip's cache serves them).
+dependencies from the package index, pinned to the versions of this venv. uv installs them (6 s
+here against pip's 125 s, most of it pip compiling every module of 770 MB); what lands in the
+venv is the same wheels at the same versions.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ def installed(tmp_path_factory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("wheel")
     dist = root / "dist"
     # an sdist, then a wheel built from that sdist: what the sdist leaves out, the wheel lacks too
-    run(sys.executable, "-m", "build", "--outdir", dist, REPO, cwd=root)
+    run(sys.executable, "-m", "build", "--installer", "uv", "--outdir", dist, REPO, cwd=root)
     (wheel,) = dist.glob("orharbor-*.whl")
     assert len(list(dist.glob("orharbor-*.tar.gz"))) == 1
     venv = root / "fresh"
@@ -41,7 +43,8 @@ def installed(tmp_path_factory) -> tuple[Path, Path]:
     frozen = run(sys.executable, "-m", "pip", "freeze", "--exclude-editable", cwd=root).stdout
     pins.write_text("\n".join(line for line in frozen.splitlines()  # versions only, no direct references
                                if "==" in line and " @ " not in line and not line.startswith("orharbor")) + "\n")
-    run(venv / "bin" / "python", "-m", "pip", "install", "-q", "--constraint", pins, wheel, cwd=root)
+    run(sys.executable, "-m", "uv", "pip", "install", "--quiet", "--python", venv / "bin" / "python",
+        "--constraint", pins, wheel, cwd=root)
     work = root / "work"
     work.mkdir()
     return venv / "bin", work
