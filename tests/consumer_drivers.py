@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -25,11 +26,31 @@ def consumer_python(name: str) -> Path:
 
 def drive(name: str, target: Path, policy: str, *extra: str) -> dict:
     """Run drive_NAME.py on TARGET (a task or a tasks root) with POLICY; the JSON line it printed last."""
+    return _run(name, target, policy, *extra)[-1]
+
+
+def drive_each(name: str, target: Path, policies: list[str], *extra: str) -> dict[str, dict]:
+    """Run drive_NAME.py once on TARGET with every one of POLICIES (a driver that takes several); policy -> the
+    JSON line it printed for that policy's episode."""
+    found = {line["policy"]: line for line in _run(name, target, *policies, *extra) if "policy" in line}
+    assert sorted(found) == sorted(policies), found
+    return found
+
+
+def _run(name: str, target: Path, *args: str) -> list[dict]:
+    """The JSON objects of the lines drive_NAME.py TARGET ARGS... printed, in order; it must exit 0."""
     env = {**os.environ, "HARBOR_TELEMETRY": "0", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
            "TRL_EXPERIMENTAL_SILENCE": "1"}
     driver = REPO / "tests" / "consumers" / f"drive_{name}.py"
     # one sandboxed episode takes seconds; the timeout is only a safety net against a hang
-    done = subprocess.run([consumer_python(name), driver, str(target), policy, *extra], env=env,
+    done = subprocess.run([consumer_python(name), driver, str(target), *args], env=env,
                           capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    found = []
+    for line in done.stdout.splitlines():
+        with contextlib.suppress(ValueError):
+            value = json.loads(line)
+            if isinstance(value, dict):
+                found.append(value)
+    assert found, f"drive_{name}.py printed no JSON line:\n{done.stdout[-2000:]}"
+    return found

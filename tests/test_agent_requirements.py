@@ -34,6 +34,7 @@ def dockerfiles(tmp_path_factory, shipped_rows, shipped_specs) -> dict[str, Path
 
 
 @pytest.mark.parametrize("kind", ["algorithm-l1", "algorithm-l2", "modelling"])
+@pytest.mark.slow
 def test_agent_images_install_what_harbors_agents_install_at_setup(dockerfiles, kind):
     """Every package an agent's setup would apt-get is installed at build time by the exported image."""
     installed = set(read_dockerfile(dockerfiles[kind]).apt_packages)

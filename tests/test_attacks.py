@@ -223,6 +223,7 @@ def test_every_level2_probe_is_a_valid_program_with_a_hook():
         assert name == name.lower()
 
 
+@pytest.mark.slow
 def test_the_probes_that_wait_out_a_limit_try_on_the_first_hidden_instance_only(tmp_path, shipped_rows):
     """sleep-forever, busy-loop, fork-bomb and many-files call capability() only when handed the first hidden
     instance, keyed as the lookup program keys its answers; elsewhere (the public example, the other hidden

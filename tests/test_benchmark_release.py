@@ -267,6 +267,7 @@ def test_a_built_release_is_never_overwritten_and_resume_is_a_no_op(built):
     assert refused.returncode == 1 and "built from another recipe" in refused.stderr
 
 
+@pytest.mark.slow
 def test_an_unreleased_build_resumes_into_a_grown_recipe_and_a_released_one_does_not(built, tmp_path):
     """A tier that needs more instances grows by a part of its own (GROWN): --resume builds the new parts
     beside the finished ones, which stay byte for byte, while no release.json says the version is out.
@@ -304,6 +305,7 @@ def test_a_recipe_changed_only_in_its_text_resumes_an_unreleased_build_without_s
     assert (unreleased / "recipe.toml").read_text() == TINY + "# a comment\n" and (unreleased / "release.json").exists()
 
 
+@pytest.mark.slow
 def test_a_dropped_tier_is_built_and_recorded_but_never_exported(built, tmp_path):
     """Dropping a tier is a change of the recipe's text only: an unreleased build takes it without solving,
     release.json lists the dropped parts with the reason, and neither the export nor its smoke subset has them."""
@@ -369,6 +371,7 @@ def test_recipe_and_plan_options_do_not_mix(tmp_path):
     assert not (tmp_path / "x").exists()
 
 
+@pytest.mark.slow
 def test_the_release_exports_with_the_recipes_budgets_and_registers_by_name(built, tmp_path):
     _, release, _ = built
     done = run("export", "--release", release, "--out", tmp_path / "tasks")
@@ -401,6 +404,7 @@ def test_the_release_exports_with_the_recipes_budgets_and_registers_by_name(buil
         assert "1231" not in text and "ta01" not in text and "840612802" not in text
 
 
+@pytest.mark.slow
 def test_the_smoke_subset_is_a_few_tasks_per_class_and_flags_override_the_recipe(built, tmp_path):
     _, release, _ = built
     done = run("export", "--release", release, "--smoke", "--verifier-mode", "separate", "--out", tmp_path / "s")
@@ -451,6 +455,7 @@ def test_an_interrupted_release_build_keeps_finished_parts_and_resumes_to_the_sa
     assert not list(out.glob("*.journal"))
 
 
+@pytest.mark.slow
 def test_a_tier_can_pass_over_instances_whose_reference_is_zero(tmp_path):
     """Weighted tardiness with an optimum of 0 is solved by EDD alone: skip_zero_reference takes the next seed."""
     from orharbor.datasets.engine import BuildPlan, run_build

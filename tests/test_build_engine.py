@@ -178,6 +178,7 @@ def test_resume_is_idempotent_a_fresh_start_then_success_on_the_finished_build(t
     assert out.read_bytes() == built
 
 
+@pytest.mark.slow
 def test_min_gap_replaces_trivial_instances_with_the_next_seeds(tmp_path):
     """RCPSP j10 rows where naive already matches the reference are replaced; the seeds passed over are kept.
 
@@ -230,6 +231,7 @@ def _on_cpu0():
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 
 
+@pytest.mark.slow
 def test_a_reference_starved_of_cpu_is_reported(tmp_path):
     """A build sharing its one CPU with a busy loop gets about half a core per reference, and says so.
 

@@ -88,6 +88,7 @@ def test_a_literature_value_wins_unless_an_answer_beats_it():
     assert higher == {"value": objective, "source": "reference", "bound": 2}
 
 
+@pytest.mark.slow
 def test_strengthened_rows_of_both_levels_validate_and_carry_their_best_known(tmp_path):
     module = problem_modules.get("wtardiness")
     for level in (1, 2):

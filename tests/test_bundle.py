@@ -36,6 +36,7 @@ def _written(folder: Path, problem: str | None, busy: bool) -> bytes:
 
 
 @pytest.mark.parametrize("problem", ["jobshop", None])
+@pytest.mark.slow
 def test_the_bundle_is_the_same_bytes_whenever_and_wherever_it_is_written(tmp_path, problem):
     """Fixed entry times, modes and order, and bytecode from a fresh interpreter: an export's bytes do not depend
     on the clock, the umask or what the exporting process had imported before."""

@@ -417,6 +417,7 @@ def test_every_command_speaks_one_option_vocabulary():
     assert {"--problem", "--agent-timeout"} <= options["export"]
 
 
+@pytest.mark.slow
 def test_module_entry_points_match_the_cli(tmp_path):
     """python -m orharbor.build_dataset / orharbor.export_harbor take the same flags as the CLI."""
     import subprocess

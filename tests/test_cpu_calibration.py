@@ -114,6 +114,7 @@ def test_the_factor_is_the_time_ratio_clamped_to_the_bound(measured, reference, 
     assert factor(measured, reference) == pytest.approx(expected)
 
 
+@pytest.mark.slow
 def test_a_slow_machine_by_the_timer_is_clamped_at_high(monkeypatch):
     """A loaded or slow machine (here: a timer saying each run took 100 s) gets at most HIGH times the limit."""
     monkeypatch.setattr(cpu_calibration.time, "perf_counter", FakeClock([100.0] * cpu_calibration.RUNS))

@@ -31,6 +31,7 @@ def mkdocs(config: Path, site: Path) -> subprocess.CompletedProcess:
                            str(site)], capture_output=True, text=True, cwd=config.parent, timeout=900)
 
 
+@pytest.mark.slow
 def test_the_site_builds_strictly_and_a_broken_link_fails_it(tmp_path):
     """`mkdocs build --strict` passes on the repository's docs; with one link to a missing page it fails, naming it."""
     done = mkdocs(REPO / "mkdocs.yml", tmp_path / "site")

@@ -278,6 +278,7 @@ def test_dataset_toml_pins_each_task_with_harbors_own_digest(tmp_path):
 
 
 
+@pytest.mark.slow
 def test_harbor_sync_finds_every_digest_of_the_export_current(tmp_path):
     """`harbor sync` leaves the exported dataset.toml byte for byte as it is; after a task file changes it
     updates that task's digest (so the first sync would have caught a stale one)."""

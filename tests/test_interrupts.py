@@ -150,6 +150,7 @@ def test_deferred_holds_both_signals_and_acts_on_them_after(another_thread):
 
 
 @pytest.mark.parametrize("signum", SIGNALS)
+@pytest.mark.slow
 def test_export_force_interrupted_at_random_moments_leaves_whole_tasks_and_no_hidden_copies(tmp_path, signum):
     """export --force again and again over the same folder, cut off at random moments from its first line."""
     out = tmp_path / "tasks"
@@ -260,6 +261,7 @@ def test_a_cp_sat_solve_leaves_python_s_sigint_handler_in_place():
 
 
 @pytest.mark.parametrize("signum", SIGNALS)
+@pytest.mark.slow
 def test_solve_stops_its_search_on_an_interrupt(tmp_path, signum):
     """orharbor solve with a long limit, interrupted mid-search: one line and 128 + signal, no abort (134)."""
     from orharbor import problem_modules

@@ -221,6 +221,7 @@ def test_search_holds_the_rules_long_body_verbatim(name):
 
 
 @pytest.mark.parametrize("name", LADDERS)
+@pytest.mark.slow
 def test_smallest_size(name, tmp_path):
     """At the smoke size: both answers feasible, the rule deterministic, the search no worse than the rule."""
     m, budget_s = problem_modules.get(name), LADDERS[name].smoke_budget_s

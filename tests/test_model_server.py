@@ -68,6 +68,7 @@ def _content(reply: dict) -> str:
     return reply["choices"][0]["message"]["content"]
 
 
+@pytest.mark.slow
 def test_every_shipped_turn_parses_cleanly_with_terminus_2s_parser():
     """Harbor's JSON parser reads each shipped turn without error or warning; only the last two complete the task."""
     from harbor.agents.terminus_2.terminus_json_plain_parser import TerminusJSONPlainParser

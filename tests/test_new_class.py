@@ -230,6 +230,7 @@ def run_pytest(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_a_new_class_is_tested_by_adding_its_folder(tmp_path):
     """Every per-class property runs for the toy and passes, except the shipped-rows guard, which fails."""
     write_toy(tmp_path, "toyclass")

@@ -260,6 +260,7 @@ def test_the_prime_hook_without_user_is_the_defence_it_was(shipped_rows, tmp_pat
     assert not outcome.ok, outcome
 
 
+@pytest.mark.slow
 def test_for_tinker_beats_a_release_recipes_mode_but_not_an_explicit_flag(tmp_path):
     """--for tinker exports a release (its recipe says separate) in shared mode; --verifier-mode separate is refused."""
     release = Path(__file__).resolve().parents[1] / "benchmarks" / "orharbor-bench-1"

@@ -188,6 +188,7 @@ def test_a_given_schedule_that_idles_fits_the_model(name, monkeypatch, given_win
 
 
 @pytest.mark.parametrize("name", ROUTING)
+@pytest.mark.slow
 def test_routing_searches_from_the_given_routes(name, monkeypatch, given_wins):
     """The local search starts from an assignment holding exactly the given routes (ReadAssignmentFromRoutes)."""
     from ortools.constraint_solver import pywrapcp

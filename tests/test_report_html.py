@@ -224,6 +224,7 @@ def test_unscored_trials_only_draw_nothing():
     assert plots.reward_by_size(trials) is None
 
 
+@pytest.mark.slow
 def test_figures_are_deterministic_and_carry_no_version():
     trials = sample_trials()
     for make in (plots.reward_distributions, plots.agents_by_class, plots.reward_by_size):
@@ -232,6 +233,7 @@ def test_figures_are_deterministic_and_carry_no_version():
         assert b"matplotlib" not in first.lower()
 
 
+@pytest.mark.slow
 def test_many_problem_classes_fit_the_width():
     trials = [TrialRecord(job="j", trial=f"t{i}-{p}", task=f"p{p}", agent=f"agent-{i % 4}", model=None,
                           kind="algorithm", problem=f"problem-{p:02d}", size=f"s{i % 3}", level=1 + i % 2,

@@ -74,6 +74,7 @@ def _with_limit(task: Path, tmp_path: Path, wall_s: float) -> Path:
 
 
 @pytest.mark.parametrize("suffix", ["", "-schema"])
+@pytest.mark.slow
 def test_the_oracle_model_scores_one_when_the_verifier_reruns_it(exported_retail, tmp_path, suffix):
     for scenario in QUICK_RETAIL:
         task = _task(exported_retail, scenario=scenario, suffix=suffix)

@@ -208,6 +208,7 @@ def test_a_local_sub_mip_frees_only_its_items_and_every_bound_comes_back(records
     assert {v: (v.lower_bound, v.upper_bound) for v in built.model.variables()} == before
 
 
+@pytest.mark.slow
 def test_fixed_costs_get_local_sub_mips_and_moq_and_packs_whole_model_ones(records, monkeypatch):
     """Fix-and-optimize's phases: with fixed order costs alone local sub-MIPs over the small and wide
     blocks, then whole-model ones over the small blocks; with an MOQ or packs whole-model ones over the
@@ -229,6 +230,7 @@ def test_fixed_costs_get_local_sub_mips_and_moq_and_packs_whole_model_ones(recor
     assert calls == [(6, True), (4, False), (4, False), (4, False)]
 
 
+@pytest.mark.slow
 def test_set_up_costs_alone_skip_the_first_and_final_branch_and_bound(records, monkeypatch):
     """With fixed order costs alone the search gets the time of the first branch and bound (its root LP
     outlasts it) and of the final one but a second (neither closes a 2.5% gap); with an MOQ or packs the
@@ -287,6 +289,7 @@ def test_integer_rows_hold_what_any_time_limit_gives(records, results, scenario_
     assert seconds <= MIP_TIME_LIMIT_S + MIP_OVERRUN_S
 
 
+@pytest.mark.slow
 def test_only_the_integer_archetypes_have_integer_orders(records):
     """The 35 LP scenarios build models without integer variables (one LP solve, no branch and bound,
     hence their sub-second solves); MIP_ROWS, the rows that run to their limit, are exactly the others."""

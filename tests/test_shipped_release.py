@@ -54,6 +54,7 @@ def _solved(row: dict):
         yield instance_of(row, i), i.reference, i.reference_solution, i.baseline, i.baseline_solution
 
 
+@pytest.mark.slow
 def test_the_release_ships_in_the_package_and_exports_by_name_from_anywhere(tmp_path, monkeypatch):
     """benchmarks/orharbor-bench-1 is the package's own copy, so an installed orharbor exports it by name; a name
     that is neither a folder nor a shipped release is one line naming the shipped ones."""

@@ -109,6 +109,7 @@ def _probe_line(result) -> str:
     return next(line.strip() for line in result.stdout.splitlines() if line.strip().startswith("uid="))
 
 
+@pytest.mark.slow
 def test_verify_as_another_user_runs_solve_py_as_that_user_under_a_venv_of_the_tasks_packages(
         l2_tasks, tmp_path, monkeypatch):
     """Not root: solve.py runs as the caller, with numpy and scipy importable and ortools not."""

@@ -1,7 +1,7 @@
 """One Prime episode on a task exported --for prime, run by Prime's verifiers 0.4.0 code.
 
 Run with the prime consumer venv's python (scripts/consumers.sh prime):
-    drive_prime.py TASK_DIR oracle|naive|nop [--runtime-user USER]
+    drive_prime.py TASK_DIR oracle|naive|nop... [--runtime-user USER]
 
 verifiers' parse_task loads the task; HarborTask.finalize runs its [[verifier.collect]] hook as
 the runtime's default user and collects the artifacts. Shared mode: HarborTask.solved stages
@@ -11,8 +11,9 @@ artifacts restored by verifiers' own restore(), then the grader task's stage_ver
 The runtime is an adapter over orharbor's bubblewrap Harbor environment started from the task's
 Dockerfile (standing in for the prebuilt image). A scripted policy writes the answer as the
 task's agent user. With --runtime-user agent the runtime's
-default user is not root: the hook must then fail the rollout. Prints one JSON line: the reward
-verifiers read, or the error with which it refused the task or failed the rollout.
+default user is not root: the hook must then fail the rollout. Prints one JSON line per policy,
+one episode each, in turn: the reward verifiers read, or the error with which it refused the task
+or failed the rollout. (Importing verifiers takes 8 s: one run plays every policy a test needs.)
 """
 
 from __future__ import annotations
@@ -96,7 +97,8 @@ async def episode(task_dir: Path, policy: str, user: str | None) -> dict:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("task", type=Path)
-    parser.add_argument("policy", choices=["oracle", "naive", "nop"])
+    parser.add_argument("policy", nargs="+", choices=["oracle", "naive", "nop"])
     parser.add_argument("--runtime-user", default=None)
     args = parser.parse_args()
-    print(json.dumps(asyncio.run(episode(args.task, args.policy, args.runtime_user))))
+    for policy in args.policy:
+        print(json.dumps(asyncio.run(episode(args.task, policy, args.runtime_user))), flush=True)

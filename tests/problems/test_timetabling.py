@@ -440,6 +440,7 @@ def test_the_optimum_of_the_smoke_size_is_far_below_the_baseline(seed):
 
 
 @pytest.mark.parametrize(("seed", "size"), [(0, "c30"), (1, "c60")])
+@pytest.mark.slow
 def test_reference_is_no_worse_than_the_baseline(seed, size):
     """On larger instances, at any speed, the reference is feasible, matches its meta and never loses to naive."""
     inst = tt.generate(seed, size)
@@ -450,6 +451,7 @@ def test_reference_is_no_worse_than_the_baseline(seed, size):
     assert objective <= tt.evaluate(inst, tt.baseline(inst))
 
 
+@pytest.mark.slow
 def test_reference_on_comp01(comp01):
     """A short run on comp01 is feasible, never below the proven optimum 5 nor above the baseline."""
     sol, meta = tt.reference(comp01, time_limit_s=2.0, workers=1)

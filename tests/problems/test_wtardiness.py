@@ -358,6 +358,7 @@ def test_reward_with_zero_reference():
     assert reward(0, naive, meta["objective"]) == 1.0 and reward(1, naive, meta["objective"]) == -1.0
 
 
+@pytest.mark.slow
 def test_reference_falls_back_when_out_of_time():
     """At a tiny limit on n1000 the answer is still feasible and no worse than the best rule."""
     inst = wt.generate(0, "n1000")
