@@ -11,6 +11,7 @@ removed in :mod:`legacy_entry` (the entry as it was), where the same attack wins
 from __future__ import annotations
 
 import asyncio
+import select
 from pathlib import Path
 
 import pytest
@@ -129,6 +130,32 @@ def test_output_past_the_limit_is_read_and_dropped(tmp_path):
     result = run(body())
     assert result.return_code == 0 and result.stderr == "done\n"
     assert result.stdout == "a" * OUTPUT_LIMIT
+
+
+@pytest.mark.sandbox
+@pytest.mark.parametrize("into", ["text", "file"])
+def test_what_a_command_wrote_before_its_status_is_read_all_comes_back(tmp_path, into):
+    """The command ends and replies before the exec looks (a busy host): its output is still all there.
+
+    The exec asks for the status once, and asyncio's sock_recv answers at once when the reply is already in:
+    the loop never ran the pipe's reader in between (seen: an empty archive, with -n 3 beside another worker).
+    """
+    async def body():
+        async with running(environment(tmp_path)) as (env,):
+            submit = env._door.submit
+
+            def reply_before_anything_reads(*args):
+                reply = submit(*args)
+                select.select([reply], [], [], 600)  # the command has ended and its status is in
+                return reply
+
+            env._door.submit = reply_before_anything_reads
+            sink = tmp_path / "out" if into == "file" else None
+            result = await env._run(["sh", "-c", "head -c 50000 /dev/zero | tr '\\0' a"], cwd="/", env=None,
+                                    timeout_sec=600, user="root", stdout=sink)
+            return result.return_code, (sink.read_text() if sink else result.stdout)
+
+    assert run(body()) == (0, "a" * 50_000)
 
 
 def _left_after(tmp_path, cls, time_out, sleeps: str) -> str:

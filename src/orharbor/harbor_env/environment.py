@@ -455,7 +455,8 @@ class BubblewrapEnvironment(BaseEnvironment):
                         await asyncio.wait_for(loop.sock_recv(reply, 4096), timeout=KILL_WAIT_S)
                     raise RuntimeError(f"Command timed out after {timeout_sec} seconds") from None
             code = json.loads(answer)["exit"] if answer else ENTER_FAILED
-            result = ExecResult(stdout=None if stdout else out.text(), stderr=err.text(), return_code=code)
+            written = out.text()  # drains what the pipe still holds: into the sink, too
+            result = ExecResult(stdout=None if stdout else written, stderr=err.text(), return_code=code)
         if code == ENTER_FAILED and not self.is_alive:
             result = ExecResult(stdout=result.stdout, stderr="the sandbox is not running (its PID 1 has exited)",
                                 return_code=125)
@@ -555,7 +556,9 @@ class _Capture:
             self.write_end = -1
 
     def text(self) -> str:
-        self._read(budget=2 * OUTPUT_LIMIT)  # what was written before the command ended; a writer left behind is cut
+        """What was kept (nothing with a sink), after reading what the pipe still holds: what the command wrote
+        before it ended, which the loop may not have read yet; a writer left behind is cut."""
+        self._read(budget=2 * OUTPUT_LIMIT)
         return self._kept.decode(errors="replace")
 
     def __enter__(self) -> _Capture:
