@@ -236,8 +236,12 @@ def test_check_interrupted_while_sandboxes_run_ends_them_and_removes_their_folde
                                    [sys.executable, "-m", "orharbor.build_dataset"]],
                          ids=["script", "python -m orharbor", "python -m orharbor.build_dataset"])
 def test_every_entry_point_answers_sigterm_from_its_first_line(tmp_path, entry):
-    """SIGTERM the moment the handler is in: one line and 143, however the command was started (the default is -15)."""
-    process = subprocess.Popen([*entry, "--problem", "jobshop", "--sizes", "4x4", "--num-rows", "50",
+    """SIGTERM the moment the handler is in: one line and 143, however the command was started (the default is -15).
+
+    The build asks for more rows than it could make in hours: a busy machine that lets it run on before the signal
+    (50 rows were all made once, beside two other workers) cannot let it finish.
+    """
+    process = subprocess.Popen([*entry, "--problem", "jobshop", "--sizes", "4x4", "--num-rows", "100000",
                                 "--out", str(tmp_path / "rows.jsonl")], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     wait_until(lambda: catches(signal.SIGTERM, process.pid), "installing the SIGTERM handler")

@@ -28,6 +28,8 @@ import pytest
 from orharbor.modelling.retail import model as retail_model
 from orharbor.modelling.retail.prompts import archetype, extract_data, family
 
+from once_per_run import once_per_run
+
 #: The scenarios of ../shared/data/retailopt190/v0.jsonl (v0 of every archetype), named here so the
 #: tests exist, and skip, in a clone without that file; ``records`` checks the file holds exactly these.
 IDS = ["retail_f1_52_weeks_v0", "retail_f1_base_v0", "retail_f1_high_waste_v0", "retail_f1_jit_logic_v0",
@@ -88,14 +90,16 @@ def records(retail_v0) -> dict[str, dict]:
 
 
 @pytest.fixture(scope="module")
-def results(records) -> dict[str, tuple[dict, float]]:
-    """scenario id -> (the model's answer, seconds)."""
-    order = sorted(records.values(), key=lambda r: r["scenario_id"] not in MIP_ROWS)   # long ones first
-    # one process per integer row: they all run to their (wall-clock) limit side by side, so the file takes
-    # one limit rather than two; on 2 cores each gets less CPU, and what they assert holds at any CPU time
-    with ProcessPoolExecutor(max_workers=len(MIP_ROWS), mp_context=multiprocessing.get_context("spawn")) as pool:
-        done = dict(zip([r["scenario_id"] for r in order], pool.map(_solve, order)))
-    return done
+def results(records, tmp_path_factory, worker_id) -> dict[str, tuple[dict, float]]:
+    """scenario id -> (the model's answer, seconds), solved once per test run (:mod:`once_per_run`)."""
+    def solve_all() -> dict[str, tuple[dict, float]]:
+        order = sorted(records.values(), key=lambda r: r["scenario_id"] not in MIP_ROWS)   # long ones first
+        # one process per integer row: they all run to their (wall-clock) limit side by side, so the file takes
+        # one limit rather than two; on 2 cores each gets less CPU, and what they assert holds at any CPU time
+        with ProcessPoolExecutor(max_workers=len(MIP_ROWS), mp_context=multiprocessing.get_context("spawn")) as pool:
+            return dict(zip([r["scenario_id"] for r in order], pool.map(_solve, order)))
+
+    return once_per_run(tmp_path_factory, worker_id, "retail-model-results", solve_all)
 
 
 @pytest.mark.slow
