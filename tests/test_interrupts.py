@@ -253,6 +253,47 @@ def test_every_entry_point_answers_sigterm_from_its_first_line(tmp_path, entry):
     assert process.returncode == 143 and len(lines) == 1 and lines[0].startswith("interrupted (SIGTERM)"), stderr
 
 
+#: Runs a command with a signal sent the moment OR-Tools' native ``cp_model_helper`` imports from its init, the
+#: one moment the interrupt comes back as ``ImportError: initialization failed`` (raised from the KeyboardInterrupt).
+SIGNAL_INSIDE_NATIVE_INIT = """
+import signal, sys
+
+SIGNUM = int(sys.argv[1])
+
+class SignalInsideTheInit:
+    def find_spec(self, name, path=None, target=None):
+        if name == "ortools.util.python.sorted_interval_list":  # imported by cp_model_helper's pybind11 init
+            signal.raise_signal(SIGNUM)
+        return None
+
+sys.meta_path.insert(0, SignalInsideTheInit())
+from orharbor import entry
+if sys.argv[2] == "start":
+    entry.start(lambda: __import__("ortools.sat.python.cp_model"))
+else:
+    sys.argv = ["orharbor", "solve", "--problem", "jobshop", sys.argv[3]]
+    entry.main()
+"""
+
+
+@pytest.mark.parametrize("signum", SIGNALS)
+@pytest.mark.parametrize("moment", ["start", "command"])
+def test_an_interrupt_inside_a_native_module_s_init_is_an_interrupt(tmp_path, signum, moment):
+    """The signal turned into an ImportError by the extension still ends the command with one line and 128 + signal.
+
+    This is what a busy machine once showed at random (``orharbor solve`` exited 1 with a traceback); here the
+    signal lands inside the init every time.
+    """
+    instance = tmp_path / "instance.json"
+    instance.write_text(subprocess.run([ORHARBOR, "generate", "--problem", "jobshop", "--size", "4x4"],
+                                       capture_output=True, text=True, check=True, timeout=120).stdout)
+    done = subprocess.run([sys.executable, "-c", SIGNAL_INSIDE_NATIVE_INIT, str(int(signum)), moment, str(instance)],
+                          capture_output=True, text=True, timeout=300)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 128 + signum and len(lines) == 1, done.stderr
+    assert lines[0].startswith(f"interrupted ({signal.Signals(signum).name})") and done.stdout == ""
+
+
 
 def test_a_cp_sat_solve_leaves_python_s_sigint_handler_in_place():
     """CP-SAT's own SIGINT catching left the default action behind: the next Ctrl-C killed the process (-2)."""

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from orharbor import problem_modules
+from orharbor import interrupts, problem_modules
 from orharbor.errors import UserError
 
 
@@ -176,11 +176,13 @@ def build_dataset(problem: str, sizes: Iterable[str], level: int, num_rows: int,
     try:
         pool = _solve_pool(dask_scheduler, workers, warn, solver_workers)
         written = run_build(plan, out, pool, resume=resume, progress=progress, warn=warn)
-    except KeyboardInterrupt:  # before run_build took over the signals (which kills the pool itself)
-        if pool is not None:
-            pool.kill()
-        raise
-    except (UserError, OSError, RuntimeError) as exc:  # RuntimeError: a solve failed, or its worker died
+    except (KeyboardInterrupt, Exception) as exc:
+        if interrupts.stopped(exc):  # before run_build took over the signals (which kills the pool itself)
+            if pool is not None:
+                pool.kill()
+            raise
+        if not isinstance(exc, (UserError, OSError, RuntimeError)):  # RuntimeError: a solve failed, or its worker died
+            raise
         kept = f" (finished solves are kept in {journal}; --resume continues)" if journal.exists() else ""
         raise BuildFailed(f"{exc}{kept}") from None
     say(f"wrote {written} rows to {out} in {time.monotonic() - start:.1f} s")
@@ -210,12 +212,12 @@ def build_release(recipe: str | Path, out: str | Path, *, workers: int | None = 
     try:
         return build(recipe, out, pool, resume=resume, force=force, progress_factory=progress_factory, warn=warn,
                      say=say)
-    except KeyboardInterrupt:
-        for made in pools:
-            made.kill()
-        raise
-    except (UserError, OSError, RuntimeError) as exc:
-        if isinstance(exc, UserError) and not pools:
+    except (KeyboardInterrupt, Exception) as exc:
+        if interrupts.stopped(exc):
+            for made in pools:
+                made.kill()
+            raise
+        if not isinstance(exc, (UserError, OSError, RuntimeError)) or isinstance(exc, UserError) and not pools:
             raise
         raise BuildFailed(f"{exc} (finished solves are kept in the journals in {out}; --resume continues)") from None
 

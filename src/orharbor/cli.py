@@ -46,7 +46,9 @@ def guarded(invoke, ctx: click.Context):
     except interrupts.Interrupted as exc:  # long work that says what it kept
         click.echo(str(exc), err=True)
         raise click.exceptions.Exit(interrupts.exit_code(exc.signum)) from None
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Exception) as exc:  # Exception: an ImportError raised from the interrupt
+        if not interrupts.stopped(exc):
+            raise
         click.echo(f"interrupted ({interrupts.name()})", err=True)
         raise click.exceptions.Exit(interrupts.exit_code()) from None
 
@@ -234,7 +236,9 @@ def build_dataset_cmd(ctx, problem, sizes, level, num_rows, recipe, reference_ti
                           dask_scheduler=dask_scheduler, resume=resume, force=force, progress=Progress(num_rows),
                           say=lambda message: click.echo(message, err=True),
                           warn=lambda message: click.echo(f"warning: {message}", err=True))
-    except KeyboardInterrupt:  # outside the solves (planning, checks, starting the pool, the last line)
+    except (KeyboardInterrupt, Exception) as exc:  # outside the solves (planning, checks, starting the pool, the end)
+        if not interrupts.stopped(exc):
+            raise
         click.echo(f"interrupted ({interrupts.name()}); run the same command with --resume to go on "
                    "(it says so when the build is done)", err=True)
         sys.exit(interrupts.exit_code())

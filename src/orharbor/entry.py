@@ -19,7 +19,9 @@ def start(load: Callable[[], Callable[[], object]]) -> None:
     interrupts.install()
     try:
         command = load()
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Exception) as exc:  # Exception: a native module's ImportError raised from the interrupt
+        if not interrupts.stopped(exc):
+            raise
         print(f"interrupted ({interrupts.name()}) while starting; nothing was done", file=sys.stderr)
         sys.exit(interrupts.exit_code())
     try:

@@ -47,6 +47,23 @@ def _on_term(signum: int, frame) -> None:
         raise KeyboardInterrupt
 
 
+def stopped(exc: BaseException) -> bool:
+    """Whether ``exc`` is a stop signal's KeyboardInterrupt, or an error raised *from* one.
+
+    A native extension turns an interrupt that lands during its initialisation
+    (OR-Tools' pybind11 ``cp_model_helper`` calls back into Python to import)
+    into ``ImportError: initialization failed``, raised from the
+    KeyboardInterrupt; that is still the user stopping the command.
+    """
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__
+    return False
+
+
 def note(signum: int) -> None:
     """Record a signal that a handler of its own took (so :func:`last` names it)."""
     _received.append(signum)
