@@ -5,6 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# Bytecode is written (ignored by git) even where the environment says not to: the set-up compiles none,
+# and every command of the job would otherwise compile what it imports again.
+unset PYTHONDONTWRITEBYTECODE
 .venv/bin/orharbor export --out "${1:-tasks}" --force
 .venv/bin/orharbor check "${1:-tasks}" -j "$(nproc)" --jobs-dir jobs
 job="$(ls -td jobs/check-* | head -n 1)"   # the folder this check just made (never an old one: check makes a new one)
