@@ -19,7 +19,7 @@ import pytest
 from orharbor.consumers import ENVIRONMENT, serve_as
 from orharbor.datasets.rows import shipped_datasets
 
-from consumer_drivers import consumer_python, drive
+from consumer_drivers import consumer_python, drive, drive_each
 
 REPO = Path(__file__).resolve().parents[1]
 TASK = "jobshop-4x4-l1-s0"
@@ -50,20 +50,21 @@ def exports(tmp_path_factory) -> dict[str, Path]:
 @pytest.mark.consumers
 @pytest.mark.slow
 @pytest.mark.sandbox
-@pytest.mark.parametrize("policy", sorted(REWARDS))
 @pytest.mark.parametrize("mode", ["separate", "shared"])
 @pytest.mark.parametrize("name", sorted(CONSUMERS))
-def test_consumer_reads_the_task_reward(exports, name, mode, policy):
-    """The consumer loads the export, runs one episode on orharbor's bubblewrap environment, and reads
-    the task's reward: 1.0 for the reference answer, -1.0 for none (not its 0.0 for 'nothing ran')."""
-    got = drive(name, exports[mode], policy)
-    assert got["consumer"] == name and got["version"] == CONSUMERS[name] and got["task"] == TASK
-    assert got["reward"] == REWARDS[policy], got
-    if name == "openenv":
-        assert got["reward_key"] == "reward", got  # the key OpenEnv took its scalar from
-    if name == "trl":
-        # TRL scores in the agent's own sandbox in both modes: no separate verifier, no collect hook
-        assert got["verifier_in_agent_sandbox"] is True, got
+def test_consumer_reads_the_task_reward(exports, name, mode):
+    """The consumer loads the export, runs one episode per policy on orharbor's bubblewrap environment, and reads
+    the task's reward: 1.0 for the reference answer, -1.0 for none (not its 0.0 for 'nothing ran').
+    (One driver run plays both policies: importing the consumer takes seconds.)"""
+    episodes = drive_each(name, exports[mode], sorted(REWARDS))
+    for policy, got in episodes.items():
+        assert got["consumer"] == name and got["version"] == CONSUMERS[name] and got["task"] == TASK
+        assert got["reward"] == REWARDS[policy], got
+        if name == "openenv":
+            assert got["reward_key"] == "reward", got  # the key OpenEnv took its scalar from
+        if name == "trl":
+            # TRL scores in the agent's own sandbox in both modes: no separate verifier, no collect hook
+            assert got["verifier_in_agent_sandbox"] is True, got
 
 
 @pytest.mark.consumers
@@ -71,14 +72,14 @@ def test_consumer_reads_the_task_reward(exports, name, mode, policy):
 def test_openenv_keeps_every_shipped_task(exported, exported_specs, mode):
     """OpenEnv's loader, with Harbor's task validation on, keeps every shipped task (algorithm rows and
     modelling specs) of an export in either verifier mode, and finds no symlink in any."""
-    for root in (exported[mode], exported_specs[mode]):
-        names = sorted(p.parent.name for p in root.glob("*/task.toml"))
-        assert names
-        env = {**os.environ, "HARBOR_TELEMETRY": "0"}
-        done = subprocess.run([consumer_python("openenv"), REPO / "tests" / "consumers" / "drive_openenv.py",
-                               str(root), "discover"], env=env, capture_output=True, text=True, timeout=600)
-        assert done.returncode == 0, done.stderr[-3000:]
-        assert json.loads(done.stdout.strip().splitlines()[-1]) == names
+    roots = (exported[mode], exported_specs[mode])
+    env = {**os.environ, "HARBOR_TELEMETRY": "0"}
+    done = subprocess.run([consumer_python("openenv"), REPO / "tests" / "consumers" / "drive_openenv.py",
+                           "discover", *map(str, roots)], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    kept = [json.loads(line) for line in done.stdout.strip().splitlines()[-len(roots):]]
+    for root, names in zip(roots, kept):
+        assert names and names == sorted(p.parent.name for p in root.glob("*/task.toml")), root
 
 
 @pytest.mark.consumers

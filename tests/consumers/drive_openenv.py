@@ -1,14 +1,16 @@
 """One OpenEnv rollout on an orharbor export, scored by OpenEnv's own Harbor rollout code.
 
 Run with the OpenEnv consumer venv's python (scripts/consumers.sh openenv):
-    drive_openenv.py ROOT oracle|nop     (one rollout)
-    drive_openenv.py ROOT discover       (the task names OpenEnv keeps)
+    drive_openenv.py ROOT oracle|nop...         (one rollout per policy, in turn)
+    drive_openenv.py discover ROOT [ROOT...]    (the task names OpenEnv keeps, per ROOT)
 ROOT holds the export (OpenEnv takes ROOT or ROOT/tasks/). OpenEnv's own loader discovers the
 task with Harbor's validation switched on (OPENENV_VALIDATE_TASKS=1). Its rollout takes a sandbox
 from Harbor's built-in type names and a harness from its own seam list, so
 `orharbor.consumers.serve_as("docker")` routes the sandbox name to orharbor's bubblewrap
 environment, and the scripted policy replaces the agent of the trial config OpenEnv builds with
-Harbor's oracle or nop agent (no model is called). Prints one JSON line with the reward OpenEnv read.
+Harbor's oracle or nop agent (no model is called). Prints one JSON line per rollout with the reward
+OpenEnv read, or one JSON list per ROOT. (Importing OpenEnv and Harbor takes seconds: one run does
+everything a test needs.)
 """
 
 from __future__ import annotations
@@ -27,12 +29,11 @@ def discover(root: str) -> None:
     """Print the task names OpenEnv's loader keeps under ROOT, Harbor's validation on."""
     from openenv.harbor.tasks import has_symlinks, resolve_task_dirs
 
-    print(json.dumps(sorted(d.name for d in resolve_task_dirs(root) if not has_symlinks(d))))
+    print(json.dumps(sorted(d.name for d in resolve_task_dirs(root) if not has_symlinks(d))), flush=True)
 
 
-def main(root: str, policy: str) -> None:
-    if policy == "discover":
-        return discover(root)
+def rollout_once(root: str, policy: str) -> None:
+    """One rollout of the single task under ROOT with POLICY; prints the JSON line."""
     if policy not in ("oracle", "nop"):
         raise SystemExit(f"unknown policy {policy!r}")
     from harbor.models.trial.config import AgentConfig
@@ -47,13 +48,14 @@ def main(root: str, policy: str) -> None:
     if len(task_dirs) != 1 or has_symlinks(task_dirs[0]):
         raise SystemExit(f"OpenEnv found {task_dirs} under {root} (or symlinks in it)")
 
-    build = rollout.build_trial_config
+    build = getattr(rollout.build_trial_config, "__wrapped__", rollout.build_trial_config)
 
     def scripted(**kwargs):
         config = build(**kwargs)
         config.agent = AgentConfig(name=policy)
         return config
 
+    scripted.__wrapped__ = build
     rollout.build_trial_config = scripted
     with tempfile.TemporaryDirectory(prefix="openenv-trials-") as trials:
         result = asyncio.run(rollout.run_rollout(
@@ -61,7 +63,18 @@ def main(root: str, policy: str) -> None:
             intercept_url="http://127.0.0.1:9/v1", model="scripted", trials_dir=trials))
     print(json.dumps({"consumer": "openenv", "version": version("openenv"), "task": task_dirs[0].name,
                       "policy": policy, "reward": result.reward, "reward_key": result.reward_key,
-                      "error": result.error}))
+                      "error": result.error}), flush=True)
+
+
+def main(first: str, *rest: str) -> None:
+    if first == "discover":
+        for root in rest:
+            discover(root)
+        return
+    if not rest:
+        raise SystemExit("usage: drive_openenv.py ROOT POLICY... | drive_openenv.py discover ROOT...")
+    for policy in rest:
+        rollout_once(first, policy)
 
 
 if __name__ == "__main__":

@@ -1,13 +1,14 @@
 """One TRL episode on an orharbor export, scored by TRL's own Harbor environment and reward function.
 
 Run with the TRL consumer venv's python (scripts/consumers.sh trl):
-    drive_trl.py ROOT oracle|nop|unstarted
+    drive_trl.py ROOT oracle|nop|unstarted...   (one episode per policy, in turn)
 ROOT holds the export in ROOT/tasks/ (the layout `trl.experimental.harbor.HarborSpec` loads).
 TRL names Harbor environments by type only, so `orharbor.consumers.serve_as("docker")` routes
 that name to orharbor's bubblewrap environment. The scripted policy uses TRL's own `bash` tool:
 `oracle` writes the task's reference answer to /app/solution.json, `nop` makes no call,
 `unstarted` reads the reward of an env that never started an episode. Prints one
-JSON line with the reward TRL read.
+JSON line per policy with the reward TRL read. (Importing TRL takes seconds: one run plays every
+policy a test needs.)
 """
 
 from __future__ import annotations
@@ -22,19 +23,14 @@ from importlib.metadata import version
 from pathlib import Path
 
 
-def main(root: str, policy: str) -> None:
-    from trl.experimental.harbor import HarborSpec
-
-    from orharbor.consumers import serve_as
-
-    serve_as("docker")
-    spec = HarborSpec(root, agent="bash", environment_type="docker")
+def episode(spec, policy: str) -> None:
+    """One episode of TRL's env for the first task of SPEC with POLICY; prints the JSON line."""
     rows = spec.train_dataset
     env = spec.environment_factory()
     if policy == "unstarted":  # TRL's own answer for an env that never ran an episode
         (reward,) = spec.reward_funcs(environments=[env])
         print(json.dumps({"consumer": "trl", "version": version("trl"), "task": Path(rows[0]["task_dir"]).name,
-                          "policy": policy, "reward": reward}))
+                          "policy": policy, "reward": reward}), flush=True)
         return
     task_dir = rows[0]["task_dir"]
     env.reset(task_dir=task_dir)
@@ -49,7 +45,18 @@ def main(root: str, policy: str) -> None:
     del env
     gc.collect()
     print(json.dumps({"consumer": "trl", "version": version("trl"), "task": Path(task_dir).name,
-                      "policy": policy, "reward": reward, "verifier_in_agent_sandbox": here}))
+                      "policy": policy, "reward": reward, "verifier_in_agent_sandbox": here}), flush=True)
+
+
+def main(root: str, *policies: str) -> None:
+    from trl.experimental.harbor import HarborSpec
+
+    from orharbor.consumers import serve_as
+
+    serve_as("docker")
+    spec = HarborSpec(root, agent="bash", environment_type="docker")
+    for policy in policies:
+        episode(spec, policy)
 
 
 if __name__ == "__main__":
