@@ -349,8 +349,18 @@ def shared_workroot():
     shutil.rmtree(path, ignore_errors=True)
 
 
-#: A uid no account uses, so killing "every process of the uid" touches only the test's.
-UNUSED_UID = 54321
+def _unused_uid() -> int:
+    """A uid with no account and no process, so killing "every process of the uid" touches only the test's; picked
+    per run (from this process's pid), since a second suite beside this one may run this test at the same moment."""
+    import pwd
+
+    for uid in range(50000 + os.getpid() % 9000, 60000):
+        try:
+            pwd.getpwuid(uid)
+        except KeyError:
+            if not _processes_of(uid):
+                return uid
+    raise AssertionError("no unused uid between 50000 and 60000")
 
 
 def _processes_of(uid: int) -> list[int]:
@@ -371,16 +381,16 @@ def test_level2_escaped_child_is_killed_by_uid(evaluate, solved, shared_workroot
     """Run as an unprivileged uid, a child that leaves the process group (setsid) is killed too: once the
     run is over, no process of that uid is left."""
     assert os.geteuid() == 0, "dropping to another uid needs root"
-    assert _processes_of(UNUSED_UID) == []
+    unused_uid = _unused_uid()
     answers = {solved[0]["instance"]["name"]: solved[0]["reference_solution"]}
     program_path = Path(shared_workroot) / "solve.py"
     program_path.write_text(FORKING.format(escape="os.setsid()\n    ") + lookup(answers))
     python = shutil.which("python3", path="/usr/bin:/bin")  # readable by any uid, unlike a venv under /root
     assert python
     total, details = score.score_level2(evaluate, str(program_path), make_cases(solved[:1]), python,
-                                        ROOMY, uid=UNUSED_UID, workroot=shared_workroot)
+                                        ROOMY, uid=unused_uid, workroot=shared_workroot)
     assert total == 1.0, details
-    wait_until(lambda: _processes_of(UNUSED_UID) == [], "the escaped child's end", timeout=60)
+    wait_until(lambda: _processes_of(unused_uid) == [], "the escaped child's end", timeout=60)
 
 
 def example_of(case: dict) -> dict:

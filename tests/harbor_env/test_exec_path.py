@@ -11,6 +11,7 @@ removed in :mod:`legacy_entry` (the entry as it was), where the same attack wins
 from __future__ import annotations
 
 import asyncio
+import secrets
 import select
 from pathlib import Path
 
@@ -22,7 +23,12 @@ from sandboxes import environment, run, running
 from orharbor.harbor_env import BubblewrapEnvironment
 from orharbor.harbor_env.environment import OUTPUT_LIMIT
 
-SECRET = "sk-orharbor-test-" + "7" * 24
+
+
+def fresh_secret() -> str:
+    """An API key no other process holds: the search covers every host process, and beside this test may run
+    its own mutation (which puts its key on a command line on purpose) or another suite's."""
+    return "sk-orharbor-test-" + secrets.token_hex(12)
 
 
 def _host_command_lines() -> list[str]:
@@ -38,12 +44,14 @@ def _host_command_lines() -> list[str]:
 
 
 def _secret_on_a_command_line(tmp_path, cls) -> bool:
+    secret = fresh_secret()
+
     async def body():
         async with running(environment(tmp_path, cls=cls)) as (env,):
-            command = asyncio.create_task(env.exec("sleep 3", user="root", env={"API_KEY": SECRET}))
+            command = asyncio.create_task(env.exec("sleep 3", user="root", env={"API_KEY": secret}))
             seen = False
             while not command.done():
-                seen = seen or any(SECRET in line for line in _host_command_lines())
+                seen = seen or any(secret in line for line in _host_command_lines())
                 await asyncio.sleep(0.05)
             assert (await command).return_code == 0
             return seen
@@ -66,20 +74,21 @@ def test_with_the_spec_on_the_command_line_any_host_user_reads_the_key(tmp_path)
 @pytest.mark.sandbox
 def test_no_sandbox_process_reads_a_root_commands_environment(tmp_path):
     """An agent process scanning /proc through 20 root commands never sees the key, in argv or environ."""
+    secret = fresh_secret()
     scan = ("python3 -c '\nimport os, sys, time\nend = time.time() + 60\nwhile time.time() < end and "
             "not os.path.exists(\"/tmp/stop\"):\n    for pid in os.listdir(\"/proc\"):\n"
             "        for name in (\"cmdline\", \"environ\"):\n            try:\n"
             "                data = open(f\"/proc/{pid}/{name}\", \"rb\").read()\n            except OSError:\n"
             "                continue\n            if sys.argv[1][::-1].encode() in data:\n"
             "                print(\"seen in\", name)\n                sys.exit(0)\nprint(\"never seen\")\n' "
-            + SECRET[::-1])  # reversed: the scanner's own command line must not hold the key
+            + secret[::-1])  # reversed: the scanner's own command line must not hold the key
 
     async def body():
         async with running(environment(tmp_path)) as (env,):
             watcher = asyncio.create_task(env.exec(scan, user="agent"))
             await asyncio.sleep(1)
             for _ in range(20):
-                assert (await env.exec("true", user="root", env={"API_KEY": SECRET})).return_code == 0
+                assert (await env.exec("true", user="root", env={"API_KEY": secret})).return_code == 0
             await env.exec("touch /tmp/stop", user="root")
             return await watcher
 
