@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import re
 import shutil
 import sys
@@ -352,8 +353,6 @@ def shared_workroot():
 def _unused_uid() -> int:
     """A uid with no account and no process, so killing "every process of the uid" touches only the test's; picked
     per run (from this process's pid), since a second suite beside this one may run this test at the same moment."""
-    import pwd
-
     for uid in range(50000 + os.getpid() % 9000, 60000):
         try:
             pwd.getpwuid(uid)

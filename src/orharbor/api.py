@@ -217,8 +217,8 @@ def build_release(recipe: str | Path, out: str | Path, *, workers: int | None = 
             for made in pools:
                 made.kill()
             raise
-        if not isinstance(exc, (UserError, OSError, RuntimeError)) or isinstance(exc, UserError) and not pools:
-            raise
+        if not isinstance(exc, (UserError, OSError, RuntimeError)) or (isinstance(exc, UserError) and not pools):
+            raise  # a bug, or a refusal before any pool started (the recipe, the folder): as it is
         raise BuildFailed(f"{exc} (finished solves are kept in the journals in {out}; --resume continues)") from None
 
 

@@ -32,10 +32,11 @@ def discover(root: str) -> None:
     print(json.dumps(sorted(d.name for d in resolve_task_dirs(root) if not has_symlinks(d))), flush=True)
 
 
-def rollout_once(root: str, policy: str) -> None:
-    """One rollout of the single task under ROOT with POLICY; prints the JSON line."""
-    if policy not in ("oracle", "nop"):
-        raise SystemExit(f"unknown policy {policy!r}")
+def rollouts(root: str, policies: tuple[str, ...]) -> None:
+    """One rollout of the single task under ROOT per policy, in turn; prints one JSON line each."""
+    unknown = [policy for policy in policies if policy not in ("oracle", "nop")]
+    if unknown or not policies:
+        raise SystemExit(f"unknown policies {unknown!r}" if unknown else "no policy given")
     from harbor.models.trial.config import AgentConfig
     from openenv.core.harness.capture.sessions import SessionRegistry
     from openenv.harbor import rollout
@@ -48,33 +49,33 @@ def rollout_once(root: str, policy: str) -> None:
     if len(task_dirs) != 1 or has_symlinks(task_dirs[0]):
         raise SystemExit(f"OpenEnv found {task_dirs} under {root} (or symlinks in it)")
 
-    build = getattr(rollout.build_trial_config, "__wrapped__", rollout.build_trial_config)
+    build = rollout.build_trial_config
 
-    def scripted(**kwargs):
-        config = build(**kwargs)
-        config.agent = AgentConfig(name=policy)
-        return config
+    def playing(policy: str):
+        """OpenEnv's trial config with Harbor's POLICY agent in place of the harness's."""
+        def scripted(**kwargs):
+            config = build(**kwargs)
+            config.agent = AgentConfig(name=policy)
+            return config
+        return scripted
 
-    scripted.__wrapped__ = build
-    rollout.build_trial_config = scripted
-    with tempfile.TemporaryDirectory(prefix="openenv-trials-") as trials:
-        result = asyncio.run(rollout.run_rollout(
-            task_dir=task_dirs[0], harness="opencode", sandbox="docker", registry=SessionRegistry(),
-            intercept_url="http://127.0.0.1:9/v1", model="scripted", trials_dir=trials))
-    print(json.dumps({"consumer": "openenv", "version": version("openenv"), "task": task_dirs[0].name,
-                      "policy": policy, "reward": result.reward, "reward_key": result.reward_key,
-                      "error": result.error}), flush=True)
+    for policy in policies:
+        rollout.build_trial_config = playing(policy)
+        with tempfile.TemporaryDirectory(prefix="openenv-trials-") as trials:
+            result = asyncio.run(rollout.run_rollout(
+                task_dir=task_dirs[0], harness="opencode", sandbox="docker", registry=SessionRegistry(),
+                intercept_url="http://127.0.0.1:9/v1", model="scripted", trials_dir=trials))
+        print(json.dumps({"consumer": "openenv", "version": version("openenv"), "task": task_dirs[0].name,
+                          "policy": policy, "reward": result.reward, "reward_key": result.reward_key,
+                          "error": result.error}), flush=True)
 
 
 def main(first: str, *rest: str) -> None:
     if first == "discover":
         for root in rest:
             discover(root)
-        return
-    if not rest:
-        raise SystemExit("usage: drive_openenv.py ROOT POLICY... | drive_openenv.py discover ROOT...")
-    for policy in rest:
-        rollout_once(first, policy)
+    else:
+        rollouts(first, rest)
 
 
 if __name__ == "__main__":
