@@ -79,6 +79,15 @@ def _listing() -> str:
             f"find {PYCACHE.removeprefix('/usr/local/')} -mindepth 1 {entry}; }}")
 
 
+def keys_command() -> str:
+    """The shell command (run in /usr/local) that writes the record's keys: inode, size, mtime and ctime of every
+    listed file. The bubblewrap environment runs it again after copying a cached record into a sandbox, where the
+    copies have inodes and times of their own (Docker's layers keep theirs)."""
+    share = RECORD_DIR.removeprefix("/usr/local/")
+    return (f"sed -n 's/^f [0-9]* //p' {share}/interpreter.list | xargs -r -d '\\n' stat -c '%i %s %.9Y %.9Z %n' -- "
+            f"| LC_ALL=C sort > {share}/interpreter.keys")
+
+
 def command() -> str:
     """The record's shell command, one line (POSIX sh, no ``&&``: the bubblewrap environment splits on it)."""
     share = RECORD_DIR.removeprefix("/usr/local/")
@@ -86,13 +95,12 @@ def command() -> str:
     modules = " ".join(verifier_stdlib())
     return (f"{RECORD_START} cd /usr/local; v=$(readlink bin/python3); z=$(echo \"$v\" | tr -d .).zip; "
             f"mkdir -p {PYCACHE}; "
-            f"bin/python3 -I -S -X pycache_prefix={PYCACHE} -c \"{COMPILE}\" {modules}; "
+            f"bin/python3 -I -S -X pycache_prefix={PYCACHE} -c \"{COMPILE}\" {modules}; chmod -R go-w {PYCACHE}; "
             f"{_listing()} | LC_ALL=C sort > {share}/interpreter.list; "
             f"sed -n 's/^f [0-9]* //p' {share}/interpreter.list | xargs -r -d '\\n' sha256sum -- "
             f"> {share}/interpreter.sha256; "
-            f"sed -n 's/^f [0-9]* //p' {share}/interpreter.list | xargs -r -d '\\n' stat -c '%i %s %.9Y %.9Z %n' -- "
-            f"| LC_ALL=C sort > {share}/interpreter.keys; "
-            f"chmod -R go-w {PYCACHE}; chmod 644 {files}; test -s {share}/interpreter.sha256")
+            f"{keys_command()}; "  # last of all that touches a listed file (a chmod sets its ctime)
+            f"chmod 644 {files}; test -s {share}/interpreter.sha256")
 
 
 def dockerfile_step() -> str:

@@ -15,6 +15,7 @@ from orharbor.exporter import ExportOptions, export_dataset
 from orharbor.datasets.rows import read_rows, shipped_datasets
 from orharbor.harbor_env import BubblewrapEnvironment, layers
 from orharbor.harbor_env.image import Run, read_dockerfile
+from orharbor.interpreter_record import RECORD_DIR, keys_command
 
 
 @pytest.fixture(scope="module")
@@ -44,10 +45,16 @@ class Counting(BubblewrapEnvironment):
         await super()._run_steps(steps)
 
 
-def _start_twice(tmp_path: Path, image: Path, cls: type[Counting]) -> tuple[list[list[str]], list[str]]:
-    """Start two sandboxes of ``image`` one after the other: the RUN steps each carried out, and each one's record."""
+#: Lines of the record's keys that differ from its files as they are (what test.sh would hash again at a verify).
+STALE_KEYS = (f"cd /usr/local && {keys_command().rsplit(' > ', 1)[0]} "
+              f"| LC_ALL=C comm -3 {RECORD_DIR.removeprefix('/usr/local/')}/interpreter.keys -")
+
+
+def _start_twice(tmp_path: Path, image: Path, cls: type[Counting]) -> tuple[list[list[str]], list[str], list[str]]:
+    """Start two sandboxes of ``image`` one after the other: the RUN steps each carried out, each one's record,
+    and each one's stale keys."""
     async def body():
-        runs, records = [], []
+        runs, records, stale = [], [], []
         for name in ("first", "second"):
             cls.ran = []
             paths = TrialPaths(tmp_path / name)
@@ -58,11 +65,13 @@ def _start_twice(tmp_path: Path, image: Path, cls: type[Counting]) -> tuple[list
                 await env.start(force_build=False)
                 record = await env.exec(f"cd {layers.RECORD_DIR} && find . -printf '%u %m %y %p\\n' | sort "
                                         "&& find . -type f -exec sha256sum {} + | sort", user="root")
+                keys = await env.exec(STALE_KEYS, user="root")
             finally:
                 await env.stop(delete=True)
             runs.append(list(cls.ran))
             records.append(record.stdout)
-        return runs, records
+            stale.append(keys.stdout if keys.return_code == 0 else f"exit {keys.return_code}: {keys.stderr}")
+        return runs, records, stale
 
     layers.clear()
     return run(body())
@@ -80,12 +89,14 @@ def test_every_exported_dockerfile_checks_its_base_then_records_its_interpreter(
 
 @pytest.mark.sandbox
 def test_a_second_sandbox_of_an_image_takes_the_check_and_the_record_from_the_cache(tmp_path, task):
-    runs, records = _start_twice(tmp_path, task / "environment", Counting)
+    runs, records, stale = _start_twice(tmp_path, task / "environment", Counting)
     first, second = runs
     assert any(c.startswith(layers.RECORD_START) for c in first)
     assert not any(c.startswith(layers.RECORD_START) or " ".join(c.split()) == layers.CHECK_COMMAND for c in second)
-    assert len(second) == len(first) - 2
-    assert records[0] == records[1]
+    assert len(second) == len(first) - 1 and keys_command() in second  # the record's keys derived again
+    # the same record, its keys those of the files each sandbox holds: a verify hashes none of them again
+    assert _but_keys(records[0]) == _but_keys(records[1])
+    assert stale == ["", ""]
     modes = [line.rsplit(" ", 1)[0] for line in records[0].splitlines() if not re.match("[0-9a-f]{64} ", line)]
     assert set(modes) == {"root 755 d", "root 644 f"}, modes
     assert re.search(r"^[0-9a-f]{64}  ./pycache/.*/json/decoder.cpython-3\d+.pyc$", records[0], flags=re.MULTILINE)
@@ -99,11 +110,28 @@ class NoCache(Counting):
 
 @pytest.mark.sandbox
 def test_without_the_cache_every_sandbox_runs_the_record_again(tmp_path, task):
-    runs, records = _start_twice(tmp_path, task / "environment", NoCache)
+    runs, records, stale = _start_twice(tmp_path, task / "environment", NoCache)
     assert runs[0] == runs[1] and any(c.startswith(layers.RECORD_START) for c in runs[1])
     # the same record, but for the keys of the bytecode each build compiled anew (its inodes and times)
-    assert [line for line in records[0].splitlines() if not line.endswith("./interpreter.keys")] == \
-        [line for line in records[1].splitlines() if not line.endswith("./interpreter.keys")]
+    assert _but_keys(records[0]) == _but_keys(records[1]) and stale == ["", ""]
+
+
+class NoRefresh(Counting):
+    """The replayed record's keys left as the first build wrote them (the copies' inodes and times differ)."""
+
+    async def _run_steps(self, steps: list[tuple[str, str]]) -> None:
+        await super()._run_steps([s for s in steps if s[0] != keys_command()])
+
+
+@pytest.mark.sandbox
+def test_without_refreshing_the_keys_every_verify_hashes_the_replayed_bytecode_again(tmp_path, task):
+    runs, records, stale = _start_twice(tmp_path, task / "environment", NoRefresh)
+    assert stale[0] == "" and stale[1], stale
+    assert all("share/orharbor/pycache/" in line for line in stale[1].splitlines())
+
+
+def _but_keys(record: str) -> list[str]:
+    return [line for line in record.splitlines() if not line.endswith("./interpreter.keys")]
 
 
 def test_the_key_follows_what_a_copy_brings_and_each_step_before(tmp_path):

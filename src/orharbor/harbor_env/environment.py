@@ -345,8 +345,10 @@ class BubblewrapEnvironment(BaseEnvironment):
                 steps.append((step.command, step.workdir))
                 continue
             layer = layers.cached(cache_key) if cache_key else None
+            after = layers.refresh(step) if layer is not None and isinstance(step, Run) else None
             if layer is not None and len(steps) == ours:
                 await self._replay(layer)
+                steps += [after] if after else []
                 continue
             await self._run_steps(steps)
             steps, ours = [], 0
@@ -358,6 +360,7 @@ class BubblewrapEnvironment(BaseEnvironment):
                 continue
             if layer is not None:
                 await self._replay(layer)
+                steps += [after] if after else []
                 continue
             await self._checked(step.command, cwd=step.workdir)
             if cache_key:
