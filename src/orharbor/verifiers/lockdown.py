@@ -25,7 +25,6 @@ container (``--in-container``), never on a host.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import stat
 from dataclasses import dataclass, field
@@ -241,6 +240,8 @@ _IPC_TABLES = (("shm", "shmctl"), ("msg", "msgctl"), ("sem", "semctl"))
 
 def remove_ipc(uid: int | None = None) -> int:
     """Remove the System V shared memory, queues and semaphores of ``uid`` (every non-root user if None)."""
+    import ctypes  # only where IPC is removed (level 2): a level-1 verify starts without it
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
     except OSError:

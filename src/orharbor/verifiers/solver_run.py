@@ -16,18 +16,21 @@ writes survives into the next.
 
 from __future__ import annotations
 
-import ctypes
 import os
-import resource
 import signal
-import subprocess
-import tempfile
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from orharbor.verifiers.lockdown import remove_ipc
 from orharbor.verifiers.processes import kill_uid, reap_children
 from orharbor.verifiers.removal import empty_dir, remove_path
+
+if TYPE_CHECKING:
+    import subprocess
+
+# ctypes, resource, subprocess and tempfile are imported by the functions that run a program: a level-1 verify,
+# which runs none, starts 25 ms sooner without them (every trial pays a verifier start).
 
 #: How much of the child's stdout/stderr is kept for the details file.
 OUTPUT_TAIL_BYTES = 4096
@@ -112,6 +115,9 @@ def run_program(
     if uid is not None and uid in (0, os.geteuid()):
         raise ValueError(f"a run never runs as uid {uid} (root or the verifier's own): its files and processes "
                          "are removed afterwards")
+    import subprocess
+    import tempfile
+
     open_dirs = SHARED_TEMP_DIRS if open_dirs is None else open_dirs
     workdir = tempfile.mkdtemp(prefix="orh-run-", dir=workroot)
     logdir = tempfile.mkdtemp(prefix="orh-log-", dir=workroot)  # 0700 root: the run cannot touch its logs
@@ -182,6 +188,8 @@ def run_program(
 def _wait(proc: subprocess.Popen, start: float, limits: Limits, uid: int | None,
           watched: tuple[str, ...], open_dirs: tuple[str, ...]) -> tuple[bool, str | None]:
     """Wait for the run; (timed out, why it was stopped for its disk use or None)."""
+    import subprocess
+
     deadline = start + limits.solve_time_limit_s
     max_bytes = limits.disk_mb * 1024 * 1024
     polls = 0
@@ -257,6 +265,9 @@ def _deleted_open_files(uid: int) -> int:
 
 
 def _limiter(limits: Limits, uid: int | None, gid: int | None):
+    import ctypes  # before fork, as the lookup below: nothing is imported in the child
+    import resource
+
     mem = limits.memory_mb * 1024 * 1024
     fsize = limits.max_file_mb * 1024 * 1024
     cpu = max(1, int(limits.solve_time_limit_s) + 1)
