@@ -425,6 +425,27 @@ def test_a_record_that_lists_dist_packages_refuses_what_pip_installs_after_it(tm
     assert reason.endswith("\td lib/python3.12/dist-packages"), reason
 
 
+def test_keying_a_copied_record_again_keeps_the_build_s_keys_of_the_standard_library(tmp_path):
+    """The bubblewrap cache keys its copies of the record's bytecode again; the standard library keeps the keys
+    the build wrote, so a same-size edit to it since then is still hashed and refused (mutation: keying every
+    listed file again, as the record step does, lets it through)."""
+    prefix = _fake_prefix(tmp_path / "local")
+    (prefix / PYC).mkdir(parents=True, exist_ok=True)
+    (prefix / PYC / "os.cpython-312.pyc").write_bytes(b"bytecode of os")
+    _record(prefix)
+    os_py = prefix / "lib" / "python3.12" / "os.py"
+    os_py.write_text(os_py.read_text().upper())  # the same size
+    cached = prefix / "share" / "orharbor" / "pycache"
+    for path in [p for p in cached.rglob("*") if p.is_file()]:  # a copy: new inodes and times
+        data = path.read_bytes()
+        path.unlink()
+        path.write_bytes(data)
+    for command, stale in ((interpreter_record.rekey_command(), "os.py"), (interpreter_record.keys_command(), "")):
+        subprocess.run(["sh", "-c", command], cwd=prefix, check=True, capture_output=True)
+        reason = _untrusted(prefix)
+        assert (stale in reason if stale else reason == ""), (command, reason)
+
+
 def test_limit_a_stdlib_edit_recorded_again_is_not_seen(tmp_path):
     """The honest limit: the record lives in the agent's image. Root that edits the standard library and
     rewrites the record is not seen by this check (docs/security.md: shared mode does not stand up to root)."""

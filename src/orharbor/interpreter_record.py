@@ -81,11 +81,24 @@ def _listing() -> str:
 
 def keys_command() -> str:
     """The shell command (run in /usr/local) that writes the record's keys: inode, size, mtime and ctime of every
-    listed file. The bubblewrap environment runs it again after copying a cached record into a sandbox, where the
-    copies have inodes and times of their own (Docker's layers keep theirs)."""
+    listed file."""
     share = RECORD_DIR.removeprefix("/usr/local/")
     return (f"sed -n 's/^f [0-9]* //p' {share}/interpreter.list | xargs -r -d '\\n' stat -c '%i %s %.9Y %.9Z %n' -- "
             f"| LC_ALL=C sort > {share}/interpreter.keys")
+
+
+def rekey_command() -> str:
+    """The shell command (run in /usr/local) that keys the record's own files again (its bytecode, as they are
+    now) and keeps the build's keys of every other file. The bubblewrap environment runs it after copying a
+    cached record into a sandbox, where the copies have inodes and times of their own (Docker's layers keep
+    theirs); the standard library is not keyed again, so a change to it since the build is still hashed, and
+    refused."""
+    share = RECORD_DIR.removeprefix("/usr/local/")
+    keys = f"{share}/interpreter.keys"
+    return (f"{{ grep -v '^[0-9]* [0-9]* [0-9.]* [0-9.]* {share}/' {keys}; "
+            f"sed -n 's/^f [0-9]* //p' {share}/interpreter.list | grep '^{share}/' "
+            f"| xargs -r -d '\\n' stat -c '%i %s %.9Y %.9Z %n' --; }} | LC_ALL=C sort > {keys}.new; "
+            f"mv -f {keys}.new {keys}")
 
 
 def command() -> str:

@@ -15,7 +15,7 @@ from orharbor.exporter import ExportOptions, export_dataset
 from orharbor.datasets.rows import read_rows, shipped_datasets
 from orharbor.harbor_env import BubblewrapEnvironment, layers
 from orharbor.harbor_env.image import Run, read_dockerfile
-from orharbor.interpreter_record import RECORD_DIR, keys_command
+from orharbor.interpreter_record import RECORD_DIR, keys_command, rekey_command
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +93,7 @@ def test_a_second_sandbox_of_an_image_takes_the_check_and_the_record_from_the_ca
     first, second = runs
     assert any(c.startswith(layers.RECORD_START) for c in first)
     assert not any(c.startswith(layers.RECORD_START) or " ".join(c.split()) == layers.CHECK_COMMAND for c in second)
-    assert len(second) == len(first) - 1 and keys_command() in second  # the record's keys derived again
+    assert len(second) == len(first) - 1 and rekey_command() in second  # the record's keys derived again
     # the same record, its keys those of the files each sandbox holds: a verify hashes none of them again
     assert _but_keys(records[0]) == _but_keys(records[1])
     assert stale == ["", ""]
@@ -120,7 +120,7 @@ class NoRefresh(Counting):
     """The replayed record's keys left as the first build wrote them (the copies' inodes and times differ)."""
 
     async def _run_steps(self, steps: list[tuple[str, str]]) -> None:
-        await super()._run_steps([s for s in steps if s[0] != keys_command()])
+        await super()._run_steps([s for s in steps if s[0] != rekey_command()])
 
 
 @pytest.mark.sandbox

@@ -18,8 +18,8 @@ depend on nothing a trial brings, only on the image's layout:
 A replayed layer's files are copies, with inodes and times of their own, where
 Docker's overlay shows every container the layer's own. The record keys its
 files by exactly those (so test.sh hashes again only what changed), so after
-the replay the sandbox derives the keys again from the copies
-(:func:`refresh`), still in the build, before any agent has run.
+the replay the sandbox derives the keys of the copies again (:func:`refresh`),
+still in the build, before any agent has run.
 
 A step is taken from the cache only under the key Docker would use: the
 image's layout (base files, packages, venvs), and every step up to it, a
@@ -43,7 +43,7 @@ from pathlib import Path
 
 from orharbor.base_image import CHECK
 from orharbor.harbor_env.image import Copy, ImagePlan, Run
-from orharbor.interpreter_record import RECORD_DIR, RECORD_START, keys_command
+from orharbor.interpreter_record import RECORD_DIR, RECORD_START, rekey_command
 #: The base image check's RUN step, its white space collapsed (the Dockerfile parser keeps what the lines had).
 CHECK_COMMAND = " ".join(CHECK.split())
 
@@ -90,8 +90,8 @@ def outputs(step: Run) -> tuple[str, ...] | None:
 
 def refresh(step: Run) -> tuple[str, str] | None:
     """The command ``(command, folder)`` to run after replaying ``step``'s cached layer, if it needs one: the
-    record's keys of the copies now in the sandbox."""
-    return (keys_command(), "/usr/local") if step.command.startswith(RECORD_START) else None
+    record's keys of its copies now in the sandbox (the standard library keeps the build's keys)."""
+    return (rekey_command(), "/usr/local") if step.command.startswith(RECORD_START) else None
 
 
 def key(plan: ImagePlan, index: int, layout: object) -> str | None:
