@@ -79,12 +79,16 @@ def _listing() -> str:
             f"find {PYCACHE.removeprefix('/usr/local/')} -mindepth 1 {entry}; }}")
 
 
+#: The regular files the record lists, one path a line (run in /usr/local); and each one's key (test.sh the same).
+_LISTED_FILES = f"sed -n 's/^f [0-9]* //p' {RECORD_DIR.removeprefix('/usr/local/')}/interpreter.list"
+_KEYS = "xargs -r -d '\\n' stat -c '%i %s %.9Y %.9Z %n' --"
+
+
 def keys_command() -> str:
     """The shell command (run in /usr/local) that writes the record's keys: inode, size, mtime and ctime of every
     listed file."""
     share = RECORD_DIR.removeprefix("/usr/local/")
-    return (f"sed -n 's/^f [0-9]* //p' {share}/interpreter.list | xargs -r -d '\\n' stat -c '%i %s %.9Y %.9Z %n' -- "
-            f"| LC_ALL=C sort > {share}/interpreter.keys")
+    return f"{_LISTED_FILES} | {_KEYS} | LC_ALL=C sort > {share}/interpreter.keys"
 
 
 def rekey_command() -> str:
@@ -96,9 +100,7 @@ def rekey_command() -> str:
     share = RECORD_DIR.removeprefix("/usr/local/")
     keys = f"{share}/interpreter.keys"
     return (f"{{ grep -v '^[0-9]* [0-9]* [0-9.]* [0-9.]* {share}/' {keys}; "
-            f"sed -n 's/^f [0-9]* //p' {share}/interpreter.list | grep '^{share}/' "
-            f"| xargs -r -d '\\n' stat -c '%i %s %.9Y %.9Z %n' --; }} | LC_ALL=C sort > {keys}.new; "
-            f"mv -f {keys}.new {keys}")
+            f"{_LISTED_FILES} | grep '^{share}/' | {_KEYS}; }} | LC_ALL=C sort > {keys}.new; mv -f {keys}.new {keys}")
 
 
 def command() -> str:
@@ -110,8 +112,7 @@ def command() -> str:
             f"mkdir -p {PYCACHE}; "
             f"bin/python3 -I -S -X pycache_prefix={PYCACHE} -c \"{COMPILE}\" {modules}; chmod -R go-w {PYCACHE}; "
             f"{_listing()} | LC_ALL=C sort > {share}/interpreter.list; "
-            f"sed -n 's/^f [0-9]* //p' {share}/interpreter.list | xargs -r -d '\\n' sha256sum -- "
-            f"> {share}/interpreter.sha256; "
+            f"{_LISTED_FILES} | xargs -r -d '\\n' sha256sum -- > {share}/interpreter.sha256; "
             f"{keys_command()}; "  # last of all that touches a listed file (a chmod sets its ctime)
             f"chmod 644 {files}; test -s {share}/interpreter.sha256")
 
