@@ -295,6 +295,49 @@ def test_an_interrupt_inside_a_native_module_s_init_is_an_interrupt(tmp_path, si
 
 
 
+#: Runs a command with a signal sent while pydantic-core builds a validator in Rust, which turns the interrupt into
+#: ``SchemaError: ... KeyboardInterrupt`` with neither cause nor context: an error that names the stop only in text.
+SIGNAL_INSIDE_PYDANTIC_BUILD = """
+import signal, sys
+from pydantic_core import SchemaValidator, core_schema
+
+SIGNUM = int(sys.argv[1])
+
+class SignalOnName(type):
+    def __getattribute__(cls, name):
+        if name == "__name__":  # pydantic-core reads the model's name while it builds the validator
+            signal.raise_signal(SIGNUM)
+        return super().__getattribute__(name)
+
+class Model(metaclass=SignalOnName):
+    pass
+
+def build():
+    fields = core_schema.model_fields_schema({"a": core_schema.model_field(core_schema.int_schema())})
+    SchemaValidator(core_schema.model_schema(Model, fields))
+
+from orharbor import entry
+if sys.argv[2] == "start":
+    entry.start(build)
+else:
+    from orharbor.cli import main
+    main.command("pydantic-build")(build)
+    sys.argv = ["orharbor", "pydantic-build"]
+    entry.main()
+"""
+
+
+@pytest.mark.parametrize("signum", SIGNALS)
+@pytest.mark.parametrize("moment", ["start", "command"])
+def test_an_interrupt_a_library_turns_into_an_error_of_its_own_is_an_interrupt(signum, moment):
+    """pydantic-core reports a signal that lands inside its validator build as a SchemaError with no cause: still
+    one line and 128 + signal (a busy machine showed the traceback once, in ``export --force`` cut off at random)."""
+    done = subprocess.run([sys.executable, "-c", SIGNAL_INSIDE_PYDANTIC_BUILD, str(int(signum)), moment],
+                          capture_output=True, text=True, timeout=300)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 128 + signum and len(lines) == 1, done.stderr
+    assert lines[0].startswith(f"interrupted ({signal.Signals(signum).name})") and done.stdout == ""
+
 def test_a_cp_sat_solve_leaves_python_s_sigint_handler_in_place():
     """CP-SAT's own SIGINT catching left the default action behind: the next Ctrl-C killed the process (-2)."""
     from orharbor import problem_modules

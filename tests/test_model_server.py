@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from orharbor.cli import main
 from orharbor.errors import UserError
 from orharbor.harness import transcripts
-from orharbor.harness.model_server import ModelServer
+from orharbor.harness.model_server import WAIT_S, ModelServer
 
 # LiteLLM (which Harbor's LLM clients import) fetches its price list at import unless told not to: offline,
 # that is three retries and seconds lost per test process
@@ -151,6 +151,35 @@ def test_concurrent_conversations_each_get_their_own_turns(tmp_path):
     assert sorted(server.script.served).count(("other", 2)) == 4 == sorted(server.script.served).count(("toy", 2))
 
 
+def test_a_turn_waiting_for_the_terminal_is_held_until_its_output_appears(tmp_path):
+    """A ``wait_for`` turn is answered with terminus-2's pure delay (parsed cleanly by Harbor's parser), which does
+    not advance the conversation, until the terminal output matches; then the turn itself, and after it the next."""
+    from harbor.agents.terminus_2.terminus_json_plain_parser import TerminusJSONPlainParser
+
+    turns = [dict(turn) for turn in TOY["turns"]]
+    turns[1]["wait_for"] = r"status=\d+"
+    parser = TerminusJSONPlainParser()
+    with ModelServer([_toy(tmp_path, turns=turns)]).start() as server:
+        messages = [{"role": "user", "content": _prompt("toy task")}]
+        replies = []
+        # the typed command's echo, a program still running, its end, terminus-2's confirmation question
+        for output in ("$ ls; echo status=$?", "still running", "status=0\n$ ", "are you sure?"):
+            status, reply = _post(server.api_base, messages)
+            assert status == 200
+            replies.append(parser.parse_response(_content(reply)))
+            messages += [{"role": "assistant", "content": _content(reply)}, {"role": "user", "content": output}]
+        status, last = _post(server.api_base, messages)
+    assert all((r.error, r.warning) == ("", "") for r in replies)
+    assert [r.analysis for r in replies] == ["[scripted turn 0] look", "[scripted turn 0] Waiting for the command "
+                                             "to finish.", "[scripted turn 0] Waiting for the command to finish.",
+                                             "[scripted turn 1] done"]
+    assert [[(c.keystrokes, c.duration) for c in r.commands] for r in replies[1:3]] == [[("", WAIT_S)]] * 2
+    assert not any(r.is_task_complete for r in replies[:3]) and replies[3].is_task_complete
+    assert "wait_for" not in _content(last) and json.loads(_content(last))["analysis"] == "[scripted turn 2] sure"
+    assert server.script.served == [("toy", 0), ("toy", 1), ("toy", 2)]
+    assert server.script.waits == [("toy", 1), ("toy", 1)] and server.script.failures == []
+
+
 def test_a_conversation_past_the_transcripts_end_gets_http_400_and_a_log_line(tmp_path, caplog):
     """The turn after the last is refused loudly: HTTP 400 naming the transcript, logged and recorded."""
     with ModelServer([_toy(tmp_path)]).start() as server:
@@ -195,6 +224,8 @@ def test_terminus_2_summarisation_hands_off_and_the_transcript_resumes(tmp_path,
     ('{"match": "x", "turns": [{"analysis": "a", "comands": []}]}', r"turn 0: unknown keys \['comands'\]"),
     ('{"match": "x", "turns": [{"commands": [{"keys": "ls"}]}]}', "turn 0: command 0 must be"),
     ('{"match": "x", "turns": [{"content": "a", "plan": "b"}]}', "a raw turn has exactly one key"),
+    ('{"match": "x", "turns": [{"analysis": "a", "wait_for": "("}]}', "turn 0: 'wait_for' is not a regular exp"),
+    ('{"match": "x", "turns": [{"analysis": "a", "wait_for": 3}]}', "turn 0: 'wait_for' must be a regular exp"),
     ("match: [", "cannot read the transcript"),
 ])
 def test_a_broken_transcript_is_refused_with_its_file_and_place(tmp_path, content, message):

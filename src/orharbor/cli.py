@@ -41,6 +41,8 @@ def guarded(invoke, ctx: click.Context):
     """``invoke(ctx)``, a UserError shown as one line, and an interrupt as one line and exit 128 + signal."""
     try:
         return invoke(ctx)
+    except click.exceptions.Exit:  # an inner guard's answer (a group guards its command too): already said
+        raise
     except UserError as exc:
         raise click.ClickException(str(exc)) from None
     except interrupts.Interrupted as exc:  # long work that says what it kept

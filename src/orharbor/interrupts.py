@@ -30,31 +30,49 @@ class Interrupted(Exception):
 #: The signals a command stops on.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _received: list[int] = []
+#: The stop signals that reached the handlers :func:`install` put in place (the ``orharbor`` script's own).
+_arrived: list[int] = []
 
 
 def install() -> None:
-    """Route SIGTERM through the SIGINT handler of the moment (main thread only; idempotent)."""
+    """Route SIGTERM through the SIGINT handler of the moment, and note either signal's arrival (main thread only;
+    idempotent). SIGINT keeps Python's default action, raising KeyboardInterrupt, with the arrival noted first."""
     if threading.current_thread() is threading.main_thread():
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, _on_int)
         signal.signal(signal.SIGTERM, _on_term)
 
 
+def _on_int(signum: int, frame) -> None:
+    _arrived.append(signum)
+    _received.append(signum)
+    raise KeyboardInterrupt
+
+
 def _on_term(signum: int, frame) -> None:
+    _arrived.append(signum)
     _received.append(signum)
     handler = signal.getsignal(signal.SIGINT)
-    if callable(handler) and handler is not _on_term:
-        handler(signal.SIGINT, frame)  # Python's default raises KeyboardInterrupt; a build's stops its solves
+    if callable(handler) and handler not in (_on_term, _on_int):
+        handler(signal.SIGINT, frame)  # a build's handler stops its solves
     else:
         raise KeyboardInterrupt
 
 
 def stopped(exc: BaseException) -> bool:
-    """Whether ``exc`` is a stop signal's KeyboardInterrupt, or an error raised *from* one.
+    """Whether ``exc`` ends the command because the user stopped it.
 
-    A native extension turns an interrupt that lands during its initialisation
+    That is a stop signal's KeyboardInterrupt, an error raised *from* one, or
+    any error once the script's handlers took a stop signal. A native
+    extension turns an interrupt that lands during its initialisation
     (OR-Tools' pybind11 ``cp_model_helper`` calls back into Python to import)
     into ``ImportError: initialization failed``, raised from the
-    KeyboardInterrupt; that is still the user stopping the command.
+    KeyboardInterrupt; pydantic-core turns one that lands while it builds a
+    validator into a ``SchemaError`` that carries neither cause nor context,
+    only the words. Either is still the user stopping the command.
     """
+    if _arrived:
+        return True
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
         if isinstance(exc, KeyboardInterrupt):

@@ -14,6 +14,10 @@ The server keeps no per-conversation state, so any number of trials may share it
   seen in the messages after the first. Harbor's retries and parse-error rounds
   therefore never skip or repeat a turn (a command that prints such a marker
   into the terminal would move it: transcripts should not);
+- a turn with ``wait_for`` is served only once the last message (the terminal
+  output terminus-2 shows) matches it; until then the reply is a wait (one empty
+  command of WAIT_S seconds, terminus-2's pure delay) carrying the previous turn's
+  marker, so the turn does not advance;
 - terminus-2's context summarisation (three calls when the context fills, or a
   short fallback call) is answered with a fixed text that carries the marker on,
   so the transcript resumes where it was after the hand-off.
@@ -43,6 +47,9 @@ MODEL = "scripted"
 
 MARKER = re.compile(r"\[scripted turn (\d+)\]")
 
+#: How long a wait reply asks terminus-2 to let the terminal run before showing it again.
+WAIT_S = 1.0
+
 #: How terminus-2's summarisation prompts begin (harbor/agents/terminus_2/terminus_2.py, _summarize and
 #: the short fallback of _query_llm): these calls get a fixed text and consume no turn.
 SUMMARY_PROMPTS = (
@@ -63,6 +70,7 @@ class Script:
 
     transcripts: list[Transcript]
     served: list[tuple[str, int]] = field(default_factory=list)
+    waits: list[tuple[str, int]] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -86,6 +94,11 @@ class Script:
         if turn >= len(transcript.turns):
             raise ScriptError(f"transcript {transcript.name!r} has {len(transcript.turns)} turns and was asked "
                               f"for turn {turn}: the agent did not stop where the transcript expected")
+        if not transcript.ready(turn, texts[-1]):
+            with self.lock:
+                self.waits.append((transcript.name, turn))
+            log.info("transcript %s: turn %d waits for the terminal", transcript.name, turn)
+            return wait_reply(done)
         with self.lock:
             self.served.append((transcript.name, turn))
         log.info("transcript %s: turn %d of %d", transcript.name, turn, len(transcript.turns))
@@ -95,6 +108,14 @@ class Script:
         with self.lock:
             self.failures.append(reason)
         log.error("scripted model: %s", reason)
+
+
+def wait_reply(done: int) -> str:
+    """A terminus-2 turn that types nothing and lets the terminal run WAIT_S seconds; it carries the marker
+    of turn ``done`` again (none before the first turn), so the conversation still asks for turn done + 1."""
+    marker = f"[scripted turn {done}] " if done >= 0 else ""
+    return json.dumps({"analysis": f"{marker}Waiting for the command to finish.", "plan": "Wait.",
+                       "commands": [{"keystrokes": "", "duration": WAIT_S}], "task_complete": False}, indent=2)
 
 
 def _text(content) -> str:

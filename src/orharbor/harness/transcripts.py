@@ -8,6 +8,8 @@ A transcript file is one mapping::
       - analysis: ...           # Harbor's terminus-2 JSON turn: analysis, plan,
         plan: ...               # commands [{keystrokes, duration}], task_complete
         commands: [{keystrokes: "ls\n", duration: 0.5}]
+      - wait_for: 'status=\d+' # optional: served only once the terminal output matches;
+        task_complete: true     # until then the model answers a 1 s wait (see model_server)
       - content: "raw text"     # or the exact reply text, sent as it stands
 
 A turn that sets ``task_complete: true`` is asked by terminus-2 to confirm, so it
@@ -33,6 +35,9 @@ SHIPPED_DIR = Path(__file__).with_name("shipped")
 #: The keys of a terminus-2 JSON turn (Harbor's terminus_json_plain_parser reads these).
 TURN_KEYS = {"analysis", "plan", "commands", "task_complete"}
 
+#: A turn's own key, never sent: the regular expression the terminal output must match before the turn is served.
+WAIT_KEY = "wait_for"
+
 
 @dataclass(frozen=True)
 class Transcript:
@@ -46,12 +51,22 @@ class Transcript:
         """Whether this transcript is the one for a conversation opening with ``prompt``."""
         return self.match.search(prompt) is not None
 
+    def ready(self, index: int, terminal: str) -> bool:
+        """Whether turn ``index`` may be served after ``terminal`` (the output terminus-2 last showed).
+
+        A turn with ``wait_for`` follows a command whose end it needs (a program writing the
+        deliverable): a fixed duration is a guess that a loaded machine breaks, as it would a
+        real agent that declared the task done before its program finished.
+        """
+        pattern = self.turns[index].get(WAIT_KEY)
+        return pattern is None or re.search(pattern, terminal) is not None
+
     def reply(self, index: int, marker: str) -> str:
         """The text of turn ``index``, with ``marker`` opening its analysis (raw turns: prepended)."""
         turn = self.turns[index]
         if "content" in turn:
             return f"{marker}\n{turn['content']}"
-        body = dict(turn)
+        body = {key: value for key, value in turn.items() if key != WAIT_KEY}
         body["analysis"] = f"{marker} {body.get('analysis', '')}".rstrip()
         return json.dumps(body, indent=2)
 
@@ -87,9 +102,18 @@ def _check_turn(path: Path, i: int, turn) -> None:
         if set(turn) != {"content"} or not isinstance(turn["content"], str):
             raise UserError(f"{where}: a raw turn has exactly one key, 'content', a string")
         return
-    unknown = set(turn) - TURN_KEYS
+    unknown = set(turn) - TURN_KEYS - {WAIT_KEY}
     if unknown:
-        raise UserError(f"{where}: unknown keys {sorted(unknown)}; a turn has {sorted(TURN_KEYS)} or 'content'")
+        raise UserError(f"{where}: unknown keys {sorted(unknown)}; a turn has "
+                        f"{sorted(TURN_KEYS | {WAIT_KEY})} or 'content'")
+    if WAIT_KEY in turn:
+        pattern = turn[WAIT_KEY]
+        if not isinstance(pattern, str) or not pattern:
+            raise UserError(f"{where}: '{WAIT_KEY}' must be a regular expression of the terminal output")
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise UserError(f"{where}: '{WAIT_KEY}' is not a regular expression: {exc}") from None
     commands = turn.get("commands", [])
     if not isinstance(commands, list):
         raise UserError(f"{where}: 'commands' must be a list")
