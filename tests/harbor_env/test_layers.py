@@ -50,12 +50,16 @@ STALE_KEYS = (f"cd /usr/local && {keys_command().rsplit(' > ', 1)[0]} "
               f"| LC_ALL=C comm -3 {RECORD_DIR.removeprefix('/usr/local/')}/interpreter.keys -")
 
 
-def _start_twice(tmp_path: Path, image: Path, cls: type[Counting]) -> tuple[list[list[str]], list[str], list[str]]:
+def _start_twice(tmp_path: Path, image: Path, cls: type[Counting], cache: Path | None = None,
+                 forget: bool = False) -> tuple[list[list[str]], list[str], list[str]]:
     """Start two sandboxes of ``image`` one after the other: the RUN steps each carried out, each one's record,
-    and each one's stale keys."""
+    and each one's stale keys. Layers are kept on disk in ``cache`` (default: a new folder); ``forget``: the
+    second sandbox starts as in a new process, with only what the disk kept."""
     async def body():
         runs, records, stale = [], [], []
         for name in ("first", "second"):
+            if forget:
+                layers.clear()
             cls.ran = []
             paths = TrialPaths(tmp_path / name)
             paths.mkdir()
@@ -74,7 +78,9 @@ def _start_twice(tmp_path: Path, image: Path, cls: type[Counting]) -> tuple[list
         return runs, records, stale
 
     layers.clear()
-    return run(body())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(layers.CACHE_ENV, str(cache or tmp_path / "layer-cache"))
+        return run(body())
 
 
 def test_every_exported_dockerfile_checks_its_base_then_records_its_interpreter(task):
@@ -128,6 +134,70 @@ def test_without_refreshing_the_keys_every_verify_hashes_the_replayed_bytecode_a
     runs, records, stale = _start_twice(tmp_path, task / "environment", NoRefresh)
     assert stale[0] == "" and stale[1], stale
     assert all("share/orharbor/pycache/" in line for line in stale[1].splitlines())
+
+
+@pytest.mark.sandbox
+def test_the_next_process_takes_the_check_and_the_record_from_the_disk(tmp_path, task):
+    """As Docker's layer store outlives a build: a new process replays the record another one kept, its keys
+    derived again, and a verify then hashes nothing again."""
+    cache = tmp_path / "cache"
+    runs, records, stale = _start_twice(tmp_path, task / "environment", Counting, cache=cache, forget=True)
+    first, second = runs
+    assert any(c.startswith(layers.RECORD_START) for c in first)
+    assert not any(c.startswith(layers.RECORD_START) or " ".join(c.split()) == layers.CHECK_COMMAND for c in second)
+    assert rekey_command() in second and _but_keys(records[0]) == _but_keys(records[1]) and stale == ["", ""]
+    assert (cache.stat().st_mode & 0o777) == 0o700
+    assert len([entry for entry in cache.iterdir() if (entry / "layer.json").is_file()]) == 2  # the check, the record
+
+
+@pytest.mark.sandbox
+def test_a_kept_layer_that_others_could_have_written_is_never_read(tmp_path, task, monkeypatch):
+    """A layer is read only from a folder no one but its owner can write: another user's file planted in a kept
+    record, in a cache anyone may write, is not replayed (the record is built again); with that check removed
+    (mutation), the planted file is in the sandbox's record."""
+    cache = tmp_path / "cache"
+    _start_twice(tmp_path / "honest", task / "environment", Counting, cache=cache, forget=True)
+    kept = [entry / "0" for entry in cache.iterdir() if (entry / "0").is_dir()]
+    assert len(kept) == 1
+    (kept[0] / "planted").write_text("another user's file")
+    cache.chmod(0o777)
+    runs, records, _ = _start_twice(tmp_path / "open", task / "environment", Counting, cache=cache, forget=True)
+    assert all(any(c.startswith(layers.RECORD_START) for c in ran) for ran in runs)
+    assert "./planted" not in records[0] + records[1]
+    monkeypatch.setattr(layers, "disk_root", lambda: cache)
+    runs, records, _ = _start_twice(tmp_path / "mutated", task / "environment", Counting, cache=cache, forget=True)
+    assert not any(c.startswith(layers.RECORD_START) for c in runs[0]) and "./planted" in records[0]
+
+
+def test_a_layer_is_kept_whole_or_not_at_all_and_a_damaged_one_is_built_again(tmp_path, monkeypatch):
+    """keep() writes an entry in one rename (the first of two concurrent writers stays); an entry cut short
+    reads as missing; the cache folder is made root-only, and one in a folder others may write is not used."""
+    monkeypatch.setenv(layers.CACHE_ENV, str(tmp_path / "cache"))
+    built = tmp_path / "built"
+    (built / "pycache").mkdir(parents=True)
+    (built / "pycache" / "os.pyc").write_bytes(b"bytecode")
+    layers.keep("k1", layers.Layer((("/usr/local/share/orharbor", built),)))
+    layers.clear()
+    [(target, copy)] = layers.cached("k1").folders
+    assert target == "/usr/local/share/orharbor" and (copy / "pycache" / "os.pyc").read_bytes() == b"bytecode"
+    assert copy != built and (tmp_path / "cache").stat().st_mode & 0o777 == 0o700
+    (built / "pycache" / "os.pyc").write_bytes(b"a second writer")
+    layers.keep("k1", layers.Layer((("/usr/local/share/orharbor", built),)))
+    layers.clear()
+    assert (layers.cached("k1").folders[0][1] / "pycache" / "os.pyc").read_bytes() == b"bytecode"
+    assert [p.name for p in (tmp_path / "cache").iterdir()] == ["k1"]  # no staging folder left
+    (tmp_path / "cache" / "k1" / "layer.json").write_text("[not json")
+    layers.clear()
+    assert layers.cached("k1") is None
+    monkeypatch.setenv(layers.CACHE_ENV, "")
+    assert layers.disk_root() is None
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)
+    monkeypatch.setenv(layers.CACHE_ENV, str(shared / "cache"))
+    assert layers.disk_root() is None
+    shared.chmod(0o1777)  # sticky, as /tmp: others cannot rename what is ours
+    assert layers.disk_root() == shared / "cache"
 
 
 def _but_keys(record: str) -> list[str]:

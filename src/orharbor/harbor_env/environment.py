@@ -338,7 +338,7 @@ class BubblewrapEnvironment(BaseEnvironment):
             home = shlex.quote(account.home)
             steps.append((f"mkdir -p {home} && chown {account.uid}:{account.gid} {home} && chmod 755 {home}", "/"))
         ours = len(steps)  # these touch only what bubblewrap made and the homes: a cached layer need not wait
-        layout = (str(rootfs.host_python()), self._storage_bytes())
+        layout = (layers.host_identity(rootfs.host_python()), self._storage_bytes()) if self.build_cache else None
         for index, step in enumerate(self._plan.steps):
             cache_key = layers.key(self._plan, index, layout) if self.build_cache else None
             if isinstance(step, Run) and cache_key is None:
