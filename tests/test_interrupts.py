@@ -338,6 +338,40 @@ def test_an_interrupt_a_library_turns_into_an_error_of_its_own_is_an_interrupt(s
     assert done.returncode == 128 + signum and len(lines) == 1, done.stderr
     assert lines[0].startswith(f"interrupted ({signal.Signals(signum).name})") and done.stdout == ""
 
+#: Runs a command whose start is signalled inside a weakref callback (as importlib's module lock clean-up is one), where
+#: Python cannot raise the KeyboardInterrupt: it prints "Exception ignored" and goes on. The command then runs 30 s.
+SIGNAL_INSIDE_A_CALLBACK = """
+import signal, sys, time, weakref
+
+SIGNUM = int(sys.argv[1])
+
+class Thing:
+    pass
+
+def load():
+    thing = Thing()
+    ref = weakref.ref(thing, lambda ref: signal.raise_signal(SIGNUM))
+    del thing  # the callback runs here, and the signal's handler inside it
+    for _ in range(300):
+        time.sleep(0.1)
+    return lambda: print("went on")
+
+from orharbor import entry
+entry.start(load)
+"""
+
+
+@pytest.mark.parametrize("signum", SIGNALS)
+def test_an_interrupt_python_cannot_raise_where_it_lands_still_stops_the_command(signum):
+    """The signal is delivered again once Python reports the KeyboardInterrupt it could not raise: one line and
+    128 + signal, not a traceback and a command that goes on (a busy machine showed it: SIGTERM during an import
+    left ``build-dataset`` running)."""
+    done = subprocess.run([sys.executable, "-c", SIGNAL_INSIDE_A_CALLBACK, str(int(signum))],
+                          capture_output=True, text=True, timeout=300)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 128 + signum and len(lines) == 1, done.stderr
+    assert lines[0].startswith(f"interrupted ({signal.Signals(signum).name})") and done.stdout == ""
+
 def test_a_cp_sat_solve_leaves_python_s_sigint_handler_in_place():
     """CP-SAT's own SIGINT catching left the default action behind: the next Ctrl-C killed the process (-2)."""
     from orharbor import problem_modules

@@ -15,7 +15,9 @@ coroutine whose work is cancelled, cleanup included, by either signal.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
+import sys
 import threading
 from typing import Any, Coroutine, Iterator
 
@@ -41,6 +43,32 @@ def install() -> None:
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             signal.signal(signal.SIGINT, _on_int)
         signal.signal(signal.SIGTERM, _on_term)
+        if sys.unraisablehook is not _unraisable:
+            _hooks.append(sys.unraisablehook)
+            sys.unraisablehook = _unraisable
+
+
+_hooks: list = []
+
+
+def _unraisable(unraisable) -> None:
+    """A stop signal's KeyboardInterrupt that Python could not raise (it landed in a weakref callback, such as
+    importlib's module lock clean-up, or a ``__del__``) is delivered again, so it ends the command instead of
+    being printed as "Exception ignored" while the command goes on; anything else goes to the usual hook.
+
+    Sent from a timer thread, a moment later: a signal sent here would be handled here, inside the hook, where
+    its exception is ignored too. The main thread handles it at its next step of Python, past this hook.
+    """
+    if issubclass(unraisable.exc_type, KeyboardInterrupt) and _arrived:
+        again = threading.Timer(REDELIVER_AFTER_S, os.kill, (os.getpid(), _arrived[-1]))
+        again.daemon = True
+        again.start()
+        return
+    _hooks[0](unraisable)
+
+
+#: How long after a lost KeyboardInterrupt its signal is sent again (the hook returns in microseconds).
+REDELIVER_AFTER_S = 0.05
 
 
 def _on_int(signum: int, frame) -> None:
