@@ -183,9 +183,11 @@ def disk_root() -> Path | None:
     value = os.environ.get(CACHE_ENV)
     if value is not None and not value.strip():
         return None
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "orharbor" / "layers"
-    root = Path(os.path.abspath(value)) if value else base
     try:
+        if value:
+            root = Path(os.path.abspath(value))
+        else:
+            root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "orharbor" / "layers"
         root.mkdir(mode=0o700, parents=True, exist_ok=True)
         st = root.lstat()
         if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
@@ -195,7 +197,7 @@ def disk_root() -> Path | None:
             others_write = st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX
             if not stat.S_ISDIR(st.st_mode) or st.st_uid not in (0, os.geteuid()) or others_write:
                 return None
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: no home folder to be found
         return None
     return root
 
