@@ -253,6 +253,16 @@ def test_every_entry_point_answers_sigterm_from_its_first_line(tmp_path, entry):
     assert process.returncode == 143 and len(lines) == 1 and lines[0].startswith("interrupted (SIGTERM)"), stderr
 
 
+def assert_stopped_in_one_line(signum: int, script: str, *args: str) -> None:
+    """``python -c script signum args...`` ends as a stopped command does: exit 128 + signal, one stderr line
+    naming the signal, nothing on stdout."""
+    done = subprocess.run([sys.executable, "-c", script, str(int(signum)), *args], capture_output=True, text=True,
+                          timeout=300)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 128 + signum and len(lines) == 1, done.stderr
+    assert lines[0].startswith(f"interrupted ({signal.Signals(signum).name})") and done.stdout == ""
+
+
 #: Runs a command with a signal sent the moment OR-Tools' native ``cp_model_helper`` imports from its init, the
 #: one moment the interrupt comes back as ``ImportError: initialization failed`` (raised from the KeyboardInterrupt).
 SIGNAL_INSIDE_NATIVE_INIT = """
@@ -287,12 +297,7 @@ def test_an_interrupt_inside_a_native_module_s_init_is_an_interrupt(tmp_path, si
     instance = tmp_path / "instance.json"
     instance.write_text(subprocess.run([ORHARBOR, "generate", "--problem", "jobshop", "--size", "4x4"],
                                        capture_output=True, text=True, check=True, timeout=120).stdout)
-    done = subprocess.run([sys.executable, "-c", SIGNAL_INSIDE_NATIVE_INIT, str(int(signum)), moment, str(instance)],
-                          capture_output=True, text=True, timeout=300)
-    lines = done.stderr.strip().splitlines()
-    assert done.returncode == 128 + signum and len(lines) == 1, done.stderr
-    assert lines[0].startswith(f"interrupted ({signal.Signals(signum).name})") and done.stdout == ""
-
+    assert_stopped_in_one_line(signum, SIGNAL_INSIDE_NATIVE_INIT, moment, str(instance))
 
 
 #: Runs a command with a signal sent while pydantic-core builds a validator in Rust, which turns the interrupt into
@@ -332,11 +337,8 @@ else:
 def test_an_interrupt_a_library_turns_into_an_error_of_its_own_is_an_interrupt(signum, moment):
     """pydantic-core reports a signal that lands inside its validator build as a SchemaError with no cause: still
     one line and 128 + signal (a busy machine showed the traceback once, in ``export --force`` cut off at random)."""
-    done = subprocess.run([sys.executable, "-c", SIGNAL_INSIDE_PYDANTIC_BUILD, str(int(signum)), moment],
-                          capture_output=True, text=True, timeout=300)
-    lines = done.stderr.strip().splitlines()
-    assert done.returncode == 128 + signum and len(lines) == 1, done.stderr
-    assert lines[0].startswith(f"interrupted ({signal.Signals(signum).name})") and done.stdout == ""
+    assert_stopped_in_one_line(signum, SIGNAL_INSIDE_PYDANTIC_BUILD, moment)
+
 
 #: Runs a command whose start is signalled inside a weakref callback (as importlib's module lock clean-up is one), where
 #: Python cannot raise the KeyboardInterrupt: it prints "Exception ignored" and goes on. The command then runs 30 s.
@@ -366,11 +368,7 @@ def test_an_interrupt_python_cannot_raise_where_it_lands_still_stops_the_command
     """The signal is delivered again once Python reports the KeyboardInterrupt it could not raise: one line and
     128 + signal, not a traceback and a command that goes on (a busy machine showed it: SIGTERM during an import
     left ``build-dataset`` running)."""
-    done = subprocess.run([sys.executable, "-c", SIGNAL_INSIDE_A_CALLBACK, str(int(signum))],
-                          capture_output=True, text=True, timeout=300)
-    lines = done.stderr.strip().splitlines()
-    assert done.returncode == 128 + signum and len(lines) == 1, done.stderr
-    assert lines[0].startswith(f"interrupted ({signal.Signals(signum).name})") and done.stdout == ""
+    assert_stopped_in_one_line(signum, SIGNAL_INSIDE_A_CALLBACK)
 
 def test_a_cp_sat_solve_leaves_python_s_sigint_handler_in_place():
     """CP-SAT's own SIGINT catching left the default action behind: the next Ctrl-C killed the process (-2)."""

@@ -34,6 +34,10 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _received: list[int] = []
 #: The stop signals that reached the handlers :func:`install` put in place (the ``orharbor`` script's own).
 _arrived: list[int] = []
+#: The unraisable hook :func:`install` found (anything but a lost stop goes on to it).
+_hooks: list = []
+#: How long after a lost KeyboardInterrupt its signal is sent again (the hook returns in microseconds).
+REDELIVER_AFTER_S = 0.05
 
 
 def install() -> None:
@@ -46,9 +50,6 @@ def install() -> None:
         if sys.unraisablehook is not _unraisable:
             _hooks.append(sys.unraisablehook)
             sys.unraisablehook = _unraisable
-
-
-_hooks: list = []
 
 
 def _unraisable(unraisable) -> None:
@@ -67,19 +68,15 @@ def _unraisable(unraisable) -> None:
     _hooks[0](unraisable)
 
 
-#: How long after a lost KeyboardInterrupt its signal is sent again (the hook returns in microseconds).
-REDELIVER_AFTER_S = 0.05
-
-
 def _on_int(signum: int, frame) -> None:
     _arrived.append(signum)
-    _received.append(signum)
+    note(signum)
     raise KeyboardInterrupt
 
 
 def _on_term(signum: int, frame) -> None:
     _arrived.append(signum)
-    _received.append(signum)
+    note(signum)
     handler = signal.getsignal(signal.SIGINT)
     if callable(handler) and handler not in (_on_term, _on_int):
         handler(signal.SIGINT, frame)  # a build's handler stops its solves
