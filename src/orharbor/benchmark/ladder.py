@@ -14,7 +14,7 @@ reference is not optimal. The rungs, weakest first:
   (level 1 only: a level-2 task's interpreter has no OR-Tools unless exported with --allow-ortools).
 
 Code that several classes' ``rule`` and ``search`` programs share (the routing classes' answer file and
-local-search frame) is written once, in ``problem_modules/ladder_shared/NAME.py``: a rule.py with the line
+local-search frame; the iterated local search loop of jobshop and wtardiness) is written once, in ``problem_modules/ladder_shared/NAME.py``: a rule.py with the line
 ``# ladder: shared NAME`` gets that file first in both its programs.
 
 ``rule`` and ``search`` are level-2 ``solve.py`` programs (standard library,
