@@ -200,7 +200,7 @@ def runs_per_verification(row: dict, options: ExportOptions) -> int:
 
 def lookup_program(answers: dict[str, object]) -> str:
     """A solve.py that answers each known instance (by canonical-JSON SHA-256) with a stored solution."""
-    return render("lookup_solve.py", {"solutions_json": repr(canonical(answers))})
+    return render("lookup_solve.py.template", {"solutions_json": repr(canonical(answers))})
 
 
 def _write_dockerfile(row: dict, task: Path, options: ExportOptions, copy_lines: list[str]) -> None:
