@@ -12,8 +12,9 @@ from click.testing import CliRunner
 
 from orharbor import check
 from orharbor.check import environment, trials
-from orharbor.check.environment import BUBBLEWRAP, UnknownEnvironment, resolve_environment
+from orharbor.check.environment import BUBBLEWRAP, UnknownEnvironment, environment_class, resolve_environment
 from orharbor.cli import main
+from orharbor.harbor_env import BubblewrapEnvironment
 
 
 class FakeDaemon:
@@ -75,7 +76,7 @@ def task(tmp_path, shipped_rows) -> Path:
 def test_a_harbor_name_selects_that_environment_type(value, expected):
     env = resolve_environment(value)
     assert (env.type, env.import_path) == (expected, None)
-    assert env.config_kwargs() == {"type": expected} and not env.is_bubblewrap
+    assert env.config_kwargs() == {"type": expected} and not issubclass(environment_class(env), BubblewrapEnvironment)
     from harbor.models.trial.config import EnvironmentConfig
 
     assert EnvironmentConfig(**env.config_kwargs()).type.value == expected  # Harbor takes it as is
@@ -84,9 +85,9 @@ def test_a_harbor_name_selects_that_environment_type(value, expected):
 def test_an_import_path_selects_that_class():
     env = resolve_environment(BUBBLEWRAP)
     assert (env.type, env.import_path) == (None, BUBBLEWRAP)
-    assert env.config_kwargs() == {"import_path": BUBBLEWRAP} and env.is_bubblewrap
+    assert env.config_kwargs() == {"import_path": BUBBLEWRAP} and environment_class(env) is BubblewrapEnvironment
     docker = resolve_environment("harbor.environments.docker.docker:DockerEnvironment")
-    assert docker.import_path and not docker.is_bubblewrap
+    assert docker.import_path and not issubclass(environment_class(docker), BubblewrapEnvironment)
 
 
 @pytest.mark.parametrize("value, message", [("dokcer", "unknown Harbor environment 'dokcer'"),
@@ -122,7 +123,8 @@ def test_the_default_is_docker_when_a_daemon_answers_ping(daemon):
 
 def test_the_default_is_bubblewrap_without_a_daemon(no_daemon):
     env = resolve_environment(None)
-    assert env.import_path == BUBBLEWRAP and env.is_bubblewrap and "no Docker daemon" in env.why
+    assert env.import_path == BUBBLEWRAP and environment_class(env) is BubblewrapEnvironment
+    assert "no Docker daemon" in env.why
 
 
 def test_a_socket_that_does_not_answer_200_is_no_daemon(tmp_path, monkeypatch):
@@ -148,13 +150,13 @@ def test_the_default_socket_is_used_without_docker_host(monkeypatch):
 
 def test_the_cli_header_names_the_default_docker_and_bubblewrap_is_not_required(daemon, task, monkeypatch):
     """With a daemon answering, check runs on docker: Harbor's preflight runs, bubblewrap is never asked for."""
-    def no_bwrap():
+    def no_bwrap(cls, kwargs=None):
         raise AssertionError("require_bwrap called for docker")
 
     def preflight(env):
         raise environment.EnvironmentUnavailable(f"{env.name}: preflight reached")
 
-    monkeypatch.setattr(trials, "require_bwrap", no_bwrap)
+    monkeypatch.setattr(BubblewrapEnvironment, "preflight", classmethod(no_bwrap))
     monkeypatch.setattr(trials, "preflight", preflight)
     result = CliRunner().invoke(main, ["check", str(task.parent)])
     assert result.output.splitlines()[0].startswith("environment: docker (Harbor environment; a Docker daemon "
@@ -164,16 +166,32 @@ def test_the_cli_header_names_the_default_docker_and_bubblewrap_is_not_required(
 
 def test_the_cli_header_names_the_bubblewrap_default(no_daemon, task, monkeypatch):
     from orharbor.harbor_env.sandbox import SandboxUnavailable
+    from orharbor.harbor_env import environment as bubblewrap_environment
 
     def bwrap():
         raise SandboxUnavailable("bwrap reached")
 
-    monkeypatch.setattr(trials, "require_bwrap", bwrap)
+    monkeypatch.setattr(bubblewrap_environment, "require_bwrap", bwrap)
     result = CliRunner().invoke(main, ["check", str(task.parent)])
     assert result.output.splitlines()[0] == ("environment: orharbor.harbor_env:BubblewrapEnvironment (environment "
                                              "class; no Docker daemon answers at "
                                              f"{environment.docker_host()})")
     assert result.exit_code == 1 and "bwrap reached" in result.output
+
+
+def test_the_bubblewrap_preflight_asks_for_slirp4netns(tmp_path, monkeypatch):
+    """Harbor's preflight hook of the bubblewrap environment ends in one line saying what to install, and check
+    shows that line as it is, before anything else."""
+    from orharbor.harbor_env import environment as bubblewrap_environment
+    from orharbor.harbor_env import network
+
+    monkeypatch.setattr(bubblewrap_environment, "require_bwrap", lambda: "/usr/bin/bwrap")
+    monkeypatch.setattr(network.shutil, "which", lambda name: None)
+    with pytest.raises(SystemExit, match="apt-get install -y slirp4netns") as refused:
+        BubblewrapEnvironment.preflight(kwargs={})
+    assert isinstance(refused.value.__cause__, network.NetworkUnavailable)
+    with pytest.raises(network.NetworkUnavailable, match="^a public sandbox network needs slirp4netns"):
+        check.check_tasks(tmp_path, env=BUBBLEWRAP)
 
 
 def test_trials_get_the_chosen_environment_and_harbor_decides_an_allowlist(tmp_path, shipped_rows, monkeypatch):

@@ -28,8 +28,11 @@ from harbor.models.trial.config import EnvironmentConfig as TrialEnvironmentConf
 from harbor.models.trial.paths import TrialPaths
 
 from orharbor import providers as prov
-from orharbor.providers_cli import DEFAULT_ALLOWED_HOSTS as CLI_DEFAULT_HOSTS
-from orharbor.providers_cli import providers_cmd
+from orharbor.providers.cli import DEFAULT_ALLOWED_HOSTS as CLI_DEFAULT_HOSTS
+from orharbor.providers.cli import providers_cmd
+from orharbor.providers.probe import TrialStandIn
+from orharbor.providers.registry import conditions
+from orharbor.providers.stubs import StubModule
 
 HOSTS = prov.DEFAULT_ALLOWED_HOSTS
 NO_NETWORK = NetworkPolicy(network_mode=NetworkMode.NO_NETWORK)
@@ -150,8 +153,8 @@ def variant_tasks(tmp_path_factory) -> dict[str, Task]:
 def harbor_accepts(provider: str, task: Task, sidecar: bool | None, tmp: Path) -> bool:
     """Whether Harbor's real environment class, fully constructed, plus Trial's checks accept the task."""
     cls = EnvironmentFactory.get_environment_class(EnvironmentType(provider))
-    trial = prov._TrialStandIn(task, TrialEnvironmentConfig(type=EnvironmentType(provider)),
-                               TrialPaths(trial_dir=tmp / "trial"))
+    trial = TrialStandIn(task, TrialEnvironmentConfig(type=EnvironmentType(provider)),
+                         TrialPaths(trial_dir=tmp / "trial"))
     plan = trial._network_plan(None, dynamic_network_policy=True)
     shared = plan.verifier_env_baseline is None
     common = dict(environment_name=task.short_name, trial_paths=TrialPaths(trial_dir=tmp / "trial"))
@@ -184,7 +187,7 @@ def harbor_accepts(provider: str, task: Task, sidecar: bool | None, tmp: Path) -
 def test_cross_check_full_constructors(provider, variant_tasks, tmp_path):
     """orharbor's verdicts equal what Harbor's complete constructors and Trial checks decide."""
     seen = set()
-    for condition in prov._conditions(provider, None):
+    for condition in conditions(provider, None):
         for label, task in variant_tasks.items():
             (evaluation,) = prov.evaluate(provider, task, egress_sidecar=condition)
             verdict = harbor_accepts(provider, task, condition, tmp_path)
@@ -243,7 +246,7 @@ def test_formats(table):
 
 def test_stubs_do_not_leak(table):
     for name in ("kubernetes", "islo", "modal", "daytona", "dockerfile_parse"):
-        assert name not in sys.modules or not isinstance(sys.modules[name], prov._StubModule)
+        assert name not in sys.modules or not isinstance(sys.modules[name], StubModule)
     import harbor.environments.modal as modal_module
 
     assert modal_module._HAS_MODAL is (sys.modules.get("modal") is not None)

@@ -634,7 +634,7 @@ def metrics_cmd(path: Path, rows_file: Path | None, fmt: str) -> None:
     click.echo(render(api.grade_answers(path, rows_file), fmt))
 
 
-from orharbor.providers_cli import providers_cmd  # noqa: E402  (registered last: it imports nothing heavy)
+from orharbor.providers.cli import providers_cmd  # noqa: E402  (registered last: it imports nothing heavy)
 
 main.add_command(providers_cmd)
 

@@ -5,7 +5,13 @@ Harbor's own environment registry, ``EnvironmentFactory.registered_names()``) or
 import path ``module:Class`` of any ``BaseEnvironment`` subclass. With neither,
 ``docker`` when a Docker daemon answers ``GET /_ping`` on ``DOCKER_HOST`` (or
 ``/var/run/docker.sock``), else orharbor's bubblewrap environment, the container-less
-stand-in that needs root and bubblewrap.
+stand-in.
+
+Whatever the environment, check learns what it needs and what it can do from the
+environment class itself, as Harbor does: its ``preflight`` (what it needs of this
+host), an optional ``preflight_tasks(task_dirs)`` classmethod (what the tasks' images
+need of this host), and its ``capabilities`` (:func:`environment_capabilities`). A new
+provider needs nothing here.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 import os
 import socket
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlparse
 
 from orharbor.errors import UserError
@@ -42,15 +49,6 @@ class CheckEnvironment:
     @property
     def name(self) -> str:
         return self.type or self.import_path or "?"
-
-    @property
-    def is_bubblewrap(self) -> bool:
-        """Whether this is orharbor's bubblewrap environment (or a subclass of it)."""
-        if self.import_path is None:
-            return False
-        from orharbor.harbor_env import BubblewrapEnvironment
-
-        return issubclass(environment_class(self), BubblewrapEnvironment)
 
     def config_kwargs(self) -> dict:
         """The fields of Harbor's trial ``EnvironmentConfig`` that select this environment."""
@@ -155,10 +153,13 @@ def docker_daemon_answers(host: str | None = None, timeout: float = 1.0) -> bool
 
 
 def preflight(env: CheckEnvironment) -> None:
-    """Harbor's own preflight of the environment class (engine installed and running, credentials...).
+    """Harbor's own preflight of the environment class (engine installed and running, credentials, root...).
 
     Harbor's preflights end the process with ``SystemExit(message)``; that
-    message becomes a :class:`UnknownEnvironment`-style user error here.
+    message becomes an :class:`EnvironmentUnavailable` naming the environment
+    here, or, when the exit was raised from one of orharbor's
+    :class:`~orharbor.errors.UserError` s (as the bubblewrap environment's is),
+    that error as it is.
     """
     try:
         cls = environment_class(env)
@@ -166,9 +167,63 @@ def preflight(env: CheckEnvironment) -> None:
     except ImportError as exc:  # a cloud provider whose SDK is not installed: Harbor names the pip extra
         raise EnvironmentUnavailable(f"{env.name}: {exc}") from None
     except SystemExit as exc:
-        raise EnvironmentUnavailable(f"{env.name}: {exc}") from None
+        raise _refusal(env, exc) from None
     if env.type == "docker":
         _require_compose_v2()
+
+
+def preflight_tasks(env: CheckEnvironment, task_dirs: list[Path]) -> None:
+    """The environment class's ``preflight_tasks(task_dirs)``, if it has one: what these tasks need of this host.
+
+    Not a Harbor hook: an environment that can tell before any trial that a task's image
+    cannot start here (the bubblewrap environment: a Debian package this machine lacks)
+    says so once, instead of every trial failing at its start.
+    """
+    try:
+        hook = getattr(environment_class(env), "preflight_tasks", None)
+    except ImportError:  # preflight has said so already; Harbor names it per trial otherwise
+        return
+    if hook is None:
+        return
+    try:
+        hook(list(task_dirs))
+    except SystemExit as exc:
+        raise _refusal(env, exc) from None
+
+
+def _refusal(env: CheckEnvironment, exc: SystemExit) -> UserError:
+    """A preflight's exit as one line: the UserError it was raised from, else its message naming the environment."""
+    if isinstance(exc.__cause__, UserError):
+        return exc.__cause__
+    return EnvironmentUnavailable(f"{env.name}: {exc}")
+
+
+def environment_capabilities(env: CheckEnvironment):
+    """The class's ``capabilities`` (Harbor's ``EnvironmentCapabilities``), when the class alone decides them.
+
+    Harbor reads ``capabilities`` on an environment it has built. Many classes answer
+    without any state of a built one (orharbor's, and Harbor's runloop, e2b, ec2...): their
+    answer, read on an instance nothing was set on, is the answer for every trial. A class
+    that reads its options or its state (Docker's egress sidecar, Modal, Daytona) gives
+    None: Harbor decides from the built environment, per trial.
+    """
+    from harbor.environments.capabilities import EnvironmentCapabilities
+
+    try:
+        cls = environment_class(env)
+        capabilities = getattr(object.__new__(cls), "capabilities")
+    except Exception:  # noqa: BLE001 - not knowable before a build: Harbor decides per trial
+        return None
+    return capabilities if isinstance(capabilities, EnvironmentCapabilities) else None
+
+
+def environment_kind(env: CheckEnvironment) -> str:
+    """The environment's own name for its kind (its ``type()``: ``docker``, ``bubblewrap``...), else ``--env``'s."""
+    try:
+        kind = environment_class(env).type()
+    except Exception:  # noqa: BLE001 - a class that cannot say: the name it was chosen by
+        return env.name
+    return str(getattr(kind, "value", kind))
 
 
 def _require_compose_v2() -> None:

@@ -20,16 +20,20 @@ from harbor.models.trial.result import TrialResult
 from harbor.utils.pass_at_k import compute_pass_at_k_by_evals
 
 from orharbor.check.agents import NAIVE_AGENT, POLICY_AGENT
-from orharbor.check.environment import BUBBLEWRAP
 
 
 def write_job_files(job_dir: Path, job_id: uuid.UUID, started: datetime, root: Path,
-                    trials: list[TrialResult], checked: list) -> None:
-    """Write ``config.json`` and ``result.json`` of the job in ``job_dir``."""
+                    trials: list[TrialResult], checked: list, environment: dict) -> None:
+    """Write ``config.json`` and ``result.json`` of the job in ``job_dir``.
+
+    ``environment``: the fields of Harbor's ``EnvironmentConfig`` that select the environment
+    check ran on (:meth:`~orharbor.check.environment.CheckEnvironment.config_kwargs`), for a
+    job without trials.
+    """
     tasks = sorted({str(t.config.task.path) for t in trials})
     config = JobConfig(job_name=job_dir.name, jobs_dir=job_dir.parent,
                        environment=(trials[0].config.environment if trials  # the environment check ran on
-                                    else EnvironmentConfig(import_path=BUBBLEWRAP)),
+                                    else EnvironmentConfig(**environment)),
                        agents=[AgentConfig(name="oracle"), AgentConfig(import_path=NAIVE_AGENT),
                                AgentConfig(name="nop"),
                                *([AgentConfig(import_path=POLICY_AGENT)] if any(

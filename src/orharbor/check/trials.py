@@ -2,7 +2,8 @@
 
 Each trial is Harbor's own ``Trial.create(...).run()`` on the chosen Harbor
 environment (:mod:`orharbor.check.environment`: ``--env``, else docker when a
-daemon answers, else the bubblewrap environment); what a policy must earn comes from the task contract
+daemon answers, else the bubblewrap environment), after that environment's own
+preflight; what a policy must earn comes from the task contract
 (``task.policies``, and each attack's own expectation), on the task's reward scale.
 
 An attack of group scope (:attr:`orharbor.check.policies.Policy.scope`) runs
@@ -27,7 +28,14 @@ from typing import Awaitable, Callable
 
 from orharbor.check.agents import NAIVE_AGENT, POLICY_AGENT, policy_to_kwargs
 from orharbor.check.attack_groups import group_key
-from orharbor.check.environment import BUBBLEWRAP, CheckEnvironment, preflight, resolve_environment
+from orharbor.check.environment import (
+    CheckEnvironment,
+    environment_capabilities,
+    environment_kind,
+    preflight,
+    preflight_tasks,
+    resolve_environment,
+)
 from orharbor.check.jobfolder import write_job_files
 from orharbor.check.policies import GROUP
 from orharbor.check.results import CheckResult, PolicyResult, judge
@@ -35,8 +43,7 @@ from orharbor.check.slots import Slots
 from orharbor.exporter import agent_files
 from orharbor.exporter.profiles import readable_tests
 from orharbor.files import require_parent
-from orharbor.harbor_env import debian
-from orharbor.harbor_env.sandbox import SandboxUnavailable, require_bwrap
+from orharbor.harbor_env.sandbox import SandboxUnavailable
 from orharbor.interrupts import run_async
 from orharbor.task_toml import TaskTomlError, read_task_toml
 from orharbor.verifiers import contract
@@ -98,23 +105,18 @@ def check_tasks(root: Path, jobs: int = 1, attacks: bool = False, only: tuple[st
     its last trial ends. ``env`` is the Harbor environment
     (a type name such as ``docker``, an import path ``module:Class``, or a
     :class:`CheckEnvironment`); ``None`` picks docker when a Docker daemon
-    answers, else the bubblewrap environment, which alone needs root and bubblewrap.
+    answers, else the bubblewrap environment. The environment's own preflight
+    says what it needs of this host (the bubblewrap environment: root,
+    bubblewrap, slirp4netns) before anything runs.
     """
     if jobs_dir is not None:
         require_parent(Path(jobs_dir), "--jobs-dir")
     environment = resolve_environment(env)
-    if environment.is_bubblewrap:
-        require_bwrap()
-    else:
-        preflight(environment)
+    preflight(environment)
     tasks = find_tasks(root)
     if not tasks:
         raise SandboxUnavailable(f"no task directories (with task.toml) under {root}")
-    if environment.is_bubblewrap:  # once here, not as every trial's failed start
-        try:
-            debian.require_installed([task / sub / "Dockerfile" for task in tasks for sub in ("environment", "tests")])
-        except debian.MissingPackages as exc:
-            raise SandboxUnavailable(str(exc)) from None
+    preflight_tasks(environment, tasks)  # once here, not as every trial's failed start
     os.environ.setdefault("HARBOR_TELEMETRY", "0")  # nothing leaves this machine
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     keep = jobs_dir is not None
@@ -148,8 +150,7 @@ def _new_job_dir(base: Path) -> Path:
 
 async def _check_all(tasks: list[Path], root: Path, job_dir: Path, jobs: int, attacks: bool,
                      only: tuple[str, ...], on_result: Callable[[CheckResult], None] | None,
-                     environment: CheckEnvironment | None = None, *, attack_groups: bool = True) -> list[CheckResult]:
-    environment = environment or CheckEnvironment(import_path=BUBBLEWRAP)
+                     environment: CheckEnvironment, *, attack_groups: bool = True) -> list[CheckResult]:
     started = datetime.now()
     job_id = uuid.uuid4()
     slots = Slots(jobs)
@@ -180,7 +181,8 @@ async def _check_all(tasks: list[Path], root: Path, job_dir: Path, jobs: int, at
             on_result(result)
 
     await asyncio.gather(*(one_task(plan) for plan in plans))
-    write_job_files(job_dir, job_id, started, root, trial_results, [results[t] for t in tasks])
+    write_job_files(job_dir, job_id, started, root, trial_results, [results[t] for t in tasks],
+                    environment.config_kwargs())
     return [results[task] for task in tasks]
 
 
@@ -232,7 +234,7 @@ def _plan_task(task_dir: Path, attacks: bool, only: tuple[str, ...], environment
     """A task's checks before any trial, its trials, and with ``grouped`` its attack group.
 
     A task that fails a check (unreadable contract, agent files that differ from
-    what tests/ grades with, an agent allowlist on bubblewrap) gets no trials and no group.
+    what tests/ grades with, an agent allowlist the environment cannot enforce) gets no trials and no group.
     """
     try:
         config = read_task_toml(task_dir / "task.toml")  # an error names the file; Harbor's would not
@@ -246,12 +248,10 @@ def _plan_task(task_dir: Path, attacks: bool, only: tuple[str, ...], environment
     if mismatches := agent_files.differences(task_dir):  # no trial: its reward would score another instance
         plan.result.error = "; ".join(mismatches)
         return plan
-    if environment.is_bubblewrap and config.get("agent", {}).get("network_mode", "public") != "public":
-        plan.result.error = ("exported with an agent network allowlist, which the bubblewrap environment cannot "
-                             "enforce (it cannot switch networks after start, and Harbor refuses the trial); check "
-                             "an export of the same rows with --agent-network public: scoring does not depend on it")
+    if refusal := _network_refusal(environment, config.get("environment", {}).get("network_mode", "public"),
+                                   config.get("agent", {}).get("network_mode", "public")):
+        plan.result.error = refusal
         return plan
-    # Any other environment: Harbor decides from the environment class's capabilities, per trial.
     try:
         plan.trials = [t for t in task_trials(task_dir, task, attacks) if not only or t.policy in only]
     except (OSError, ValueError, KeyError) as exc:
@@ -263,6 +263,29 @@ def _plan_task(task_dir: Path, attacks: bool, only: tuple[str, ...], environment
         except (OSError, ValueError):  # a task whose files cannot all be read runs every attack itself
             plan.group = None
     return plan
+
+
+def _network_refusal(environment: CheckEnvironment, setup_network: str, agent_network: str) -> str | None:
+    """Why the environment cannot run a task whose agent network is not public, where its class's capabilities say.
+
+    ``setup_network`` is the task's ``[environment]`` network (the agent's setup), ``agent_network``
+    its ``[agent]`` one. Harbor refuses such a trial when it builds the agent's environment; check
+    says it once, with the export to check instead. Where the capabilities depend on the built
+    environment (:func:`~orharbor.check.environment.environment_capabilities` is None), Harbor
+    decides per trial.
+    """
+    capabilities = environment_capabilities(environment) if agent_network != "public" else None
+    if capabilities is None:
+        return None
+    if agent_network != setup_network and not capabilities.dynamic_network_policy:
+        why = "it cannot switch networks after start"
+    elif agent_network == "allowlist" and not capabilities.network_allowlist:
+        why = "it has no network allowlist"
+    else:
+        return None
+    return (f"exported with an agent network allowlist, which the {environment_kind(environment)} environment "
+            f"cannot enforce ({why}, and Harbor refuses the trial); check an export of the same rows with "
+            "--agent-network public: scoring does not depend on it")
 
 
 def task_trials(task_dir: Path, task: contract.Task, attacks: bool) -> list[_Trial]:
@@ -283,12 +306,11 @@ def task_trials(task_dir: Path, task: contract.Task, attacks: bool) -> list[_Tri
 
 
 async def _run_trial(spec: _Trial, root: Path, job_dir: Path, job_id: uuid.UUID, slots: Slots,
-                     sink: list, environment: CheckEnvironment | None = None) -> PolicyResult:
+                     sink: list, environment: CheckEnvironment) -> PolicyResult:
     from harbor.models.trial.config import AgentConfig, EnvironmentConfig, TaskConfig, TrialConfig
     from harbor.trial.trial import Trial
 
     name = _trial_name(spec.task.name, spec.policy)
-    environment = environment or CheckEnvironment(import_path=BUBBLEWRAP)
     config = TrialConfig(task=TaskConfig(path=spec.task.resolve(), source=root.resolve().name),
                          trial_name=name, trials_dir=job_dir, agent=AgentConfig(**spec.agent),
                          environment=EnvironmentConfig(**environment.config_kwargs()), job_id=job_id)

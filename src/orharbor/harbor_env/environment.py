@@ -37,7 +37,11 @@ and everything in it; a process one ``exec`` leaves in the background is
 still running at the next, and ``exec`` returns when its own process ends.
 
 It must run as root, with bubblewrap and (for public networks) slirp4netns
-installed, and a writable cgroup hierarchy (v1 or v2).
+installed, and a writable cgroup hierarchy (v1 or v2). What it needs of the host is
+said where Harbor's environments say it: :meth:`BubblewrapEnvironment.preflight`
+(root, bubblewrap, slirp4netns) and :meth:`BubblewrapEnvironment.preflight_tasks`
+(the Debian packages the tasks' images install), ``capabilities`` (offline, no
+allowlist, no switching after start) and ``resource_capabilities``.
 """
 
 from __future__ import annotations
@@ -54,17 +58,19 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from harbor.environments.base import BaseEnvironment, ExecResult
 from harbor.environments.capabilities import EnvironmentCapabilities, EnvironmentResourceCapabilities
 from harbor.models.trial.config import ResourceMode
 
+from orharbor.errors import UserError
 from orharbor.harbor_env import cgroups, debian, launch, layers, owners, rootfs, transfer, users
 from orharbor.harbor_env.seccomp import compile_bpf
 from orharbor.harbor_env.enter import ENTER_FAILED, NAMESPACES, Door, Target
 from orharbor.harbor_env.image import Copy, ImagePlan, Run, read_dockerfile
-from orharbor.harbor_env.network import UserModeNetwork, resolv_conf
-from orharbor.harbor_env.sandbox import installed_paths, require_bwrap
+from orharbor.harbor_env.network import UserModeNetwork, require_slirp4netns, resolv_conf
+from orharbor.harbor_env.sandbox import SandboxUnavailable, installed_paths, require_bwrap
 from orharbor.verifiers.removal import remove_path
 
 #: At most this much of a command's stdout and of its stderr is returned; the rest is read and discarded.
@@ -117,8 +123,39 @@ class BubblewrapEnvironment(BaseEnvironment):
     def type() -> str:
         return "bubblewrap"
 
+    @classmethod
+    def preflight(cls, kwargs: dict[str, Any] | None = None) -> None:
+        """What the sandbox needs of this host, checked once before any trial (Harbor's preflight hook).
+
+        Root, a bubblewrap that can create a sandbox here, and slirp4netns, which every public
+        network (every export's agent phase) runs on. A refusal is Harbor's ``SystemExit`` with
+        one line that says what to install; its cause is the :class:`~orharbor.errors.UserError`
+        that line comes from, which ``orharbor check`` shows as it is.
+        """
+        super().preflight(kwargs)
+        try:
+            require_bwrap()
+            require_slirp4netns()
+        except UserError as exc:
+            raise SystemExit(str(exc)) from exc
+
+    @classmethod
+    def preflight_tasks(cls, task_dirs: list[Path]) -> None:
+        """What these tasks' images need of this host: every Debian package their Dockerfiles install.
+
+        Checked once before any trial by ``orharbor check`` (each sandbox's start would refuse
+        the image anyway); :class:`~orharbor.check.sandbox.SandboxUnavailable` names the
+        ``apt-get install`` that fixes it.
+        """
+        try:
+            debian.require_installed([task / sub / "Dockerfile" for task in task_dirs
+                                      for sub in ("environment", "tests")])
+        except debian.MissingPackages as exc:
+            raise SandboxUnavailable(str(exc)) from None
+
     @property
     def capabilities(self) -> EnvironmentCapabilities:
+        """Offline containers; no allowlist, and no change of network after start (one namespace per sandbox)."""
         return EnvironmentCapabilities(disable_internet=True)
 
     @classmethod

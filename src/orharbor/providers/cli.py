@@ -1,7 +1,7 @@
 """``orharbor providers``: which Harbor environment providers accept which export.
 
 A thin click layer over :mod:`orharbor.providers`; register it on the main group with
-``main.add_command(providers_cmd)``.
+``main.add_command(providers_cmd)``. Harbor's code is imported only when the command runs.
 """
 
 from __future__ import annotations
@@ -11,10 +11,7 @@ from pathlib import Path
 import click
 
 from orharbor.errors import UserError
-
-#: Kept equal to orharbor.providers.DEFAULT_ALLOWED_HOSTS (tested); providers imports Harbor's trial
-#: code, so it is imported only when the command runs.
-DEFAULT_ALLOWED_HOSTS = ("api.anthropic.com",)
+from orharbor.providers import DEFAULT_ALLOWED_HOSTS
 
 
 def _parse_ek(values: tuple[str, ...]) -> dict[str, str]:
@@ -30,22 +27,38 @@ def _parse_ek(values: tuple[str, ...]) -> dict[str, str]:
 @click.command("providers")
 @click.option("--format", "fmt", type=click.Choice(["plain", "markdown"]), default="plain", show_default=True,
               help="Table format.")
+
+
 @click.option("--provider", "provider", metavar="NAME",
               help="Print every reason for one provider (a Harbor --env name such as docker or daytona).")
+
+
 @click.option("--task", "task", type=click.Path(exists=True, path_type=Path),
               help="Check this exported task directory (or task.toml) instead of the four export variants.")
+
+
 @click.option("--allowed-hosts", multiple=True, metavar="HOST",
               help=f"Allowlist of the allowlist variants [default: {' '.join(DEFAULT_ALLOWED_HOSTS)}].")
+
+
 @click.option("--cpus", type=int, default=2, show_default=True, help="[environment] cpus of the checked exports.")
 @click.option("--memory-mb", type=int, default=4096, show_default=True,
               help="[environment] memory_mb of the checked exports.")
+
+
 @click.option("--resource-mode", type=click.Choice(["auto", "limit", "request", "guarantee", "ignore"]),
               default="auto", show_default=True,
               help="harbor run's --cpu/--memory enforcement policy to check the providers against.")
+
+
 @click.option("--egress-sidecar", type=click.Choice(["both", "yes", "no"]), default="both", show_default=True,
               help="With --provider: Docker/Podman egress-control sidecar available, unavailable, or both.")
+
+
 @click.option("--ek", "ek", multiple=True, metavar="KEY=VALUE",
               help="With --provider: a provider option, as harbor run --ek.")
+
+
 def providers_cmd(fmt: str, provider: str | None, task: Path | None, allowed_hosts: tuple[str, ...], cpus: int,
                   memory_mb: int, resource_mode: str, egress_sidecar: str, ek: tuple[str, ...]) -> None:
     """Which Harbor environment providers accept an orharbor export, computed from Harbor's own code.
@@ -58,7 +71,7 @@ def providers_cmd(fmt: str, provider: str | None, task: Path | None, allowed_hos
     """
     from orharbor import providers as prov
 
-    hosts = tuple(allowed_hosts) or prov.DEFAULT_ALLOWED_HOSTS
+    hosts = tuple(allowed_hosts) or DEFAULT_ALLOWED_HOSTS
     if provider is None and (ek or egress_sidecar != "both"):
         raise click.UsageError("--ek and --egress-sidecar apply to one provider: add --provider NAME")
     try:
