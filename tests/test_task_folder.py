@@ -151,3 +151,18 @@ def test_differences_see_the_folder_as_it_is_now(tasks, tmp_path):
     instance.write_text(json.dumps({"edited": True}))
     [line] = folder.differences()
     assert str(instance) in line and "differs from what was exported" in line
+
+
+def test_seal_without_the_written_data_reads_the_consumer_from_task_toml(tasks, tmp_path):
+    """A task edited after export is sealed again from its own task.toml (as test_verifier_trust's mutations)."""
+    import shutil
+
+    from orharbor.exporter.task_dir import seal
+    from orharbor.task_template.verify import MANIFEST, describe
+
+    task = Path(shutil.copytree(tasks["l1"], tmp_path / "l1"))
+    test_sh = task / "tests" / "test.sh"
+    test_sh.write_text(test_sh.read_text() + "# edited\n")
+    seal(task / "tests")
+    assert json.loads((task / "tests" / MANIFEST).read_text()) == describe(str(task / "tests"))
+    assert TaskFolder(task).differences() == []
