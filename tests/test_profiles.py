@@ -109,7 +109,7 @@ def test_a_tinker_export_says_which_grader_timeout_its_verifiers_need(tmp_path):
 
 
 def test_orharbor_verify_reads_a_flat_level2_task(shipped_rows, tmp_path):
-    """`orharbor verify` (and check, through the same readable_tests) finds the hidden instances of a flat tests/."""
+    """`orharbor verify` (and check, through the same TaskFolder.tests) finds the hidden instances of a flat tests/."""
     task = _export(shipped_rows, tmp_path, 2, consumer="tinker", verifier_mode="shared")
     assert not (task / "tests" / "eval").exists()
     done = CliRunner().invoke(main, ["verify", str(task), "--solution", str(task / "solution" / "solve.py"), "--json"])

@@ -338,6 +338,7 @@ def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agen
     from orharbor.exporter.dataset_index import DATASET_NAME, package_version
     from orharbor.exporter.dataset_index import GitSource
     from orharbor.exporter.profiles import PROFILES, default_mode, tinker_grader_warning
+    from orharbor.exporter.task_folder import TaskFolder
 
     from click.core import ParameterSource
 
@@ -386,7 +387,7 @@ def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agen
     if release:
         for reason, names in _by_reason(release_plan.recipe.dropped).items():
             click.echo(f"left out, as the recipe drops them: {', '.join(names)}: {reason}")
-    if consumer == "tinker" and (warning := tinker_grader_warning(tasks)):
+    if consumer == "tinker" and (warning := tinker_grader_warning([TaskFolder(t).verifier_timeout_s for t in tasks])):
         click.echo(f"warning: {warning}", err=True)
     click.echo(f"wrote {', '.join(path.name for path in index)}; run them with: harbor run -d "
                f"{name}@{version} --registry-path {out / 'registry.json'}")

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import shlex
 import subprocess
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from orharbor.errors import UserError
+from orharbor.exporter.task_folder import TaskFolder
 from orharbor.image_facts.base_image import probe
 
 
@@ -46,7 +46,7 @@ def plan(export: Path) -> list[ImageBuild]:
     builds = []
     for toml in tomls:
         task = toml.parent
-        config = tomllib.loads(toml.read_text())
+        config = TaskFolder(task).config
         agent = config.get("environment", {}).get("docker_image")
         if not agent:
             raise ImagesError(f"{toml} names no [environment] docker_image: export with --image-prefix REGISTRY/NAME")

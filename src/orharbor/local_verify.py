@@ -29,14 +29,12 @@ import os
 import shutil
 import subprocess
 import tempfile
-import tomllib
 from pathlib import Path
 
 from orharbor.errors import UserError
-from orharbor.exporter.agent_files import differences
-from orharbor.exporter.profiles import readable_tests
+from orharbor.exporter.task_folder import TaskFolder
 from orharbor.image_facts import SOLVER_VENV
-from orharbor.task_toml import read_task_toml, table
+from orharbor.task_toml import TaskTomlError
 from orharbor.verifiers import contract
 from orharbor.verifiers.cpu_calibration import verifier_time_limit
 from orharbor.verifiers.main import verify
@@ -54,14 +52,15 @@ class WrongSolutionKind(VerifyError):
     """--solution is a file where the task wants a folder, or the other way round."""
 
 
-def load_task(task: Path) -> contract.Task:
+def load_task(task: Path | TaskFolder) -> contract.Task:
     """The typed ``tests/task.json`` of an exported task, or VerifyError saying what is wrong with it."""
-    path = task / "tests" / contract.TASK_FILE
+    folder = TaskFolder.of(task)
+    path = folder.path / "tests" / contract.TASK_FILE
     if not path.is_file():
-        raise VerifyError(f"{task} is not an orharbor task (no tests/task.json); "
+        raise VerifyError(f"{folder.path} is not an orharbor task (no tests/task.json); "
                           "pass a folder written by `orharbor export`")
     try:
-        return contract.load(str(readable_tests(task)))
+        return folder.contract()
     except contract.ContractError as exc:
         raise VerifyError(str(exc)) from None
 
@@ -85,28 +84,30 @@ def check_solution_kind(config: contract.Task, solution: Path) -> None:
         raise WrongSolutionKind(f"{solution} is a folder, but this task scores one file: pass {what}")
 
 
-def score(task: Path, solution: Path) -> tuple[float, dict]:
+def score(task: Path | TaskFolder, solution: Path) -> tuple[float, dict]:
     """(reward, details) of ``solution`` on ``task``, as the task's verifier would give them.
 
     A task whose agent-visible data differs from what its tests/ grades with
     (:mod:`orharbor.exporter.agent_files`) is refused: its score would be of
     an instance the agent never saw. So is one whose task.toml Harbor cannot load.
     """
-    config = load_task(task)
-    read_task_toml(task / "task.toml")
-    if mismatches := differences(task):
+    folder = TaskFolder.of(task)
+    task = folder.path
+    config = load_task(folder)
+    folder.validate()
+    if mismatches := folder.differences():
         raise VerifyError("; ".join(mismatches))
     check_solution_kind(config, solution)
     if config.kind.runs_program:
-        return score_program(task, config, solution)
+        return score_program(folder, config, solution)
     try:
-        return verify(str(readable_tests(task)), str(solution))
+        return verify(str(folder.tests), str(solution))
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, OSError, ImportError) as exc:
         raise VerifyError(f"{task / 'tests' / contract.TASK_FILE}: a broken task ({type(exc).__name__}: {exc}); "
                           "re-export it") from None
 
 
-def solver_packages(task: Path, config: contract.Level2Task | contract.RetailTask) -> tuple[str, ...]:
+def solver_packages(task: Path | TaskFolder, config: contract.Level2Task | contract.RetailTask) -> tuple[str, ...]:
     """The packages the interpreter of the task's program holds.
 
     A level-2 solve.py: numpy and scipy, and ortools if the task allows it. A
@@ -116,6 +117,8 @@ def solver_packages(task: Path, config: contract.Level2Task | contract.RetailTas
     # which scoring a level-1 answer never needs
     from orharbor.harbor_env.sandbox import MODELLING_PACKAGES, SOLVER_PACKAGES
 
+    folder = TaskFolder.of(task)
+    task = folder.path
     python = config.run.python
     if config.kind.family == "modelling":
         if python not in MODELLING_PYTHONS:
@@ -125,15 +128,16 @@ def solver_packages(task: Path, config: contract.Level2Task | contract.RetailTas
     if python != f"{SOLVER_VENV}/bin/python3":
         raise VerifyError(f"{task}: solve.py runs under {python!r}, not orharbor's solver venv; "
                           "verify cannot reproduce that interpreter")
-    metadata = table(read_task_toml(task / "task.toml"), "metadata", task / "task.toml")
+    folder.validate()  # as Harbor would load the task
+    metadata = folder.metadata
     return (*SOLVER_PACKAGES, "ortools") if metadata.get("allow_ortools") is True else tuple(SOLVER_PACKAGES)
 
 
-def verifier_timeout(task: Path, config: contract.Level2Task | contract.RetailTask) -> float:
+def verifier_timeout(task: Path | TaskFolder, config: contract.Level2Task | contract.RetailTask) -> float:
     """The task's verifier timeout ([verifier] timeout_sec), or the exporter's formula."""
     try:
-        return float(tomllib.loads((task / "task.toml").read_text(encoding="utf-8"))["verifier"]["timeout_sec"])
-    except (OSError, ValueError, KeyError, TypeError):
+        return TaskFolder.of(task).verifier_timeout_s
+    except TaskTomlError:
         level2 = isinstance(config, contract.Level2Task)
         runs = len(config.cases) + (config.example is not None) if level2 else 1
         longest = verifier_time_limit(config.run.limits.solve_time_limit_s,
@@ -141,25 +145,28 @@ def verifier_timeout(task: Path, config: contract.Level2Task | contract.RetailTa
         return runs * (longest + 15.0) + 120.0
 
 
-def score_program(task: Path, config: contract.Level2Task | contract.RetailTask, program: Path) -> tuple[float, dict]:
+def score_program(task: Path | TaskFolder, config: contract.Level2Task | contract.RetailTask,
+                  program: Path) -> tuple[float, dict]:
     """Run the task's program (solve.py, model.py) under the task's interpreter (see the module docstring)."""
     from orharbor.harbor_env.sandbox import SandboxUnavailable
 
-    packages = solver_packages(task, config)
+    folder = TaskFolder.of(task)
+    packages = solver_packages(folder, config)
     try:
         if os.geteuid() == 0:
-            return _score_sandboxed(task, config, program, packages)
-        return _score_here(task, program, packages)
+            return _score_sandboxed(folder, config, program, packages)
+        return _score_here(folder, program, packages)
     except SandboxUnavailable as exc:
         raise VerifyError(f"cannot build the task's solver interpreter ({', '.join(packages)}) here: {exc}") from None
 
 
-def _score_here(task: Path, program: Path, packages: tuple[str, ...]) -> tuple[float, dict]:
+def _score_here(folder: TaskFolder, program: Path, packages: tuple[str, ...]) -> tuple[float, dict]:
     """Not root: the program runs as this user, under a venv of symlinks to this machine's packages."""
+    task = folder.path
     with tempfile.TemporaryDirectory(prefix="orharbor-verify-") as scratch:
         python = linked_venv(Path(scratch) / "solver", packages)
         try:
-            return verify(str(readable_tests(task)), str(program), workroot=scratch, python=python)
+            return verify(str(folder.tests), str(program), workroot=scratch, python=python)
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, OSError, ImportError) as exc:
             raise VerifyError(f"{task / 'tests' / contract.TASK_FILE}: a broken task ({type(exc).__name__}: {exc}); "
                               "re-export it") from None
@@ -180,9 +187,12 @@ def linked_venv(root: Path, packages: tuple[str, ...]) -> str:
     return str(root / "bin" / "python3")
 
 
-def _score_sandboxed(task: Path, config: contract.Level2Task | contract.RetailTask, program: Path, packages: tuple[str, ...]) -> tuple[float, dict]:
+def _score_sandboxed(folder: TaskFolder, config: contract.Level2Task | contract.RetailTask, program: Path,
+                     packages: tuple[str, ...]) -> tuple[float, dict]:
     """Root: the task's own verifier in a bubblewrap sandbox laid out like the verifier image."""
     from orharbor.harbor_env.sandbox import SOLVER_PACKAGES, SandboxUnavailable, require_bwrap, run_sandboxed
+
+    task = folder.path
 
     try:
         bwrap = require_bwrap()
@@ -202,7 +212,7 @@ def _score_sandboxed(task: Path, config: contract.Level2Task | contract.RetailTa
             raise VerifyError(f"{program}: cannot read it ({exc})") from None
         command = ["python3", "-I", "/tests/verify.py", "--deliverable", f"/app/{name}",
                    "--logs-dir", "/logs/verifier"]
-        timeout = verifier_timeout(task, config)
+        timeout = verifier_timeout(folder, config)
         try:
             proc = run_sandboxed(bwrap, {"/logs/verifier": logs}, {"/tests": task / "tests", "/app": app},
                                  command, timeout, SOLVER_PACKAGES if modelling else packages,

@@ -1,4 +1,7 @@
-"""Reading a task's ``task.toml`` for ``check``, ``verify`` and ``report``: every error names the file.
+"""Reading a task's ``task.toml``, the one place it is parsed: every error names the file.
+
+:class:`orharbor.exporter.task_folder.TaskFolder`, the reader of an exported
+task that ``check``, ``verify``, ``report`` and the ladder use, reads it here.
 
 Python's TOML parser says "Invalid value (at line 1, column 18)" and Harbor's
 model "1 validation error for TaskConfig", and neither says which file: with
@@ -45,16 +48,21 @@ def read_task_toml(path: Path, *, harbor: bool = True) -> dict:
     except tomllib.TOMLDecodeError as exc:
         raise TaskTomlError(path, f"not valid TOML ({exc})") from None
     if harbor:
-        from harbor.models.task.config import TaskConfig
-        from pydantic import ValidationError
-
-        try:
-            TaskConfig.model_validate(data)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(part) for part in first["loc"]) or "the file"
-            raise TaskTomlError(path, f"{where}: {first['msg']} (Harbor cannot load this task)") from None
+        check_with_harbor(path, data)
     return data
+
+
+def check_with_harbor(path: Path, data: dict) -> None:
+    """TaskTomlError naming ``path`` unless Harbor's own ``TaskConfig`` takes ``data`` (``path``'s contents)."""
+    from harbor.models.task.config import TaskConfig
+    from pydantic import ValidationError
+
+    try:
+        TaskConfig.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "the file"
+        raise TaskTomlError(Path(path), f"{where}: {first['msg']} (Harbor cannot load this task)") from None
 
 
 def table(data: dict, name: str, path: Path) -> dict:

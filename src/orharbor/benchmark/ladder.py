@@ -34,12 +34,12 @@ from pathlib import Path
 from statistics import fmean
 
 from orharbor import problem_modules
+from orharbor.exporter.task_folder import TaskFolder
 from orharbor.local_verify import load_task, score
 from orharbor.problem_modules.ladder_programs import (  # noqa: F401  (re-exported: the ladder's programs)
     BUDGET_LINE, SHARED_FOLDER, SHARED_LINE, LadderError, program, run_program)
 from orharbor.report.stats import bootstrap_ci
 from orharbor.report.tables import size_order
-from orharbor.task_toml import read_task_toml
 from orharbor.verifiers.reward import FAIL, reward
 
 POLICIES = ("naive", "rule", "search", "ortools", "strong", "reference")
@@ -76,9 +76,10 @@ def applicable(problem: str, level: int, policy: str) -> bool:
 
 def run_policy(task: Path, policy: str, budget_s: float) -> Result:
     """Score one policy on one exported algorithm task with the task's own verifier."""
-    metadata = read_task_toml(task / "task.toml").get("metadata", {})
+    folder = TaskFolder(task)
+    metadata = folder.validate().get("metadata", {})
     problem, size, level = metadata["problem"], metadata["size"], int(metadata["level"])
-    load_task(task)
+    load_task(folder)
     base = dict(task=task.name, problem=problem, size=size, level=level, policy=policy)
     with tempfile.TemporaryDirectory(prefix="orharbor-ladder-") as scratch:
         scratch = Path(scratch)
@@ -86,7 +87,7 @@ def run_policy(task: Path, policy: str, budget_s: float) -> Result:
             answer = _answer(task, problem, level, policy, budget_s, scratch)
         except LadderError as exc:
             return Result(**base, reward=FAIL, instance_rewards=(), error=str(exc))
-        reward, details = score(task, answer)
+        reward, details = score(folder, answer)
     reward = details.get("orharbor_reward", reward)  # a --reward-scale unit export: the ladder reads orharbor's scale
     instances = tuple(float(row["reward"]) for row in details.get("instances", ()) if "reward" in row)
     qualities: tuple[float, ...] = ()
@@ -148,7 +149,7 @@ def algorithm_tasks(folder: Path, problems: list[str], level: int | None) -> lis
     """The algorithm tasks of an export, optionally of some classes or one level."""
     tasks = []
     for toml in sorted(folder.glob("*/task.toml")):
-        metadata = read_task_toml(toml).get("metadata", {})
+        metadata = TaskFolder(toml.parent).validate().get("metadata", {})
         if "problem" not in metadata or metadata.get("kind") == "modelling":
             continue
         if (problems and metadata["problem"] not in problems) or (level and metadata.get("level") != level):

@@ -44,7 +44,7 @@ import os
 import stat
 from pathlib import Path, PurePosixPath
 
-from orharbor.task_toml import read_task_toml
+from orharbor.exporter.task_folder import TaskFolder
 from orharbor.verifiers.contract import TASK_FILE, Task
 
 #: task.toml tables that name or describe the task, read by no verifier.
@@ -66,12 +66,14 @@ INSTANCE_FOLDERS = ("environment/files",)
 NAME_PLACEHOLDER = b"\x00orharbor-task-name\x00"
 
 
-def group_key(task_dir: Path, task: Task) -> str:
+def group_key(task_dir: Path | TaskFolder, task: Task) -> str:
     """The group of the task in ``task_dir`` (its contract ``task``): equal for tasks that differ in instance only."""
+    folder = TaskFolder.of(task_dir)
+    task_dir = folder.path
     description = {
         "kind": task.KIND,
         "problem": getattr(task, "problem", None),
-        "task.toml": _without(read_task_toml(task_dir / "task.toml", harbor=False), TOML_TABLES_LEFT_OUT),
+        "task.toml": _without(folder.config, TOML_TABLES_LEFT_OUT),
         "task.json": _contract(json.loads((task_dir / "tests" / TASK_FILE).read_text(encoding="utf-8"))),
         "files": {sub: _tree(task_dir / sub, task_dir.name) for sub in ("environment", "tests")},
     }

@@ -40,12 +40,11 @@ from orharbor.check.jobfolder import write_job_files
 from orharbor.check.policies import GROUP
 from orharbor.check.results import CheckResult, PolicyResult, judge
 from orharbor.check.slots import Slots
-from orharbor.exporter import agent_files
-from orharbor.exporter.profiles import readable_tests
+from orharbor.exporter.task_folder import TaskFolder
 from orharbor.files import require_parent
 from orharbor.harbor_env.sandbox import SandboxUnavailable
 from orharbor.interrupts import run_async
-from orharbor.task_toml import TaskTomlError, read_task_toml
+from orharbor.task_toml import TaskTomlError
 from orharbor.verifiers import contract
 from orharbor.verifiers.removal import remove_path
 
@@ -236,16 +235,17 @@ def _plan_task(task_dir: Path, attacks: bool, only: tuple[str, ...], environment
     A task that fails a check (unreadable contract, agent files that differ from
     what tests/ grades with, an agent allowlist the environment cannot enforce) gets no trials and no group.
     """
+    folder = TaskFolder(task_dir)
     try:
-        config = read_task_toml(task_dir / "task.toml")  # an error names the file; Harbor's would not
-        task = contract.load(str(readable_tests(task_dir)))  # a flat tests/ (--for tinker) as its tree
+        config = folder.validate()  # an error names the file; Harbor's would not
+        task = folder.contract()  # a flat tests/ (--for tinker) as its tree
     except TaskTomlError as exc:
         return _Plan(task_dir, CheckResult(task_dir.name, 0, "?", error=str(exc)))
     except (OSError, ValueError) as exc:  # ContractError is a ValueError
         return _Plan(task_dir, CheckResult(task_dir.name, 0, "?", error=f"unreadable task: {exc}"))
     mode = config.get("verifier", {}).get("environment_mode", "shared")
     plan = _Plan(task_dir, CheckResult(task_dir.name, task.kind.level or 0, mode, task.kind.family))
-    if mismatches := agent_files.differences(task_dir):  # no trial: its reward would score another instance
+    if mismatches := folder.differences():  # no trial: its reward would score another instance
         plan.result.error = "; ".join(mismatches)
         return plan
     if refusal := _network_refusal(environment, config.get("environment", {}).get("network_mode", "public"),
@@ -259,7 +259,7 @@ def _plan_task(task_dir: Path, attacks: bool, only: tuple[str, ...], environment
         return plan
     if grouped and any(t.group_scope for t in plan.trials):
         try:  # the group's attacks, by name, are part of its key: a member gets the outcome of each of its own
-            plan.group = (group_key(task_dir, task), tuple(t.policy for t in plan.trials if t.group_scope))
+            plan.group = (group_key(folder, task), tuple(t.policy for t in plan.trials if t.group_scope))
         except (OSError, ValueError):  # a task whose files cannot all be read runs every attack itself
             plan.group = None
     return plan

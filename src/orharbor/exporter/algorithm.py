@@ -100,7 +100,7 @@ def _write_row_task(module, row: dict, task: Path, options: ExportOptions) -> Pa
             "solver_packages": " ".join(_solver_packages(options))}))
     write_task_toml(task, config)
     (task / "instruction.md").write_text(instruction(module, row, options))
-    seal(task / "tests")
+    seal(task / "tests", config)
     return task
 
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from orharbor.errors import UserError
+from orharbor.exporter.task_folder import TaskFolder
 from orharbor.files import write_atomically
+from orharbor.task_toml import TaskTomlError
 
 #: The dataset name of every export, in registry.json (``harbor run -d orharbor@VERSION``).
 DATASET_NAME = "orharbor"
@@ -150,8 +151,8 @@ def write_dataset_manifest(out: Path, tasks: list[Path], name: str = MANIFEST_DA
 def _task_name(task: Path) -> str | None:
     """The org/name of task.toml's [task] table (None without one, or for a task.toml that does not parse)."""
     try:
-        return tomllib.loads((task / "task.toml").read_text()).get("task", {}).get("name")
-    except (OSError, ValueError, AttributeError):
+        return TaskFolder(task).name
+    except TaskTomlError:
         return None
 
 

@@ -239,7 +239,7 @@ def _write_common(task: Path, contract_task: contract.Task, *, title: str, state
         "title": title, "statement": statement.strip(), "deliverable_text": deliverable_text,
         "agent_minutes": f"{agent_timeout / 60:g}", "time_up_text": time_up_text(time_up_what),
         "packages_text": PACKAGES_TEXT, "network_text": network_text(options), "scoring_text": scoring_text}))
-    seal(task / "tests")
+    seal(task / "tests", config)
 
 
 def write_naive(naive: Path, task: contract.SpecTask | contract.RetailTask) -> None:

@@ -23,17 +23,14 @@ consumer's public code; the version checked is in :data:`PROFILES`):
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import re
-import shutil
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from orharbor.task_template.verify import LAYOUT, unflatten
+from orharbor.task_template.verify import LAYOUT
 
 
 @dataclass(frozen=True)
@@ -150,50 +147,27 @@ def flatten(tests: Path) -> dict[str, str]:
     return layout
 
 
-def consumer_of(task: Path) -> str:
-    """The consumer a task folder was exported for: task.toml's ``metadata.consumer`` (``harbor`` if none)."""
-    with open(task / "task.toml", "rb") as handle:
-        return tomllib.load(handle).get("metadata", {}).get("consumer", "harbor")
-
-
-_TREES: dict[Path, Path] = {}
-
-
-def readable_tests(task: Path) -> Path:
-    """The task's tests/ as a tree, for code on the host that reads it (check, attacks).
-
-    A flat tests/ (``--for tinker``) is rebuilt once per process in a private
-    temporary folder, by the task's own rule (``verify.unflatten``), and removed at
-    exit; any other tests/ is returned as it is.
-    """
-    tests = task / "tests"
-    if not (tests / LAYOUT).exists():
-        return tests
-    if tests.resolve() not in _TREES:
-        tree = Path(unflatten(str(tests)))
-        atexit.register(shutil.rmtree, tree, True)
-        _TREES[tests.resolve()] = tree
-    return _TREES[tests.resolve()]
+def consumer_name(config: dict) -> str:
+    """The consumer task.toml data ``config`` was exported for: ``[metadata] consumer`` (``harbor`` if none)."""
+    return config.get("metadata", {}).get("consumer", "harbor")
 
 
 #: tinker-cookbook's default grader timeout (HarborDatasetBuilder.grader_timeout), in seconds.
 TINKER_GRADER_TIMEOUT_S = 60
 
 
-def tinker_grader_warning(tasks: list[Path]) -> str | None:
-    """What to tell a Tinker user whose tasks' verifier budgets exceed Tinker's 60 s grader default; None if none do.
+def tinker_grader_warning(budgets_s: list[float]) -> str | None:
+    """What to tell a Tinker user whose tasks' verifier budgets (each task's ``[verifier] timeout_sec``,
+    :attr:`orharbor.exporter.task_folder.TaskFolder.verifier_timeout_s`) exceed Tinker's 60 s grader default;
+    None if none do.
 
     Tinker runs test.sh under its own ``grader_timeout`` and ignores task.toml's
     ``[verifier] timeout_sec``; a level-2 verifier that runs solve.py on several hidden
     instances needs up to that budget, and a grader killed early leaves no reward.
     """
-    budgets = []
-    for task in tasks:
-        with open(task / "task.toml", "rb") as handle:
-            budgets.append(tomllib.load(handle)["verifier"]["timeout_sec"])
-    over = [b for b in budgets if b > TINKER_GRADER_TIMEOUT_S]
+    over = [b for b in budgets_s if b > TINKER_GRADER_TIMEOUT_S]
     if not over:
         return None
-    return (f"{len(over)} of {len(budgets)} tasks give their verifier more than Tinker's {TINKER_GRADER_TIMEOUT_S} s "
-            f"grader default (up to {max(over):g} s, task.toml [verifier] timeout_sec): build Tinker's "
+    return (f"{len(over)} of {len(budgets_s)} tasks give their verifier more than Tinker's {TINKER_GRADER_TIMEOUT_S} "
+            f"s grader default (up to {max(over):g} s, task.toml [verifier] timeout_sec): build Tinker's "
             f"HarborDatasetBuilder with grader_timeout={int(max(over) + 0.999)}")

@@ -25,6 +25,7 @@ from orharbor.exporter.bundle import unpack as unpack_bundle
 from orharbor.exporter.bundle import write_bundle
 from orharbor.exporter import profiles
 from orharbor.exporter.collect_hook import collect_hook
+from orharbor.exporter.task_folder import TaskFolder
 from orharbor.files import replace_dir, staging_dir
 from orharbor.image_facts import AGENT_USER, BASE_IMAGE, base_image, interpreter_record
 from orharbor.interrupts import deferred
@@ -222,16 +223,22 @@ def write_manifest(tests: Path) -> dict:
     return manifest
 
 
-def seal(tests: Path) -> None:
+def seal(tests: Path, config: dict | None = None) -> None:
     """Record the agent's data files (:mod:`orharbor.exporter.agent_files`), write tests/manifest.json
     (:func:`write_manifest`), then make tests/ readable by its owner only.
+
+    ``config`` is the task.toml data the exporter has just written (its consumer
+    decides whether tests/ goes flat); without it, as for a task edited after
+    export, the task's task.toml is read (:class:`~orharbor.exporter.task_folder.TaskFolder`).
 
     Uploads keep these modes and land owned by root, so in shared mode a process
     the agent left behind cannot read the expected values or hidden instances in
     the moment between the upload and test.sh's own ``chmod``.
     """
     write_record(tests.parent)
-    if profiles.PROFILES[profiles.consumer_of(tests.parent)].flat_tests:
+    if config is None:
+        config = TaskFolder(tests.parent).config
+    if profiles.PROFILES[profiles.consumer_name(config)].flat_tests:
         unpack_bundle(tests)  # Tinker uploads text files only: the bundle goes as its tree
         profiles.flatten(tests)
     write_manifest(tests)

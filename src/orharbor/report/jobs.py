@@ -29,7 +29,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from orharbor.task_toml import TaskTomlError, read_task_toml, table
+from orharbor.exporter.task_folder import TaskFolder
+from orharbor.task_toml import TaskTomlError
 from orharbor.verifiers import reward_scale
 from orharbor.verifiers.contract import KINDS
 from orharbor.verifiers.quality import quality as quality_of
@@ -450,14 +451,12 @@ class TaskIndex:
             candidates = [folder] if (folder / "task.toml").is_file() else sorted(folder.glob("*/"))
             for task in candidates:
                 try:
-                    config = _read_toml(task / "task.toml")
+                    found = _read_task(task)
                 except TaskTomlError as exc:
                     self.skipped.append(Skipped(exc.path, exc.reason, trials=0))
                     continue
-                if config is not None:
-                    name = (config.get("task") or {}).get("name")
-                    if isinstance(name, str):
-                        self._by_name.setdefault(name, config.get("metadata") or {})
+                if found is not None and found.name is not None:
+                    self._by_name.setdefault(found.name, found.metadata)
 
     def get(self, name: str) -> dict | None:
         return self._by_name.get(name)
@@ -477,12 +476,12 @@ def _task_metadata(result, trial_dir: Path, index: TaskIndex) -> tuple[dict | No
         for folder in [path] if path.is_absolute() else [base / path for base in _run_folders(result, trial_dir)]:
             tried.append(folder)
             try:
-                config = _read_toml(folder / "task.toml")
+                found = _read_task(folder)
             except TaskTomlError as exc:
                 broken.append(str(exc))
                 continue
-            if config is not None and isinstance(config.get("metadata"), dict):
-                return config["metadata"], tried, broken
+            if found is not None and "metadata" in found.config:
+                return found.metadata, tried, broken
     return index.get(result.task_name), tried, broken
 
 
@@ -531,15 +530,15 @@ def _gone(result, tried: list[Path]) -> str:
     return f"its task folder {path} is gone ({looked}pass --tasks with the task folders)"
 
 
-def _read_toml(path: Path) -> dict | None:
-    """task.toml as data, None when there is none; TaskTomlError naming it when it is unreadable, not TOML, or its
-    [task] or [metadata] is not a table (report reads any Harbor task, so Harbor's own model is not asked)."""
-    if not os.path.lexists(path):
+def _read_task(folder: Path) -> TaskFolder | None:
+    """The task in ``folder``, None when it has no task.toml; TaskTomlError naming the file when it is unreadable,
+    not TOML, or its [task] or [metadata] is not a table (report reads any Harbor task, so Harbor's own model is
+    not asked)."""
+    task = TaskFolder(folder)
+    if not os.path.lexists(task.toml):
         return None
-    config = read_task_toml(path, harbor=False)
-    table(config, "task", path)
-    table(config, "metadata", path)
-    return config
+    task.name, task.metadata  # each a TaskTomlError naming the file when it is not a table
+    return task
 
 
 __all__ = ["Instance", "Reading", "Skipped", "TaskIndex", "TrialRecord", "read_jobs"]

@@ -34,7 +34,7 @@ from orharbor.check.attacks.base import PYTHON_DIRS, attack, for_each_dir, of_gr
 from orharbor.check.attacks.environment import zombie_script
 from orharbor.check.policies import Policy, deliverable_name
 from orharbor.exporter.algorithm import NAIVE_ANSWERS, lookup_program
-from orharbor.exporter.profiles import readable_tests
+from orharbor.exporter.task_folder import TaskFolder
 from orharbor.verifiers.contract import Level2Task
 from orharbor.verifiers.quality import mean_quality, quality
 from orharbor.verifiers.reward import mean_reward
@@ -158,7 +158,8 @@ def other_instance_attack(task_dir: Path, task: Level2Task, naive: dict) -> Poli
                       files={deliverable_name(task): lookup_program({}).encode()})
     shifted = {case.instance_sha256: naive[cases[i - 1].instance_sha256] for i, case in enumerate(cases)}
     evaluate = evaluator(task.problem)
-    judged = [judge(evaluate, json.loads((readable_tests(task_dir) / case.instance).read_text()),
+    tests = TaskFolder(task_dir).tests  # a flat tests/ (--for tinker) as its tree
+    judged = [judge(evaluate, json.loads((tests / case.instance).read_text()),
                     shifted[case.instance_sha256], case.naive, case.reference) for case in cases]
     on_scale = None
     if task.reward_scale == QUALITY:
