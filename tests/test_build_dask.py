@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from orharbor.datasets.build import _solve_generated
+from orharbor.datasets.build import solve_generated
 from orharbor.datasets.dask_pool import DaskPool, DaskUnavailable, _running_calls
 
 from waiting import wait_until
@@ -166,7 +166,7 @@ def test_runs_real_solves(cluster):
     pool = DaskPool(address)
     try:
         for seed, a in args.items():
-            pool.submit(("jobshop", seed), _solve_generated, a, cores=1)
+            pool.submit(("jobshop", seed), solve_generated, a, cores=1)
         assert pool.pending() == 4
         got = _collect(pool)
     finally:
@@ -175,7 +175,7 @@ def test_runs_real_solves(cluster):
     assert pool.pending() == 0
     for (_, seed), result, error in got:
         assert error is None
-        _same_solves(result, _solve_generated(*args[seed]))
+        _same_solves(result, solve_generated(*args[seed]))
 
 
 def test_errors_come_back_and_scheduler_file_works(cluster):
@@ -183,7 +183,7 @@ def test_errors_come_back_and_scheduler_file_works(cluster):
     pool = DaskPool(str(sched_file))  # the path of a scheduler file works as an address too
     try:
         assert pool.completed(timeout=0.1) == []  # nothing submitted: returns, does not hang
-        pool.submit("bad", _solve_generated, ("jobshop", "9x9", 0, QUICK_S, 1), cores=2)
+        pool.submit("bad", solve_generated, ("jobshop", "9x9", 0, QUICK_S, 1), cores=2)
         [(key, result, error)] = _collect(pool)
     finally:
         pool.close()
@@ -196,7 +196,7 @@ def test_resources_are_enforced(cluster):
     pool = DaskPool(address)
     try:
         with pytest.raises(DaskUnavailable, match="--resources") as err:
-            pool.submit("big", _solve_generated, ("jobshop", "4x4", 0, QUICK_S, 3), cores=3)
+            pool.submit("big", solve_generated, ("jobshop", "4x4", 0, QUICK_S, 3), cores=3)
         assert "cores=2" in str(err.value)  # names what the workers do have
         assert pool.pending() == 0
     finally:
@@ -222,7 +222,7 @@ def test_kill_ends_queued_and_running_calls(cluster):
     pool = DaskPool(address)
     # 12 one-core solves that run until kill() ends them: 4 run (2 workers x cores=2), 8 queue.
     for seed in range(12):
-        pool.submit(seed, _solve_generated, ("jobshop", "20x20", seed, LONG_S, 1), cores=1)
+        pool.submit(seed, solve_generated, ("jobshop", "20x20", seed, LONG_S, 1), cores=1)
     with Client(address, timeout=60, set_as_default=False) as client:
         wait_until(lambda: _running(client, 4), "the first four solves running", timeout=PATIENCE_S)
     assert pool.completed(timeout=0.1) == []
@@ -237,13 +237,13 @@ def test_kill_ends_queued_and_running_calls(cluster):
     again = DaskPool(address)
     try:
         start = time.monotonic()
-        again.submit("after", _solve_generated, ("jobshop", "4x4", 0, QUICK_S, 1), cores=1)
+        again.submit("after", solve_generated, ("jobshop", "4x4", 0, QUICK_S, 1), cores=1)
         [(key, result, error)] = _collect(again)
         assert time.monotonic() - start < LONG_S / 2
     finally:
         again.close()
     assert key == "after" and error is None
-    _same_solves(result, _solve_generated("jobshop", "4x4", 0, QUICK_S, 1))
+    _same_solves(result, solve_generated("jobshop", "4x4", 0, QUICK_S, 1))
 
 
 def test_no_workers_is_a_clear_error(tmp_path):
@@ -255,7 +255,7 @@ def test_no_workers_is_a_clear_error(tmp_path):
         try:
             start = time.monotonic()
             with pytest.raises(DaskUnavailable, match="has no workers.*--resources"):
-                pool.submit(0, _solve_generated, ("jobshop", "4x4", 0, QUICK_S, 1), cores=1)
+                pool.submit(0, solve_generated, ("jobshop", "4x4", 0, QUICK_S, 1), cores=1)
             assert time.monotonic() - start < 60
         finally:
             pool.kill()
@@ -270,7 +270,7 @@ def test_kill_after_the_scheduler_died(tmp_path):
     try:
         pool = DaskPool(address)
         for seed in range(3):
-            pool.submit(seed, _solve_generated, ("jobshop", "20x20", seed, LONG_S, 1), cores=1)
+            pool.submit(seed, solve_generated, ("jobshop", "20x20", seed, LONG_S, 1), cores=1)
         with Client(address, timeout=60, set_as_default=False) as client:
             wait_until(lambda: _running(client, 2), "two solves running", timeout=PATIENCE_S)
         os.killpg(procs[0].pid, signal.SIGKILL)  # the scheduler dies mid-build

@@ -21,6 +21,7 @@ import json
 import os
 import signal
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -28,10 +29,10 @@ from functools import cache
 from pathlib import Path
 from typing import Callable
 
-from orharbor.datasets.build import EVAL_SEED_BASE, Strength, _solve_generated, attach_eval, plan_rows, row_id
-from orharbor.datasets.published import _solve_published, published_rows
-from orharbor.datasets.pools import SolvePool
-from orharbor.datasets.rows import validate_row, write_rows
+from orharbor.datasets.build import EVAL_SEED_BASE, Strength, attach_eval, plan_rows, row_id, solve_generated
+from orharbor.datasets.published import published_rows, solve_published
+from orharbor.datasets.pools import LocalPool, SolvePool
+from orharbor.datasets.rows import iter_rows, read_rows, validate_row, write_rows
 from orharbor.errors import UserError
 from orharbor import interrupts
 
@@ -136,8 +137,6 @@ def finished_rows(plan: BuildPlan, out: Path) -> int:
     Rows are read one at a time and validated; each must carry its planned id,
     size, level and limits (with ``min_gap`` the instance seed may be a later one).
     """
-    from orharbor.datasets.rows import iter_rows
-
     planned = planned_rows(plan)
     count = 0
     try:
@@ -335,6 +334,24 @@ def run_build(plan: BuildPlan, out: Path, pool: SolvePool, *, resume: bool = Fal
     return run_builds([(plan, out)], pool, resume=resume, progress=progress, warn=warn)[0]
 
 
+def build_dataset(problem: str, sizes: list[str], level: int, num_rows: int, *,
+                  reference_time_limit_s: float = 60.0, solver_workers: int = 1,
+                  workers: int | None = None, start_seed: int = 0, eval_instances: int = 4,
+                  solve_time_limit_s: float = 10.0, min_gap: float = 0.0) -> list[dict]:
+    """Plan the rows, solve every instance on a local process pool, return validated rows.
+
+    The same engine as ``orharbor build-dataset`` (:func:`run_build`), with its
+    journal and output in a temporary folder.
+    """
+    plan = BuildPlan(problem, tuple(sizes), level, num_rows, reference_time_limit_s, solver_workers, start_seed,
+                     eval_instances, solve_time_limit_s, min_gap)
+    plan_rows(problem, list(sizes), level, 1)  # a bad size or level fails before any process starts
+    with tempfile.TemporaryDirectory(prefix="orharbor-build-") as folder:
+        out = Path(folder) / "rows.jsonl"
+        run_build(plan, out, LocalPool(workers or os.cpu_count() or 1))
+        return read_rows(out)
+
+
 class _Part:
     """One plan of a build and its output: its rows, its journal, and which candidate seed each slot kept."""
 
@@ -366,10 +383,10 @@ class _Part:
         row, slot, attempt = key
         plan = self.plan
         if plan.published:
-            return _solve_published, (plan.problem, plan.published, self.rows[row]["source_name"],
-                                      plan.reference_time_limit_s, plan.solver_workers, plan.strength)
-        return _solve_generated, (plan.problem, self.rows[row]["size"], plan.seed(row, slot, attempt),
-                                  plan.reference_time_limit_s, plan.solver_workers, plan.strength)
+            return solve_published, (plan.problem, plan.published, self.rows[row]["source_name"],
+                                     plan.reference_time_limit_s, plan.solver_workers, plan.strength)
+        return solve_generated, (plan.problem, self.rows[row]["size"], plan.seed(row, slot, attempt),
+                                 plan.reference_time_limit_s, plan.solver_workers, plan.strength)
 
     def write(self, warn: Callable[[str], None]) -> None:
         """The rows to ``out`` (beside it, then renamed) and the journal removed, as one step against signals."""
