@@ -224,7 +224,7 @@ def build_dataset_cmd(ctx, problem, sizes, level, num_rows, recipe, reference_ti
             if not ctx.params[name]:
                 raise click.UsageError(f"Missing option '--{name.replace('_', '-')}' (or build a --recipe).")
     try:
-        from orharbor.datasets.engine import Progress
+        from orharbor.datasets.engine import BuildPlan, Progress
 
         if recipe:
             api.build_release(recipe, out, workers=workers, dask_scheduler=dask_scheduler, resume=resume,
@@ -232,11 +232,11 @@ def build_dataset_cmd(ctx, problem, sizes, level, num_rows, recipe, reference_ti
                               say=lambda message: click.echo(message, err=True),
                               warn=lambda message: click.echo(f"warning: {message}", err=True))
             return
-        api.build_dataset(problem, sizes, level, num_rows, out, reference_time_limit=reference_time_limit,
-                          eval_instances=eval_instances, solve_time_limit=solve_time_limit, start_seed=start_seed,
-                          workers=workers, solver_workers=solver_workers, min_gap=min_gap,
-                          dask_scheduler=dask_scheduler, resume=resume, force=force, progress=Progress(num_rows),
-                          say=lambda message: click.echo(message, err=True),
+        plan = BuildPlan(problem, tuple(sizes), level, num_rows, reference_time_limit_s=reference_time_limit,
+                         solver_workers=solver_workers, start_seed=start_seed, eval_instances=eval_instances,
+                         solve_time_limit_s=solve_time_limit, min_gap=min_gap)
+        api.build_dataset(plan, out, workers=workers, dask_scheduler=dask_scheduler, resume=resume, force=force,
+                          progress=Progress(plan.num_rows), say=lambda message: click.echo(message, err=True),
                           warn=lambda message: click.echo(f"warning: {message}", err=True))
     except (KeyboardInterrupt, Exception) as exc:  # outside the solves (planning, checks, starting the pool, the end)
         if not interrupts.stopped(exc):
@@ -333,12 +333,9 @@ def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agen
     --out and renamed into place.
     """
     from orharbor import providers
-    from orharbor.exporter import ExportOptions
     from orharbor.exporter.dataset_index import DATASET_NAME, package_version
     from orharbor.exporter.dataset_index import GitSource
-    from orharbor.exporter.profiles import PROFILES, default_mode, tinker_grader_warning
-
-    from click.core import ParameterSource
+    from orharbor.exporter.profiles import tinker_grader_warning
 
     if (git_commit or git_path != ".") and not git_url:
         raise click.UsageError("--git-path and --git-commit describe --git-url; give it too")
@@ -347,20 +344,9 @@ def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agen
         raise click.UsageError("--smoke picks the smoke subset of a --release")
     if release and (datasets or specs_dir):
         raise click.UsageError("--release exports a built benchmark; drop --dataset and --specs")
-    settings = {"verifier_mode": verifier_mode or default_mode(consumer), "agent_network": agent_network,
-                "allow_ortools": allow_ortools}
-    if release:  # the recipe's export settings (ExportOptions fields), unless a flag here says otherwise
-        release_plan = api.plan_release_export(release, out, smoke=smoke, problems=problems, force=force)
-        settings.update((name, value) for name, value in release_plan.recipe.export.items()
-                        if ctx.get_parameter_source(name) in (None, ParameterSource.DEFAULT))
-    if verifier_mode is None and settings["verifier_mode"] not in PROFILES[consumer].modes:  # --for beats a recipe
-        settings["verifier_mode"] = default_mode(consumer)
-    if allowed_hosts and settings["agent_network"] != "allowlist":  # explicit beats implied: no allowlist from hosts
-        raise click.UsageError("--allowed-hosts needs --agent-network allowlist (without it the agent's network "
-                               "is public and no allowlist is written)")
-    options = ExportOptions(allowed_hosts=tuple(allowed_hosts), agent_timeout_s=agent_timeout, base_image=base_image,
-                            verifier_network=verifier_network, consumer=consumer, image_prefix=image_prefix,
-                            reward_scale=reward_scale, **settings)
+    release_plan = api.plan_release_export(release, out, smoke=smoke, problems=problems, force=force) \
+        if release else None
+    options = _export_options(ctx, release_plan.recipe.export if release else {})
     if verifier_network != "no-network" and options.verifier_mode == "separate":
         click.echo("warning: --verifier-network public: the separate verifier runs with the network on; "
                    "for testing on engines without no-network support only, not a benchmark export", err=True)
@@ -392,6 +378,34 @@ def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agen
     if out / ".gitattributes" not in index:
         click.echo(f"kept the existing {out / '.gitattributes'}: make sure it keeps *.sh and Dockerfiles LF",
                    err=True)
+
+
+def _export_options(ctx: click.Context, recipe_export: dict):
+    """export's :class:`~orharbor.exporter.ExportOptions`, made in this one place from its flags.
+
+    A ``--release`` recipe's ``[export]`` settings (ExportOptions fields) stand
+    where no flag was given; ``--for`` beats a recipe's verifier mode that its
+    consumer does not take.
+    """
+    from click.core import ParameterSource
+
+    from orharbor.exporter import ExportOptions
+    from orharbor.exporter.profiles import PROFILES, default_mode
+
+    flags = ctx.params
+    consumer = flags["consumer"]
+    settings = {"verifier_mode": flags["verifier_mode"] or default_mode(consumer),
+                "agent_network": flags["agent_network"], "allow_ortools": flags["allow_ortools"]}
+    settings.update((name, value) for name, value in recipe_export.items()
+                    if ctx.get_parameter_source(name) in (None, ParameterSource.DEFAULT))
+    if flags["verifier_mode"] is None and settings["verifier_mode"] not in PROFILES[consumer].modes:
+        settings["verifier_mode"] = default_mode(consumer)
+    if flags["allowed_hosts"] and settings["agent_network"] != "allowlist":  # explicit beats implied
+        raise click.UsageError("--allowed-hosts needs --agent-network allowlist (without it the agent's network "
+                               "is public and no allowlist is written)")
+    return ExportOptions(allowed_hosts=tuple(flags["allowed_hosts"]), agent_timeout_s=flags["agent_timeout"],
+                         base_image=flags["base_image"], verifier_network=flags["verifier_network"], consumer=consumer,
+                         image_prefix=flags["image_prefix"], reward_scale=flags["reward_scale"], **settings)
 
 
 def _by_reason(dropped: dict[str, str]) -> dict[str, list[str]]:

@@ -57,28 +57,49 @@ class Interrupted(interrupts.Interrupted):
 
 @dataclass(frozen=True)
 class BuildPlan:
-    """What to build: the arguments that decide the rows (and must match to resume)."""
+    """What to build: the arguments that decide the rows (and must match to resume).
 
+    ``orharbor build-dataset`` makes one from its options, a recipe one per part
+    (:mod:`orharbor.benchmark.recipe`); :func:`orharbor.api.build_dataset` and
+    :func:`run_build` take it.
+    """
+
+    #: The problem class (``orharbor problems``).
     problem: str
+    #: The sizes of the generated rows, assigned round-robin (none for a published set).
     sizes: tuple[str, ...]
+    #: 1 (the agent writes a solution) or 2 (it writes solve.py, run on hidden instances).
     level: int
+    #: Rows to build.
     num_rows: int
+    #: CP-SAT seconds of the reference on each instance.
     reference_time_limit_s: float
+    #: CP-SAT threads of each solve.
     solver_workers: int = 1
+    #: The first row's instance seed; row ``i`` starts from ``start_seed + i``.
     start_seed: int = 0
+    #: Level 2: hidden evaluation instances per row.
     eval_instances: int = 4
+    #: Level 2: wall-clock seconds solve.py gets per instance.
     solve_time_limit_s: float = 10.0
+    #: Drop an instance whose naive baseline is within this relative gap of the reference and try the slot's
+    #: next seed (0: keep every instance).
     min_gap: float = 0.0
-    #: A published set of the class (``orharbor.datasets.published``) and the names of its instances to
-    #: solve, one level-1 row each, instead of generated seeds.
+    #: A published set of the class (``orharbor.datasets.published``) whose instances ``names`` are solved,
+    #: one level-1 row each, instead of generated seeds ("": generated rows).
     published: str = ""
+    #: The instances of ``published`` to solve, in row order.
     names: tuple[str, ...] = ()
     #: Pass over an instance whose reference is 0, as one below ``min_gap``: an answer that reaches 0 ties the
     #: reference and none can beat it (for weighted tardiness, EDD alone then finds the optimum).
     skip_zero_reference: bool = False
-    #: The ladder's warm start and the best-known run (:class:`~orharbor.datasets.build.Strength`); off by default.
+    #: Seconds of the ladder's local search, run after its rule; their best answer warm-starts the reference
+    #: (0: off; :class:`~orharbor.datasets.build.Strength`).
     ladder_budget_s: float = 0.0
+    #: Seconds of the class's strongest open solver after the reference, for the row's best known value
+    #: (0: off; skipped for a proven optimum or a literature value).
     best_known_time_limit_s: float = 0.0
+    #: Threads of that best-known run.
     best_known_workers: int = 1
 
     #: Fields a journal written before them does not record (each only when set).
