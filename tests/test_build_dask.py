@@ -156,7 +156,7 @@ def _collect(pool: DaskPool, deadline_s: float = PATIENCE_S) -> list[tuple]:
     deadline = time.monotonic() + deadline_s
     while pool.pending():
         assert time.monotonic() < deadline, f"calls not back after {deadline_s} s ({pool.pending()} pending)"
-        out += pool.completed(timeout=1.0)
+        out += pool.completed(timeout_s=1.0)
     return out
 
 
@@ -182,7 +182,7 @@ def test_errors_come_back_and_scheduler_file_works(cluster):
     _, sched_file = cluster
     pool = DaskPool(str(sched_file))  # the path of a scheduler file works as an address too
     try:
-        assert pool.completed(timeout=0.1) == []  # nothing submitted: returns, does not hang
+        assert pool.completed(timeout_s=0.1) == []  # nothing submitted: returns, does not hang
         pool.submit("bad", solve_generated, ("jobshop", "9x9", 0, QUICK_S, 1), cores=2)
         [(key, result, error)] = _collect(pool)
     finally:
@@ -204,14 +204,14 @@ def test_resources_are_enforced(cluster):
 
 
 def test_bad_address_fails_fast():
-    """connect_timeout bounds the wait. The bound is generous, for a loaded machine: it still catches a
+    """connect_timeout_s bounds the wait. The bound is generous, for a loaded machine: it still catches a
     connection that waits for distributed's own connect timeout (30 s) or forever."""
     start = time.monotonic()
     with pytest.raises(DaskUnavailable, match="cannot reach the Dask scheduler at tcp://127.0.0.1:1"):
-        DaskPool("tcp://127.0.0.1:1", connect_timeout=2)
+        DaskPool("tcp://127.0.0.1:1", connect_timeout_s=2)
     assert time.monotonic() - start < 25
     with pytest.raises(DaskUnavailable, match="cannot reach"):
-        DaskPool("nonsense://127.0.0.1:1", connect_timeout=2)
+        DaskPool("nonsense://127.0.0.1:1", connect_timeout_s=2)
 
 
 def test_kill_ends_queued_and_running_calls(cluster):
@@ -225,7 +225,7 @@ def test_kill_ends_queued_and_running_calls(cluster):
         pool.submit(seed, solve_generated, ("jobshop", "20x20", seed, LONG_S, 1), cores=1)
     with Client(address, timeout=60, set_as_default=False) as client:
         wait_until(lambda: _running(client, 4), "the first four solves running", timeout=PATIENCE_S)
-    assert pool.completed(timeout=0.1) == []
+    assert pool.completed(timeout_s=0.1) == []
     start = time.monotonic()
     pool.kill()
     assert time.monotonic() - start < 30  # kill() bounds itself at about 10 s; generous for a loaded machine
@@ -247,11 +247,11 @@ def test_kill_ends_queued_and_running_calls(cluster):
 
 
 def test_no_workers_is_a_clear_error(tmp_path):
-    """Without workers the first submit fails after connect_timeout instead of waiting for one forever
+    """Without workers the first submit fails after connect_timeout_s instead of waiting for one forever
     (the bound is generous, for a loaded machine)."""
     address, _, procs = _start_cluster(tmp_path / "empty", workers=0)
     try:
-        pool = DaskPool(address, connect_timeout=1)
+        pool = DaskPool(address, connect_timeout_s=1)
         try:
             start = time.monotonic()
             with pytest.raises(DaskUnavailable, match="has no workers.*--resources"):
@@ -278,7 +278,7 @@ def test_kill_after_the_scheduler_died(tmp_path):
         start = time.monotonic()
         lost = []
         while len(lost) < 3 and time.monotonic() - start < PATIENCE_S:
-            lost += pool.completed(timeout=1.0)  # lost calls come back as errors, never hang
+            lost += pool.completed(timeout_s=1.0)  # lost calls come back as errors, never hang
         assert sorted(key for key, _, _ in lost) == [0, 1, 2]
         assert all(result is None and error is not None for _, result, error in lost)
         start = time.monotonic()

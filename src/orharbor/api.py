@@ -107,7 +107,7 @@ def read_instance(module, path: Path) -> object:
                                 else f"{path}: {message}") from None
 
 
-def solve(problem: str, instance_file: str | Path, *, reference_time_limit: float = 10.0,
+def solve(problem: str, instance_file: str | Path, *, reference_time_limit_s: float = 10.0,
           solver_workers: int | None = None, seed: int = 0) -> dict:
     """Solve a user's instance file with the class's OR-Tools reference; objective, bound, status, baseline,
     meta and solution, the objectives checked by the class's verifier.
@@ -127,7 +127,7 @@ def solve(problem: str, instance_file: str | Path, *, reference_time_limit: floa
     except InvalidInstance as exc:
         raise InstanceFileError(f"{path}: not a valid {problem} instance: {exc}") from None
     try:
-        solution, meta = module.reference(instance, time_limit_s=reference_time_limit,
+        solution, meta = module.reference(instance, time_limit_s=reference_time_limit_s,
                                           workers=solver_workers or os.cpu_count() or 1, seed=seed)
     except ModelInvalid as exc:
         raise InstanceFileError(f"{path}: not a valid {problem} instance (ModelInvalid: {exc})") from None

@@ -140,19 +140,19 @@ def generate_cmd(problem: str, size: str, seed: int, fmt: str) -> None:
 @main.command("solve")
 @problem_option
 @click.argument("instance_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--reference-time-limit", type=click.FloatRange(min=0, min_open=True), default=10.0,
-              show_default=True, callback=_finite, help="CP-SAT seconds.")
+@click.option("--reference-time-limit", "reference_time_limit_s", type=click.FloatRange(min=0, min_open=True),
+              default=10.0, show_default=True, callback=_finite, help="CP-SAT seconds.")
 @click.option("--solver-workers", type=click.IntRange(min=1), default=os.cpu_count() or 1,
               show_default="all cores", help="CP-SAT threads.")
 @click.option("--seed", type=int, default=0, show_default=True)
-def solve_cmd(problem: str, instance_file: Path, reference_time_limit: float, solver_workers: int,
+def solve_cmd(problem: str, instance_file: Path, reference_time_limit_s: float, solver_workers: int,
               seed: int) -> None:
     """Solve INSTANCE_FILE (JSON or a standard format) with the OR-Tools reference.
 
     The instance is first checked against its problem's rules (shape, ranges,
     references, and what any feasible answer needs); a broken rule is an error.
     """
-    click.echo(json.dumps(api.solve(problem, instance_file, reference_time_limit=reference_time_limit,
+    click.echo(json.dumps(api.solve(problem, instance_file, reference_time_limit_s=reference_time_limit_s,
                                     solver_workers=solver_workers, seed=seed)))
 
 
@@ -161,8 +161,8 @@ MAX_ROWS = 100_000
 
 
 #: build-dataset's options that describe one dataset, which a --recipe declares itself.
-PLAN_OPTIONS = ("problem", "sizes", "level", "num_rows", "reference_time_limit", "eval_instances", "solve_time_limit",
-                "start_seed", "solver_workers", "min_gap")
+PLAN_OPTIONS = ("problem", "sizes", "level", "num_rows", "reference_time_limit_s", "eval_instances",
+                "solve_time_limit_s", "start_seed", "solver_workers", "min_gap")
 
 
 @main.command("build-dataset")
@@ -173,12 +173,12 @@ PLAN_OPTIONS = ("problem", "sizes", "level", "num_rows", "reference_time_limit",
 @click.option("--recipe", metavar="NAME|FILE",
               help="Build a benchmark release instead (e.g. orharbor-bench-1): every part the recipe declares, "
                    "into the folder --out; the recipe fixes sizes, rows, seeds and limits.")
-@click.option("--reference-time-limit", type=click.FloatRange(min=0.01), default=60.0, show_default=True,
-              callback=_finite, help="CP-SAT seconds per instance (at least 0.01).")
+@click.option("--reference-time-limit", "reference_time_limit_s", type=click.FloatRange(min=0.01), default=60.0,
+              show_default=True, callback=_finite, help="CP-SAT seconds per instance (at least 0.01).")
 @click.option("--eval-instances", type=click.IntRange(1, 1000), default=4, show_default=True,
               help="Level 2: hidden evaluation instances per row.")
-@click.option("--solve-time-limit", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True,
-              callback=_finite, help="Level 2: wall-clock seconds solve.py gets per instance.")
+@click.option("--solve-time-limit", "solve_time_limit_s", type=click.FloatRange(min=0, min_open=True), default=10.0,
+              show_default=True, callback=_finite, help="Level 2: wall-clock seconds solve.py gets per instance.")
 @click.option("--start-seed", type=click.IntRange(0, 2**31 - 1), default=0, show_default=True)
 @click.option("--workers", type=click.IntRange(1, 4096), default=None,
               help="Parallel solves on this machine [default: all cores].")
@@ -199,8 +199,8 @@ PLAN_OPTIONS = ("problem", "sizes", "level", "num_rows", "reference_time_limit",
                    "journal it starts the build, and an --out this build finished is success.")
 @click.option("--force", is_flag=True, help="Replace an existing --out file, or start over past a journal.")
 @click.pass_context
-def build_dataset_cmd(ctx, problem, sizes, level, num_rows, recipe, reference_time_limit, eval_instances,
-                      solve_time_limit, start_seed, workers, solver_workers, min_gap, dask_scheduler, out, resume,
+def build_dataset_cmd(ctx, problem, sizes, level, num_rows, recipe, reference_time_limit_s, eval_instances,
+                      solve_time_limit_s, start_seed, workers, solver_workers, min_gap, dask_scheduler, out, resume,
                       force) -> None:
     """Build a JSONL dataset, references and baselines precomputed in parallel.
 
@@ -218,7 +218,8 @@ def build_dataset_cmd(ctx, problem, sizes, level, num_rows, recipe, reference_ti
 
     given = [name for name in PLAN_OPTIONS if ctx.get_parameter_source(name) != ParameterSource.DEFAULT]
     if recipe and given:
-        raise click.UsageError(f"--recipe declares the dataset itself; drop --{given[0].replace('_', '-')}")
+        flag = next(param.opts[0] for param in ctx.command.params if param.name == given[0])
+        raise click.UsageError(f"--recipe declares the dataset itself; drop {flag}")
     if not recipe:
         for name in ("problem", "sizes", "num_rows"):
             if not ctx.params[name]:
@@ -232,9 +233,9 @@ def build_dataset_cmd(ctx, problem, sizes, level, num_rows, recipe, reference_ti
                               say=lambda message: click.echo(message, err=True),
                               warn=lambda message: click.echo(f"warning: {message}", err=True))
             return
-        plan = BuildPlan(problem, tuple(sizes), level, num_rows, reference_time_limit_s=reference_time_limit,
+        plan = BuildPlan(problem, tuple(sizes), level, num_rows, reference_time_limit_s=reference_time_limit_s,
                          solver_workers=solver_workers, start_seed=start_seed, eval_instances=eval_instances,
-                         solve_time_limit_s=solve_time_limit, min_gap=min_gap)
+                         solve_time_limit_s=solve_time_limit_s, min_gap=min_gap)
         api.build_dataset(plan, out, workers=workers, dask_scheduler=dask_scheduler, resume=resume, force=force,
                           progress=Progress(plan.num_rows), say=lambda message: click.echo(message, err=True),
                           warn=lambda message: click.echo(f"warning: {message}", err=True))
@@ -283,7 +284,7 @@ def _base_image(ctx: click.Context, param: click.Parameter, value: str | None) -
 @click.option("--allow-ortools", is_flag=True, help="Let the agent and solve.py use OR-Tools (algorithm tasks).")
 @click.option("--agent-network", type=click.Choice(["public", "allowlist"]), default="public", show_default=True)
 @click.option("--allowed-hosts", multiple=True, help="Hosts the agent may reach with --agent-network allowlist.")
-@click.option("--agent-timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--agent-timeout", "agent_timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Agent seconds [default: 1800 level 1 and modelling, 3600 level 2].")
 @click.option("--problem", "problems", multiple=True,
               help="Export only rows of these problem classes (shipped specs and RetailOpt rows left out).")
@@ -319,7 +320,7 @@ def _base_image(ctx: click.Context, param: click.Parameter, value: str | None) -
               help="Replace task folders of the same id already in --out (without it they are refused).")
 @click.pass_context
 def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agent_network, allowed_hosts,
-               agent_timeout, problems, hints, prompt, base_image, provider, verifier_network, reward_scale, release,
+               agent_timeout_s, problems, hints, prompt, base_image, provider, verifier_network, reward_scale, release,
                smoke, force, consumer, image_prefix, git_url, git_path, git_commit) -> None:
     """Export dataset rows and modelling specs as Harbor task directories.
 
@@ -362,7 +363,7 @@ def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agen
     start = time.monotonic()
     with click.progressbar(length=len(plan.ids), label="exporting", file=sys.stderr) as bar:
         if release:
-            tasks, index = api.export_release(release_plan, options, agent_timeout_s=agent_timeout,
+            tasks, index = api.export_release(release_plan, options, agent_timeout_s=agent_timeout_s,
                                               progress=bar.update, git=git)
         else:
             tasks, index = api.export(plan, options, hints=hints, prompt=prompt, progress=bar.update, git=git)
@@ -403,7 +404,7 @@ def _export_options(ctx: click.Context, recipe_export: dict):
     if flags["allowed_hosts"] and settings["agent_network"] != "allowlist":  # explicit beats implied
         raise click.UsageError("--allowed-hosts needs --agent-network allowlist (without it the agent's network "
                                "is public and no allowlist is written)")
-    return ExportOptions(allowed_hosts=tuple(flags["allowed_hosts"]), agent_timeout_s=flags["agent_timeout"],
+    return ExportOptions(allowed_hosts=tuple(flags["allowed_hosts"]), agent_timeout_s=flags["agent_timeout_s"],
                          base_image=flags["base_image"], verifier_network=flags["verifier_network"], consumer=consumer,
                          image_prefix=flags["image_prefix"], reward_scale=flags["reward_scale"], **settings)
 
@@ -552,7 +553,7 @@ def validate_specs_cmd(specs_dir: Path, no_sandbox: bool, workers: int) -> None:
     results = api.validate_specs(specs_dir, sandbox=not no_sandbox, workers=workers)
     width = max(len(r.spec) for r in results)
     for r in results:
-        click.echo(f"{r.spec.ljust(width)}  {'ok' if r.ok else 'FAIL'}  {r.seconds:6.1f} s")
+        click.echo(f"{r.spec.ljust(width)}  {'ok' if r.ok else 'FAIL'}  {r.elapsed_s:6.1f} s")
         for error in r.errors:
             click.echo(f"  {error}")
     failed = [r for r in results if not r.ok]

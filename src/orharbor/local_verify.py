@@ -37,7 +37,7 @@ from orharbor.exporter.profiles import readable_tests
 from orharbor.exporter.task_dir import SOLVER_VENV
 from orharbor.task_toml import read_task_toml, table
 from orharbor.verifiers import contract
-from orharbor.verifiers.cpu_calibration import verifier_time_limit
+from orharbor.verifiers.cpu_calibration import verifier_time_limit_s
 from orharbor.verifiers.reward import FAIL
 
 #: The modelling image's interpreter: python slim's, with the modelling stack pip-installed.
@@ -129,16 +129,16 @@ def solver_packages(task: Path, config: contract.Level2Task | contract.RetailTas
     return (*SOLVER_PACKAGES, "ortools") if metadata.get("allow_ortools") is True else tuple(SOLVER_PACKAGES)
 
 
-def verifier_timeout(task: Path, config: contract.Level2Task | contract.RetailTask) -> float:
+def verifier_timeout_s(task: Path, config: contract.Level2Task | contract.RetailTask) -> float:
     """The task's verifier timeout ([verifier] timeout_sec), or the exporter's formula."""
     try:
         return float(tomllib.loads((task / "task.toml").read_text(encoding="utf-8"))["verifier"]["timeout_sec"])
     except (OSError, ValueError, KeyError, TypeError):
         level2 = isinstance(config, contract.Level2Task)
         runs = len(config.cases) + (config.example is not None) if level2 else 1
-        longest = verifier_time_limit(config.run.limits.solve_time_limit_s,
-                                      level2 and config.reference_workload_s is not None)
-        return runs * (longest + 15.0) + 120.0
+        longest_s = verifier_time_limit_s(config.run.limits.solve_time_limit_s,
+                                          level2 and config.reference_workload_s is not None)
+        return runs * (longest_s + 15.0) + 120.0
 
 
 def score_program(task: Path, config: contract.Level2Task | contract.RetailTask, program: Path) -> tuple[float, dict]:
@@ -204,13 +204,13 @@ def _score_sandboxed(task: Path, config: contract.Level2Task | contract.RetailTa
             raise VerifyError(f"{program}: cannot read it ({exc})") from None
         command = ["python3", "-I", "/tests/verify.py", "--deliverable", f"/app/{name}",
                    "--logs-dir", "/logs/verifier"]
-        timeout = verifier_timeout(task, config)
+        timeout_s = verifier_timeout_s(task, config)
         try:
             proc = run_sandboxed(bwrap, {"/logs/verifier": logs}, {"/tests": task / "tests", "/app": app},
-                                 command, timeout, SOLVER_PACKAGES if modelling else packages,
+                                 command, timeout_s, SOLVER_PACKAGES if modelling else packages,
                                  packages if modelling else ())
         except subprocess.TimeoutExpired:
-            raise VerifyError(f"the task's verifier ran over its {timeout:g} s") from None
+            raise VerifyError(f"the task's verifier ran over its {timeout_s:g} s") from None
         try:
             details = json.loads((logs / "details.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):

@@ -73,7 +73,7 @@ def solve_instance(problem: str, instance: dict, time_limit_s: float, workers: i
                                      **({"hint": ladder[start_policy][0]} if start_policy else {}))
     if applied and meta.get("solver") == "ortools-cp-sat":  # some classes build their meta themselves
         meta = dict(meta, parameters=applied)
-    ref_cpu = time.process_time() - ref_cpu_start
+    ref_cpu_s = time.process_time() - ref_cpu_start
     ref_obj = module.evaluate(instance, ref)
     if ref_obj > base_obj:  # a reference must never be worse than naive
         ref, ref_obj = base, base_obj
@@ -87,7 +87,7 @@ def solve_instance(problem: str, instance: dict, time_limit_s: float, workers: i
     # hint, or stopped before its first improvement, makes every answer score +1 or -1). cpu_time_s is the
     # baseline's and the reference's (not the ladder's, which runs in child processes), so cpu_time_s /
     # wall_time_s tells whether the reference had its cores.
-    meta = dict(meta, cpu=cpu_model(), cpu_time_s=round(ref_cpu_start - cpu_start + ref_cpu, 3),
+    meta = dict(meta, cpu=cpu_model(), cpu_time_s=round(ref_cpu_start - cpu_start + ref_cpu_s, 3),
                 improved_on_baseline=ref_obj < base_obj or str(meta.get("status")) == "OPTIMAL")
     result = {"reference": ref_obj, "reference_solution": ref, "reference_meta": meta,
               "baseline": base_obj, "baseline_solution": base}
@@ -215,7 +215,7 @@ def cpu_model() -> str:
 
 def solve_generated(problem: str, size: str, seed: int, time_limit_s: float, workers: int,
                     strength: Strength = Strength()) -> dict:
-    """:func:`solve_instance` of the instance ``seed`` generates at ``size`` (one solve of a build, in a pool's worker)."""
+    """:func:`solve_instance` of the instance ``seed`` generates at ``size``: one solve of a build, in a pool."""
     module = problem_modules.get(problem)
     return solve_instance(problem, module.generate(seed, size), time_limit_s, workers, strength=strength)
 

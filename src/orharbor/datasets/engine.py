@@ -300,10 +300,11 @@ def cpu_share(meta: dict) -> float | None:
     that, other work took the CPU and the reference is weaker than its limit
     promises, which no later check can see from the objective alone.
     """
-    cpu, wall = meta.get("cpu_time_s"), meta.get("wall_time_s")
-    if str(meta.get("status")) == "OPTIMAL" or not isinstance(cpu, (int, float)) or not isinstance(wall, (int, float)):
+    cpu_s, wall_s = meta.get("cpu_time_s"), meta.get("wall_time_s")
+    if str(meta.get("status")) == "OPTIMAL" or not isinstance(cpu_s, (int, float)) \
+            or not isinstance(wall_s, (int, float)):
         return None
-    return cpu / wall if wall >= 1.0 else None
+    return cpu_s / wall_s if wall_s >= 1.0 else None
 
 
 def line_ends(path: Path) -> bool:
@@ -336,11 +337,11 @@ class Progress:
             self.stream.flush()
 
     def line(self, now: float, already: int = 0) -> str:
-        elapsed = max(now - self.start, 1e-9)
+        elapsed_s = max(now - self.start, 1e-9)
         fresh = max(self.done - already, 0)
-        rate = fresh / elapsed * 3600
-        left = (self.total - self.done) / (fresh / elapsed) if fresh else None
-        eta = "-" if left is None else time.strftime("%H:%M:%S", time.gmtime(left))
+        rate = fresh / elapsed_s * 3600
+        left_s = (self.total - self.done) / (fresh / elapsed_s) if fresh else None
+        eta = "-" if left_s is None else time.strftime("%H:%M:%S", time.gmtime(left_s))
         return f"rows {self.done}/{self.total}  {rate:.0f} rows/h  ETA {eta}"
 
     def finish(self) -> None:
@@ -466,7 +467,7 @@ def run_builds(builds: list[tuple[BuildPlan, Path]], pool: SolvePool, *, resume:
                 if not pending.get(part.index):
                     part.write(warn)
             while pool.pending():
-                for (index, *key), result, error in pool.completed(timeout=0.5):
+                for (index, *key), result, error in pool.completed(timeout_s=0.5):
                     part, key = parts[index], tuple(key)
                     pending[index] -= 1
                     if error is not None:
