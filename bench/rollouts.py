@@ -175,7 +175,7 @@ def render(runs: list[EnvRun]) -> str:
 def missing_reason(env: str, base_image: str) -> str | None:
     """Why ``env`` cannot run here (shown in its row), or None."""
     if env == "bubblewrap":
-        from orharbor.check.sandbox import SandboxUnavailable, require_bwrap
+        from orharbor.harbor_env.sandbox import SandboxUnavailable, require_bwrap
 
         try:
             require_bwrap()
@@ -305,7 +305,7 @@ def main() -> None:
     if args.jobs_dir is not None and args.jobs_dir.exists():
         parser.error(f"--jobs-dir {args.jobs_dir} exists; give a new folder")
     sys.path.insert(0, str(REPO / "src"))
-    from orharbor.exporter.task_dir import BASE_IMAGE
+    from orharbor.image_facts import BASE_IMAGE
     from orharbor.interrupts import run_async
 
     args.base_image = args.base_image or BASE_IMAGE

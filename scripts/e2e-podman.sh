@@ -161,12 +161,12 @@ EOF
 fi
 retry podman run --rm "$BASE_IMAGE" /usr/local/bin/python3 -c 'import sys, venv, ensurepip; print("base image python", sys.version.split()[0], "prefix", sys.prefix)'
 
-step "3a. the base image check (orharbor.base_image) on a real engine: this image passes, one laid out otherwise is refused"
-"$PY" -c 'import sys; from orharbor.base_image import probe; r = probe("podman", sys.argv[1]); print(r or "passes"); sys.exit(r is not None)' "$BASE_IMAGE"
+step "3a. the base image check (orharbor.image_facts.base_image) on a real engine: this image passes, one laid out otherwise is refused"
+"$PY" -c 'import sys; from orharbor.image_facts.base_image import probe; r = probe("podman", sys.argv[1]); print(r or "passes"); sys.exit(r is not None)' "$BASE_IMAGE"
 BAD_IMAGE=localhost/orharbor-e2e-bad-base:test
 printf 'FROM %s\nRUN ln -sf /usr/bin/python3 /usr/local/bin/python3\n' "$BASE_IMAGE" \
     | podman build --quiet --tag "$BAD_IMAGE" - > /dev/null
-if "$PY" -c 'import sys; from orharbor.base_image import probe; r = probe("podman", sys.argv[1]); print(r); sys.exit(r is None)' "$BAD_IMAGE"; then
+if "$PY" -c 'import sys; from orharbor.image_facts.base_image import probe; r = probe("podman", sys.argv[1]); print(r); sys.exit(r is None)' "$BAD_IMAGE"; then
     echo "base image check: the absolute link was refused in one line"
 else
     echo "base image check: $BAD_IMAGE (python3 an absolute link) was NOT refused" >&2; exit 1

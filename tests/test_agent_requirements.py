@@ -16,7 +16,7 @@ import pytest
 from harbor_agents import harbor_requirements
 
 from orharbor.exporter import ExportOptions, export_row
-from orharbor.exporter.agent_requirements import AGENT_REQUIREMENTS
+from orharbor.image_facts.agent_requirements import AGENT_REQUIREMENTS
 from orharbor.exporter.modelling import export_spec
 from orharbor.harbor_env.image import read_dockerfile
 
@@ -44,6 +44,6 @@ def test_agent_images_install_what_harbors_agents_install_at_setup(dockerfiles, 
 
 
 def test_requirement_table_says_what_harbor_says():
-    """exporter/agent_requirements.py is Harbor's answer, agent by agent (its documentation stays true)."""
+    """image_facts/agent_requirements.py is Harbor's answer, agent by agent (its documentation stays true)."""
     assert {name: set(packages) for name, packages in AGENT_REQUIREMENTS.items()} == harbor_requirements()
 

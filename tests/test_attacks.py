@@ -133,6 +133,9 @@ KILL_BY_STATE = [(PROCESSES, 'startswith(("Z", "X")) and status.get("Threads", "
                  (PROCESSES, "    if uid == 0 or os.geteuid() != 0:\n        return\n", "    return\n")]
 NO_LOCKDOWN = (LOCKDOWN, "        for root in writable_mounts():\n", "        for root in ():\n")
 NO_DISK_LIMIT = (SOLVER, "if size > max_bytes or count > limits.max_files:", "if False:")
+#: The weakened run of a disk probe must finish its writing (50,000 files, 384 MB) to win, which a loaded machine
+#: stretched past the task's 10 s per run: its copy gets 60 s, so what decides is the defence, not the speed.
+LONGER_RUNS = ("task.json", '"solve_time_limit_s": 10.0', '"solve_time_limit_s": 60.0')
 #: The FIFO at test-stdout.txt blocks Harbor until the verifier timeout: a short one keeps the weakened run short.
 SHORT_VERIFIER_TIMEOUT = ("../task.toml", "[verifier]\ntimeout_sec = 120.0\n", "[verifier]\ntimeout_sec = 15.0\n")
 
@@ -154,8 +157,8 @@ MUTATIONS = {
     "deep-folders": (2, "separate", [(SOLVER, "        remove_path(workdir)\n",
                                       "        __import__('shutil').rmtree(workdir, ignore_errors=True)\n")]),
     "nested-cache": (2, "shared", [NO_LOCKDOWN]),
-    "disk-total": (2, "separate", [NO_DISK_LIMIT]),
-    "many-files": (2, "separate", [NO_DISK_LIMIT]),
+    "disk-total": (2, "separate", [NO_DISK_LIMIT, LONGER_RUNS]),
+    "many-files": (2, "separate", [NO_DISK_LIMIT, LONGER_RUNS]),
     "ortools-syspath": (2, "shared", [NO_LOCKDOWN]),
     # Harbor's own redirect to /logs/verifier/test-stdout.txt, before test.sh: only the collect hook helps
     "stdout-dir": (1, "shared", [NO_COLLECT_HOOK]),

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from orharbor.base_image import CHECK, dockerfile_step
+from orharbor.image_facts.base_image import CHECK, dockerfile_step
 from orharbor.cli import main
 from orharbor.modelling.spec import shipped_specs_dir
 

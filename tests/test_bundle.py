@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -85,6 +86,30 @@ def test_the_verifier_imports_bytecode_from_the_zip_and_nothing_from_the_tests_f
     assert out[0] == str(bundle / BUNDLE / "orharbor/problem_modules/jobshop/verify.pyc")
     assert out[1] == str(bundle / BUNDLE / "orharbor/verifiers/main.pyc")
     assert not out[2].startswith(str(bundle))
+
+
+#: Evaluates the answer on stdin ({"instance": ..., "solution": ...}) with the problem's verify.py of the bundle given.
+EVALUATE = ("import json, sys; sys.path.insert(0, sys.argv[1]); import importlib; "
+            "given = json.load(sys.stdin); verify = importlib.import_module(sys.argv[2]); "
+            "print(json.dumps([verify.__file__, verify.evaluate(given['instance'], given['solution'])]))")
+
+
+@pytest.mark.parametrize("problem", problem_modules.names())
+def test_every_class_s_verifier_runs_from_the_bundle_alone(tmp_path, problem):
+    """A class folder's own __init__.py imports every file of the class (PROBLEM is built from them), so the bundle
+    holds an empty one beside verify.py: from the zip alone, with no orharbor installed, each class's verifier
+    imports and scores the baseline as the package does."""
+    cls = problem_modules.get(problem)
+    instance = cls.generate(0, cls.SIZES[0])
+    solution = cls.baseline(instance)
+    bundle = write_bundle(problem, tmp_path)
+    module = problem_modules.verifier_module_name(problem)
+    done = subprocess.run([sys.executable, "-I", "-S", "-B", "-c", EVALUATE, str(bundle), module],
+                          input=json.dumps({"instance": instance, "solution": solution}), capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    where, objective = json.loads(done.stdout)
+    assert where.startswith(str(bundle)) and objective == cls.evaluate(instance, solution)
 
 
 @pytest.mark.parametrize("change", ["another Python's magic number", "a source that no longer matches"])

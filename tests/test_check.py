@@ -115,7 +115,7 @@ def test_check_cli_prints_each_task_and_exits_nonzero_on_failure(exported, tmp_p
 
 def test_missing_bubblewrap_is_a_clear_error(monkeypatch, tmp_path):
     """Without bwrap, check says how to install it instead of crashing."""
-    from orharbor.check import sandbox
+    from orharbor.harbor_env import sandbox
 
     monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
     with pytest.raises(check.SandboxUnavailable, match="apt-get install -y bubblewrap"):

@@ -163,7 +163,7 @@ def test_the_cli_header_names_the_default_docker_and_bubblewrap_is_not_required(
 
 
 def test_the_cli_header_names_the_bubblewrap_default(no_daemon, task, monkeypatch):
-    from orharbor.check.sandbox import SandboxUnavailable
+    from orharbor.harbor_env.sandbox import SandboxUnavailable
 
     def bwrap():
         raise SandboxUnavailable("bwrap reached")

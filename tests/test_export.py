@@ -14,7 +14,8 @@ from orharbor import problem_modules
 from orharbor.datasets.rows import RowError
 from orharbor.exporter import ExportOptions, export_row
 from orharbor.exporter.algorithm import demote_headings
-from orharbor.exporter.task_dir import BASE_IMAGE, ORTOOLS_PACKAGE, ExportOptionError
+from orharbor.exporter.task_dir import ExportOptionError
+from orharbor.image_facts import BASE_IMAGE, ORTOOLS_PACKAGE
 from orharbor.verifiers import contract
 from orharbor.verifiers.main import verify, write_result
 

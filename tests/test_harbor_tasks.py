@@ -24,7 +24,7 @@ from harbor.models.trial.config import EnvironmentConfig as TrialEnvironmentConf
 from harbor.models.trial.config import VerifierConfig as TrialVerifierConfig
 from harbor.trial.network_policy import TrialNetworkPlan, resolve_trial_network_plan
 
-from orharbor.exporter.task_dir import AGENT_APT_PACKAGES, AGENT_USER
+from orharbor.image_facts import AGENT_APT_PACKAGES, AGENT_USER
 from orharbor.verifiers import contract
 
 from harbor_sync import harbor_sync

@@ -12,10 +12,10 @@ iterations a search manages in its budget: only feasibility, the rule's determin
 ending worse than the rule it starts from, and the rule beating the naive baseline at the benchmark's tier
 sizes.
 
-The checks common to every class are written once and run over :data:`LADDERS`. Feasibility itself needs
-care in the people classes, so the rules' fallbacks there (an exhaustive line for a rostering contract the
-unlimited shift types cannot meet, a repair by unassignment when a timetabling course has no period left)
-are exercised on instances that need them.
+The checks common to every class are written once and run over :data:`LADDERS`, every registered class.
+Feasibility itself needs care in the people classes, so the rules' fallbacks there (an exhaustive line for a
+rostering contract the unlimited shift types cannot meet, a repair by unassignment when a timetabling course
+has no period left) are exercised on instances that need them.
 """
 
 from __future__ import annotations
@@ -51,7 +51,8 @@ class Ladder:
     tier_budget_s: float = 1.0
 
 
-LADDERS = {
+#: The tests' settings of a class's ladder where the default (below) does not fit.
+SETTINGS = {
     # jobshop's tiers include Taillard's largest, 100x20.
     "jobshop": Ladder(("15x15", "30x20", "50x20", "100x20"), tier_seed=1000),
     "rcpsp": Ladder(("j30", "j60", "j120"), tier_seed=1000),
@@ -61,6 +62,16 @@ LADDERS = {
     "rostering": Ladder(("d28e30s4", "d84e40s5"), tier_seed=3),
     "timetabling": Ladder(("c60", "c130"), tier_seed=3),
 }
+
+
+def _ladder(name: str) -> Ladder:
+    """The class's line in SETTINGS; without one, its generator's sizes after the smallest, at seed 0."""
+    return SETTINGS.get(name) or Ladder(tuple(problem_modules.get(name).SIZES[1:]), tier_seed=0)
+
+
+#: Every registered class's ladder: a class folder holds ladder/rule.py and ladder/search.py (the registry
+#: refuses one without them), so a new class's programs are tested as soon as it is registered.
+LADDERS = {name: _ladder(name) for name in problem_modules.names()}
 POLICIES = ("rule", "search")
 #: The seeds of the instances at the smallest size.
 SMOKE_SEEDS = (0, 1, 2)
@@ -164,6 +175,26 @@ def test_the_routing_classes_share_one_file():
         assert SHARED_LINE.findall(_ladder_text(name, "rule")) == ["routing"]
         for policy in POLICIES:
             assert program(name, policy, 2.5).startswith(routing), f"{name} {policy}"
+
+
+def test_the_ladders_are_the_registered_classes():
+    """LADDERS is the registry's classes, each with its own ladder/ programs; SETTINGS names no other class."""
+    assert list(LADDERS) == problem_modules.names() and set(SETTINGS) <= set(LADDERS)
+    for name in LADDERS:
+        for policy in POLICIES:
+            assert resources.files(problem_modules.PROBLEMS[name]).joinpath("ladder", f"{policy}.py").is_file()
+
+
+def test_jobshop_and_wtardiness_share_one_iterated_local_search():
+    """jobshop and wtardiness name ladder_shared/local_search.py: both their programs begin with it, so the iterated
+    local search's loop is written once for the two, and each search.py gives it only its descent and kick."""
+    loop = _shared_text("local_search") + "\n\n"
+    for name in ("jobshop", "wtardiness"):
+        assert SHARED_LINE.findall(_ladder_text(name, "rule")) == ["local_search"]
+        for policy in POLICIES:
+            assert program(name, policy, 2.5).startswith(loop), f"{name} {policy}"
+        assert "iterated_local_search(" in _ladder_text(name, "search")
+        assert "def iterated_local_search" not in _ladder_text(name, "search")
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from orharbor.check import sandbox
+from orharbor.harbor_env import sandbox
 from orharbor.harbor_env import rootfs
 
 SRC = Path(__file__).resolve().parents[1] / "src"

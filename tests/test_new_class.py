@@ -5,11 +5,17 @@ exactly by Smith's rule), is written into a package in tmp_path and registered
 with one line from a pytest plugin there. tests/test_contract.py then runs in a
 subprocess with ``-k toy``: every per-class property must run for the toy and
 pass, except ``test_class_has_shipped_rows_for_both_levels``, which must fail
-(the toy ships no dataset), proving that guard works.
+(the toy ships no dataset), proving that guard works; tests/test_ladder_programs.py
+runs every per-class check of its ladder programs the same way.
+
+The toy's folder is exactly the files the checklist in docs/contributing.md lists,
+and the registry refuses it without any one of them, naming the file: the list is
+what a class needs, no more and no less.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import subprocess
@@ -22,16 +28,39 @@ from textwrap import dedent
 import pytest
 
 from orharbor import problem_modules
+from orharbor.problem_modules.contract import ProblemClass
 
 REPO = Path(__file__).resolve().parents[1]
+#: The checklist of a new class: its table lists every file of the folder.
+CONTRIBUTING = REPO / "docs" / "contributing.md"
 
 TOY = {
     "__init__.py": '''
         """Single-machine total weighted completion time (1 || sum w_j C_j): the ``toy`` problem class."""
 
+        from orharbor.problem_modules.contract import Problem
+
+        from .baseline import BASELINE, baseline
+        from .formats import FORMATS, read, write
+        from .generator import GENERATOR_VERSION, SIZES, generate
+        from .reference import REFERENCE, reference
+        from .rules import validate_instance
+        from .verify import evaluate
+
         NAME = "toy"
         TITLE = "Single-machine total weighted completion time"
         OBJECTIVE = "total weighted completion time"
+
+        PROBLEM = Problem(
+            NAME=NAME, TITLE=TITLE, OBJECTIVE=OBJECTIVE,
+            SIZES=SIZES, GENERATOR_VERSION=GENERATOR_VERSION, generate=generate,
+            FORMATS=FORMATS, read=read, write=write,
+            BASELINE=BASELINE, baseline=baseline,
+            REFERENCE=REFERENCE, reference=reference,
+            validate_instance=validate_instance,
+            evaluate=evaluate,
+            package=__name__,
+        )
         ''',
     "generator.py": '''
         """Toy instances: n jobs, processing times and weights uniform on 1..10, drawn per seed."""
@@ -203,6 +232,62 @@ TOY = {
 
         Processing times and weights are uniform integers on 1..10, drawn per seed.
         ''',
+    "ladder/rule.py": '''
+        """Toy, constructive rule: shortest processing time first (SPT), the weights left aside.
+
+        Usage: python3 -I rule.py INSTANCE.json SOLUTION.json
+        """
+
+        import json
+        import sys
+
+
+        def spt(p, w):
+            """The jobs by processing time, ties to the lower number."""
+            return sorted(range(len(p)), key=lambda j: (p[j], j))
+
+
+        def main(order=spt):
+            """Write the ``sequence`` that ``order(p, w)`` gives (the rule's by default) for the instance."""
+            with open(sys.argv[1]) as f:
+                instance = json.load(f)
+            sequence = order(instance["processing_times"], instance["weights"])
+            with open(sys.argv[2], "w") as f:
+                json.dump({"sequence": sequence}, f)
+
+
+        if __name__ == "__main__":
+            main()
+        ''',
+    "ladder/search.py": '''
+        """Toy, local search: adjacent interchanges from the SPT sequence while one lowers the objective.
+
+        Runs after rule.py's code (spt() for the start, main() to read and write), as one program.
+        """
+
+        import time
+
+        TIME_LIMIT_S = 10.0
+
+
+        def searched_sequence(p, w):
+            """SPT, then swaps of neighbours a, b with w[b] * p[a] > w[a] * p[b] until none is left or time is up."""
+            deadline = time.monotonic() + 0.8 * TIME_LIMIT_S
+            sequence = spt(p, w)
+            improved = True
+            while improved and time.monotonic() < deadline:
+                improved = False
+                for i in range(len(sequence) - 1):
+                    a, b = sequence[i], sequence[i + 1]
+                    if w[b] * p[a] > w[a] * p[b]:
+                        sequence[i], sequence[i + 1] = b, a
+                        improved = True
+            return sequence
+
+
+        if __name__ == "__main__":
+            main(searched_sequence)
+        ''',
 }
 #: The per-class property the toy must fail: it ships no dataset rows.
 GUARD = "test_class_has_shipped_rows_for_both_levels[toy]"
@@ -216,39 +301,98 @@ def of_class(test: str, name: str) -> bool:
 def write_toy(root: Path, package: str) -> Path:
     """The toy class folder as package ``package`` under ``root``."""
     folder = root / package
-    folder.mkdir()
     for name, text in TOY.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(dedent(text).lstrip("\n"), encoding="utf-8")
     return folder
 
 
-def run_pytest(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    """tests/test_contract.py in a subprocess, with the toy registered by the plugin ``toyplugin``."""
+def register_toy(root: Path) -> None:
+    """The toy as package ``toyclass`` under ``root``, and the pytest plugin ``toyplugin`` that registers it."""
+    write_toy(root, "toyclass")
+    (root / "toyplugin.py").write_text(
+        'from orharbor.problem_modules import PROBLEMS\n\nPROBLEMS["toy"] = "toyclass"\n', encoding="utf-8")
+
+
+def listed_files() -> list[str]:
+    """The files of a class folder the checklist in docs/contributing.md lists: the first column of its table."""
+    checklist = CONTRIBUTING.read_text(encoding="utf-8").split("## Adding a problem class", 1)[1]
+    return re.findall(r"^\s*\| `([^`]+)` \|", checklist, re.MULTILINE)
+
+
+def run_pytest(tmp_path: Path, *args: str, tests: str = "tests/test_contract.py") -> subprocess.CompletedProcess:
+    """``tests`` (tests/test_contract.py) in a subprocess, with the toy registered by the plugin ``toyplugin``."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))
-    command = [sys.executable, "-m", "pytest", "-p", "toyplugin", "-p", "no:cacheprovider", "tests/test_contract.py",
-               *args]
+    command = [sys.executable, "-m", "pytest", "-p", "toyplugin", "-p", "no:cacheprovider", tests, *args]
     return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+
+
+def per_class_outcomes(tmp_path: Path, tests: str) -> tuple[Counter, dict[str, str], subprocess.CompletedProcess]:
+    """For ``tests`` with the toy registered: how many cases each test has for jobshop, the outcome of every
+    case of the toy (``-k toy``), and that run."""
+    collected = run_pytest(tmp_path, "--collect-only", "-q", tests=tests)
+    assert collected.returncode == 0, collected.stdout + collected.stderr
+    ids = [line.split("::", 1)[1] for line in collected.stdout.splitlines() if "::" in line]
+    per_class = Counter(test.split("[")[0] for test in ids if of_class(test, "jobshop"))
+    assert per_class and sum(per_class.values()) == sum(of_class(test, "toy") for test in ids)
+    report = tmp_path / f"report-{Path(tests).stem}.xml"
+    run = run_pytest(tmp_path, "-k", "toy", f"--junitxml={report}", "-q", tests=tests)
+    outcomes = {case.get("name"): next((child.tag for child in case), "passed")
+                for case in ET.parse(report).getroot().iter("testcase")}
+    return per_class, outcomes, run
 
 
 @pytest.mark.slow
 def test_a_new_class_is_tested_by_adding_its_folder(tmp_path):
     """Every per-class property runs for the toy and passes, except the shipped-rows guard, which fails."""
-    write_toy(tmp_path, "toyclass")
-    (tmp_path / "toyplugin.py").write_text(
-        'from orharbor.problem_modules import PROBLEMS\n\nPROBLEMS["toy"] = "toyclass"\n', encoding="utf-8")
-    collected = run_pytest(tmp_path, "--collect-only", "-q")
-    assert collected.returncode == 0, collected.stdout + collected.stderr
-    ids = [line.split("::", 1)[1] for line in collected.stdout.splitlines() if "::" in line]
-    per_class = Counter(test.split("[")[0] for test in ids if of_class(test, "jobshop"))
-    assert per_class and sum(per_class.values()) == sum(of_class(test, "toy") for test in ids)
-
-    report = tmp_path / "report.xml"
-    run = run_pytest(tmp_path, "-k", "toy", f"--junitxml={report}", "-q")
-    outcomes = {case.get("name"): next((child.tag for child in case), "passed")
-                for case in ET.parse(report).getroot().iter("testcase")}
+    register_toy(tmp_path)
+    per_class, outcomes, run = per_class_outcomes(tmp_path, "tests/test_contract.py")
     assert Counter(test.split("[")[0] for test in outcomes) == per_class, run.stdout[-3000:]
     assert {test for test, outcome in outcomes.items() if outcome != "passed"} == {GUARD}, run.stdout[-3000:]
     assert outcomes[GUARD] == "failure" and run.returncode == 1
+
+
+@pytest.mark.slow
+def test_a_new_class_s_ladder_is_tested_by_adding_its_folder(tmp_path):
+    """tests/test_ladder_programs.py takes its classes from the registry: every per-class check of the ladder
+    programs runs for the toy's ladder/rule.py and ladder/search.py, and passes."""
+    register_toy(tmp_path)
+    per_class, outcomes, run = per_class_outcomes(tmp_path, "tests/test_ladder_programs.py")
+    assert Counter(test.split("[")[0] for test in outcomes) == per_class, run.stdout[-3000:]
+    assert set(outcomes.values()) == {"passed"} and run.returncode == 0, run.stdout[-3000:]
+
+
+def test_the_checklist_lists_exactly_the_files_of_a_working_class(tmp_path, monkeypatch):
+    """The toy's folder is exactly the files docs/contributing.md lists, and the registry takes it as a class:
+    the folder's PROBLEM, built from its files' members."""
+    assert sorted(listed_files()) == sorted(TOY)
+    write_toy(tmp_path, "toy_listed")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(problem_modules.PROBLEMS, "toy", "toy_listed")
+    toy = problem_modules.get("toy")
+    assert toy is importlib.import_module("toy_listed").PROBLEM and isinstance(toy, ProblemClass)
+    assert toy.evaluate is importlib.import_module("toy_listed.verify").evaluate
+    instance = toy.generate(0, toy.SIZES[0])
+    assert toy.evaluate(instance, toy.reference(instance, time_limit_s=1.0, workers=1)[0]) <= \
+        toy.evaluate(instance, toy.baseline(instance))
+
+
+@pytest.mark.parametrize("file", listed_files())
+def test_a_folder_without_a_listed_file_is_refused_naming_it(tmp_path, monkeypatch, file):
+    """Each file the checklist lists is needed: without it the registry refuses the folder with an error naming it."""
+    package = "toy_without_" + re.sub(r"\W", "_", file)
+    (write_toy(tmp_path, package) / file).unlink()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(problem_modules.PROBLEMS, "toy", package)
+    with pytest.raises(problem_modules.IncompleteProblem, match=rf"\({package}\): no {re.escape(file)} \("):
+        problem_modules.get("toy")
+
+
+def edit(folder: Path, name: str, old: str, new: str) -> None:
+    """Replace ``old`` (which must be there) by ``new`` in the folder's file ``name``."""
+    text = (folder / name).read_text(encoding="utf-8")
+    assert old in text
+    (folder / name).write_text(text.replace(old, new), encoding="utf-8")
 
 
 MISSING = [
@@ -258,12 +402,16 @@ MISSING = [
     ("toy_no_statement", lambda f: (f / "statement.md").unlink(), r"\(toy_no_statement\): no statement\.md"),
     ("toy_misnamed", lambda f: (f / "__init__.py").write_text("NAME = 'other'\nTITLE = OBJECTIVE = 'x'\n"),
      r"NAME is 'other', but the class is registered as 'toy'"),
+    ("toy_no_problem", lambda f: edit(f, "__init__.py", "PROBLEM = Problem(", "problem = Problem("),
+     r"\(toy_no_problem\): __init__\.py builds no PROBLEM"),
+    ("toy_wired_elsewhere", lambda f: edit(f, "__init__.py", "evaluate=evaluate", "evaluate=baseline"),
+     r"\(toy_wired_elsewhere\): PROBLEM\.evaluate is not the 'evaluate' of verify\.py"),
 ]
 
 
 @pytest.mark.parametrize(("package", "damage", "message"), MISSING, ids=[case[0] for case in MISSING])
 def test_a_folder_missing_a_piece_is_refused_naming_it(tmp_path, monkeypatch, package, damage, message):
-    """The registry checks the contract when it assembles a class, and names the missing piece."""
+    """The registry checks the folder's PROBLEM against the contract, and names the missing or misplaced piece."""
     damage(write_toy(tmp_path, package))
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setitem(problem_modules.PROBLEMS, "toy", package)

@@ -21,8 +21,9 @@ import pytest
 
 from orharbor.check.attacks import attack_policies
 from orharbor.exporter.modelling import RETAIL_RUN_LIMIT_S, RETAIL_TIME_LIMIT_S, export_retail
-from orharbor.exporter.task_dir import MODELLING_PACKAGES, write_manifest
+from orharbor.exporter.task_dir import write_manifest
 from orharbor.harbor_env.image import read_dockerfile
+from orharbor.image_facts import MODELLING_PACKAGES
 from orharbor.report.jobs import read_jobs
 from orharbor.report.tables import modelling_rows
 from orharbor.verifiers import contract

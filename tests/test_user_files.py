@@ -141,12 +141,12 @@ def test_verify_refuses_when_it_cannot_reproduce_the_tasks_interpreter(l2_tasks,
     interpreter: a refusal, never a score under some other interpreter."""
     solve = tmp_path / "solve.py"
     solve.write_text(naive_program(l2_tasks["plain"]))
-    monkeypatch.setattr("orharbor.check.sandbox.SOLVER_PACKAGES", ("numpy", "orharbor-no-such-package"))
+    monkeypatch.setattr("orharbor.harbor_env.sandbox.SOLVER_PACKAGES", ("numpy", "orharbor-no-such-package"))
     one_error_line(run("verify", l2_tasks["plain"], "--solution", solve),
                    "cannot build the task's solver interpreter")
     monkeypatch.undo()
     monkeypatch.setattr(os, "geteuid", lambda: 0)
-    monkeypatch.setattr("orharbor.check.sandbox.shutil.which", lambda name: None)
+    monkeypatch.setattr("orharbor.harbor_env.sandbox.shutil.which", lambda name: None)
     one_error_line(run("verify", l2_tasks["plain"], "--solution", solve),
                    "as root, verify runs the task's program only in a bubblewrap sandbox")
     monkeypatch.undo()

@@ -34,7 +34,8 @@ from pathlib import Path
 
 import pytest
 
-from orharbor import base_image, interpreter_record, problem_modules
+from orharbor import problem_modules
+from orharbor.image_facts import base_image, interpreter_record
 from orharbor.exporter import ExportOptions, export_row
 from orharbor.exporter.bundle import bundle_files, write_bundle
 from orharbor.exporter.task_dir import seal, template_text, write_manifest

@@ -547,7 +547,7 @@ def report(jobs: Iterable[str | Path], tasks_dirs: Iterable[str | Path] = (), ki
 
 def grade_answers(folder: str | Path, rows_file: str | Path) -> dict:
     """The modelling report of a folder of RetailOpt answer files (``<scenario_id>.json``) graded against rows."""
-    from orharbor.modelling import metrics
+    from orharbor.report import metrics
     from orharbor.modelling.retailopt import read_retail_rows
 
     attempts = metrics.attempts_from_answers(Path(folder), read_retail_rows(rows_file))

@@ -19,7 +19,8 @@ import click
 from orharbor import api, interrupts, problem_modules
 from orharbor.errors import UserError
 from orharbor.verifiers.reward_scale import DEFAULT as DEFAULT_SCALE, SCALES
-from orharbor.base_image import REQUIREMENTS as BASE_IMAGE_REQUIREMENTS
+from orharbor.image_facts import BASE_IMAGE
+from orharbor.image_facts.base_image import REQUIREMENTS as BASE_IMAGE_REQUIREMENTS
 
 #: Options that take several values after one flag (``--sizes 10x10 15x15``).
 MULTI_VALUE_OPTIONS = ("--sizes", "--dataset", "--allowed-hosts")
@@ -249,7 +250,7 @@ def build_dataset_cmd(ctx, problem, sizes, level, num_rows, recipe, reference_ti
 
 def _base_image(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
     """--base-image: one image reference, since it lands as is on the FROM line of every Dockerfile."""
-    from orharbor.exporter.task_dir import BASE_IMAGE, ExportOptionError, check_base_image
+    from orharbor.exporter.task_dir import ExportOptionError, check_base_image
 
     if value is None:
         return BASE_IMAGE

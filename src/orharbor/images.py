@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 from orharbor.errors import UserError
+from orharbor.image_facts.base_image import probe
 
 
 class ImagesError(UserError):
@@ -105,10 +106,8 @@ def base_images(builds: list[ImageBuild]) -> list[str]:
 
 
 def check_base_images(builds: list[ImageBuild], engine: str, echo: Callable[[str], None] = print) -> None:
-    """Run the base image check (:mod:`orharbor.base_image`) in every base image before any build:
+    """Run the base image check (:mod:`orharbor.image_facts.base_image`) in every base image before any build:
     ImagesError with its one line for an image that lacks something, or that the engine cannot run."""
-    from orharbor.base_image import probe
-
     for image in base_images(builds):
         echo(f"checking base image {image}")
         try:

@@ -8,7 +8,7 @@ numpy and scipy only, plus OR-Tools when the task was exported with
 ``--allow-ortools`` (``task.toml``: ``[metadata] allow_ortools``); a model
 runs under the modelling image's python (the modelling stack). That
 interpreter is assembled from this machine's packages
-(:func:`orharbor.check.sandbox.build_venv`) and the program runs under it:
+(:func:`orharbor.harbor_env.sandbox.build_venv`) and the program runs under it:
 
 - as root, inside a bubblewrap sandbox laid out like the verifier image (the
   solver venv at ``/opt/orharbor-solver``, the modelling stack at
@@ -33,11 +33,13 @@ import tomllib
 from pathlib import Path
 
 from orharbor.errors import UserError
+from orharbor.exporter.agent_files import differences
 from orharbor.exporter.profiles import readable_tests
-from orharbor.exporter.task_dir import SOLVER_VENV
+from orharbor.image_facts import SOLVER_VENV
 from orharbor.task_toml import read_task_toml, table
 from orharbor.verifiers import contract
 from orharbor.verifiers.cpu_calibration import verifier_time_limit_s
+from orharbor.verifiers.main import verify
 from orharbor.verifiers.reward import FAIL
 
 #: The modelling image's interpreter: python slim's, with the modelling stack pip-installed.
@@ -90,8 +92,6 @@ def score(task: Path, solution: Path) -> tuple[float, dict]:
     (:mod:`orharbor.exporter.agent_files`) is refused: its score would be of
     an instance the agent never saw. So is one whose task.toml Harbor cannot load.
     """
-    from orharbor.exporter.agent_files import differences
-
     config = load_task(task)
     read_task_toml(task / "task.toml")
     if mismatches := differences(task):
@@ -99,8 +99,6 @@ def score(task: Path, solution: Path) -> tuple[float, dict]:
     check_solution_kind(config, solution)
     if config.kind.runs_program:
         return score_program(task, config, solution)
-    from orharbor.verifiers.main import verify
-
     try:
         return verify(str(readable_tests(task)), str(solution))
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, OSError, ImportError) as exc:
@@ -114,7 +112,9 @@ def solver_packages(task: Path, config: contract.Level2Task | contract.RetailTas
     A level-2 solve.py: numpy and scipy, and ortools if the task allows it. A
     model run: the modelling stack of the modelling image.
     """
-    from orharbor.check.sandbox import MODELLING_PACKAGES, SOLVER_PACKAGES
+    # harbor_env's sandbox is imported where it is used, here and below: the harbor_env package imports Harbor,
+    # which scoring a level-1 answer never needs
+    from orharbor.harbor_env.sandbox import MODELLING_PACKAGES, SOLVER_PACKAGES
 
     python = config.run.python
     if config.kind.family == "modelling":
@@ -143,7 +143,7 @@ def verifier_timeout_s(task: Path, config: contract.Level2Task | contract.Retail
 
 def score_program(task: Path, config: contract.Level2Task | contract.RetailTask, program: Path) -> tuple[float, dict]:
     """Run the task's program (solve.py, model.py) under the task's interpreter (see the module docstring)."""
-    from orharbor.check.sandbox import SandboxUnavailable
+    from orharbor.harbor_env.sandbox import SandboxUnavailable
 
     packages = solver_packages(task, config)
     try:
@@ -156,8 +156,6 @@ def score_program(task: Path, config: contract.Level2Task | contract.RetailTask,
 
 def _score_here(task: Path, program: Path, packages: tuple[str, ...]) -> tuple[float, dict]:
     """Not root: the program runs as this user, under a venv of symlinks to this machine's packages."""
-    from orharbor.verifiers.main import verify
-
     with tempfile.TemporaryDirectory(prefix="orharbor-verify-") as scratch:
         python = linked_venv(Path(scratch) / "solver", packages)
         try:
@@ -169,7 +167,7 @@ def _score_here(task: Path, program: Path, packages: tuple[str, ...]) -> tuple[f
 
 def linked_venv(root: Path, packages: tuple[str, ...]) -> str:
     """A venv at ``root`` whose site-packages links to this machine's ``packages`` only; its python."""
-    from orharbor.check.sandbox import build_venv
+    from orharbor.harbor_env.sandbox import build_venv
 
     venv = build_venv(root, packages)
     for source, relative in venv.binds:  # the mount points build_venv leaves for bubblewrap become links
@@ -184,7 +182,7 @@ def linked_venv(root: Path, packages: tuple[str, ...]) -> str:
 
 def _score_sandboxed(task: Path, config: contract.Level2Task | contract.RetailTask, program: Path, packages: tuple[str, ...]) -> tuple[float, dict]:
     """Root: the task's own verifier in a bubblewrap sandbox laid out like the verifier image."""
-    from orharbor.check.sandbox import SOLVER_PACKAGES, SandboxUnavailable, require_bwrap, run_sandboxed
+    from orharbor.harbor_env.sandbox import SOLVER_PACKAGES, SandboxUnavailable, require_bwrap, run_sandboxed
 
     try:
         bwrap = require_bwrap()

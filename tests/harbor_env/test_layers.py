@@ -15,7 +15,7 @@ from orharbor.exporter import ExportOptions, export_dataset
 from orharbor.datasets.rows import read_rows, shipped_datasets
 from orharbor.harbor_env import BubblewrapEnvironment, layers
 from orharbor.harbor_env.image import Run, read_dockerfile
-from orharbor.interpreter_record import RECORD_DIR, keys_command, rekey_command
+from orharbor.image_facts.interpreter_record import RECORD_DIR, keys_command, rekey_command
 
 
 @pytest.fixture(scope="module")
@@ -284,7 +284,7 @@ def test_the_verifier_compiles_no_standard_library_module_in_its_image(tmp_path,
     (imports the record did not foresee, such as the codec Python looks up itself, included); nothing is
     compiled from a source file, and the task's own modules come from its bundle in /tests. The mutation, an
     empty prefix, compiles the standard library again."""
-    from orharbor.interpreter_record import PYCACHE
+    from orharbor.image_facts.interpreter_record import PYCACHE
 
     loaded = _verifier_imports(tmp_path / "record", task, PYCACHE)
     assert f"# code object from '{PYCACHE}/usr/local/lib/python3" in loaded  # the compiled ones are quoted

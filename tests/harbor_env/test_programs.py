@@ -134,7 +134,7 @@ def test_the_closure_takes_depends_not_recommends():
 @pytest.mark.sandbox
 def test_check_refuses_once_when_a_task_image_needs_a_package_this_machine_lacks(shipped_rows, tmp_path):
     """orharbor check on the bubblewrap environment names the apt-get install before any trial starts."""
-    from orharbor.check.sandbox import SandboxUnavailable
+    from orharbor.harbor_env.sandbox import SandboxUnavailable
     from orharbor.check.trials import check_tasks
 
     task = export_row(next(r for r in shipped_rows if r["level"] == 1), tmp_path / "tasks")

@@ -15,6 +15,10 @@ from __future__ import annotations
 from collections import defaultdict
 
 from orharbor.benchmark.ladder import rung_stats, separation_verdict
+from orharbor.datasets.rows import row_instances
+from orharbor.report.tables import size_order
+from orharbor.verifiers.quality import quality
+from orharbor.verifiers.reward import reward
 
 #: The rungs a build records, weakest first.
 RUNGS = ("naive", "rule", "search", "reference")
@@ -28,8 +32,6 @@ def built_ladder(recipe, rows: dict[str, list[dict]]) -> list[dict]:
     (problem, size, level, policies, ceiling, headline, verdict) and ``parts``
     and ``dropped`` (the recipe's reason, or None).
     """
-    from orharbor.report.tables import size_order
-
     groups: dict[tuple, dict[str, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
     parts: dict[tuple, list[str]] = defaultdict(list)
     for part in recipe.parts:
@@ -60,10 +62,6 @@ def built_ladder(recipe, rows: dict[str, list[dict]]) -> list[dict]:
 def rung_scores(row: dict) -> dict[str, list[tuple[float, float]]]:
     """(reward, quality) of each rung the build recorded, per instance of a row; a rung the build did not record
     (no ladder answer) is left out for that instance."""
-    from orharbor.datasets.rows import row_instances
-    from orharbor.verifiers.quality import quality
-    from orharbor.verifiers.reward import reward
-
     scores: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for instance in row_instances(row):
         naive, reference = instance.baseline, instance.reference

@@ -14,7 +14,7 @@ reference is not optimal. The rungs, weakest first:
   (level 1 only: a level-2 task's interpreter has no OR-Tools unless exported with --allow-ortools).
 
 Code that several classes' ``rule`` and ``search`` programs share (the routing classes' answer file and
-local-search frame) is written once, in ``problem_modules/ladder_shared/NAME.py``: a rule.py with the line
+local-search frame; the iterated local search loop of jobshop and wtardiness) is written once, in ``problem_modules/ladder_shared/NAME.py``: a rule.py with the line
 ``# ladder: shared NAME`` gets that file first in both its programs.
 
 ``rule`` and ``search`` are level-2 ``solve.py`` programs (standard library,
@@ -34,8 +34,12 @@ from pathlib import Path
 from statistics import fmean
 
 from orharbor import problem_modules
+from orharbor.local_verify import load_task, score
 from orharbor.problem_modules.ladder_programs import (  # noqa: F401  (re-exported: the ladder's programs)
     BUDGET_LINE, SHARED_FOLDER, SHARED_LINE, LadderError, program, run_program)
+from orharbor.report.stats import bootstrap_ci
+from orharbor.report.tables import size_order
+from orharbor.task_toml import read_task_toml
 from orharbor.verifiers.reward import FAIL, reward
 
 POLICIES = ("naive", "rule", "search", "ortools", "strong", "reference")
@@ -72,9 +76,6 @@ def applicable(problem: str, level: int, policy: str) -> bool:
 
 def run_policy(task: Path, policy: str, budget_s: float) -> Result:
     """Score one policy on one exported algorithm task with the task's own verifier."""
-    from orharbor.local_verify import load_task, score
-    from orharbor.task_toml import read_task_toml
-
     metadata = read_task_toml(task / "task.toml").get("metadata", {})
     problem, size, level = metadata["problem"], metadata["size"], int(metadata["level"])
     load_task(task)
@@ -145,8 +146,6 @@ TOLERANCE = 0.02
 
 def algorithm_tasks(folder: Path, problems: list[str], level: int | None) -> list[Path]:
     """The algorithm tasks of an export, optionally of some classes or one level."""
-    from orharbor.task_toml import read_task_toml
-
     tasks = []
     for toml in sorted(folder.glob("*/task.toml")):
         metadata = read_task_toml(toml).get("metadata", {})
@@ -160,8 +159,6 @@ def algorithm_tasks(folder: Path, problems: list[str], level: int | None) -> lis
 
 def aggregate(results: list[Result], policies: list[str]) -> list[dict]:
     """One row per problem x size x level: per policy the mean, interval and count; the verdict."""
-    from orharbor.report.tables import size_order
-
     groups: dict[tuple, dict[str, list[Result]]] = defaultdict(lambda: defaultdict(list))
     for r in results:
         groups[(r.problem, r.size, r.level)][r.policy].append(r)
@@ -190,8 +187,6 @@ def rung_stats(rewards: list[float], qualities: list[float], gap_bks: float | No
                errors: list[str] | None = None) -> dict:
     """One rung of one tier: mean reward, its 95% interval and count, the gap to the best known, errors, and the
     quality figure's mean and interval (only when every instance has a quality)."""
-    from orharbor.report.stats import bootstrap_ci
-
     stats = {"mean": fmean(rewards), "ci": bootstrap_ci(rewards), "n": len(rewards), "gap_bks": gap_bks,
              "errors": errors or []}
     if qualities:

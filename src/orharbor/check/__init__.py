@@ -4,7 +4,7 @@ Each task runs as real Harbor trials (``Trial.create(...).run()``) on any
 Harbor environment (:mod:`orharbor.check.environment`: ``--env docker``,
 ``podman``, a cloud provider or an import path), by default docker when a
 Docker daemon answers, else :class:`orharbor.harbor_env.BubblewrapEnvironment`
-(the sandbox of :mod:`orharbor.check.sandbox`), at the task's real paths, in whichever
+(the sandbox of :mod:`orharbor.harbor_env.sandbox`), at the task's real paths, in whichever
 verifier mode its task.toml asks for. A task whose ``environment/`` differs
 from what its ``tests/`` grades with (:mod:`orharbor.exporter.agent_files`)
 fails at once, without trials. Each policy must earn what the task
@@ -32,8 +32,8 @@ from __future__ import annotations
 from orharbor.check.environment import CheckEnvironment, UnknownEnvironment, resolve_environment
 from orharbor.check.output import format_attacks, format_header, format_line
 from orharbor.check.results import CheckResult, PolicyResult
-from orharbor.check.sandbox import SandboxUnavailable
 from orharbor.check.trials import check_tasks, find_tasks
+from orharbor.harbor_env.sandbox import SandboxUnavailable
 
 __all__ = ["CheckEnvironment", "UnknownEnvironment", "resolve_environment", "CheckResult", "PolicyResult", "SandboxUnavailable", "check_tasks", "find_tasks", "format_attacks",
            "format_header", "format_line"]

@@ -31,12 +31,12 @@ from orharbor.check.environment import BUBBLEWRAP, CheckEnvironment, preflight, 
 from orharbor.check.jobfolder import write_job_files
 from orharbor.check.policies import GROUP
 from orharbor.check.results import CheckResult, PolicyResult, judge
-from orharbor.check.sandbox import SandboxUnavailable, require_bwrap
 from orharbor.check.slots import Slots
 from orharbor.exporter import agent_files
 from orharbor.exporter.profiles import readable_tests
 from orharbor.files import require_parent
 from orharbor.harbor_env import debian
+from orharbor.harbor_env.sandbox import SandboxUnavailable, require_bwrap
 from orharbor.interrupts import run_async
 from orharbor.task_toml import TaskTomlError, read_task_toml
 from orharbor.verifiers import contract

@@ -35,6 +35,7 @@ from orharbor.datasets.pools import LocalPool, SolvePool
 from orharbor.datasets.rows import iter_rows, read_rows, validate_row, write_rows
 from orharbor.errors import UserError
 from orharbor import interrupts
+from orharbor.verifiers.cpu_calibration import workload_s
 
 JOURNAL_VERSION = 1
 #: Seeds tried per instance slot before ``min_gap`` gives up and keeps the last one (flagged).
@@ -539,8 +540,6 @@ def reference_workload_s() -> float:
     machine, and the task's verifier scales them by how much slower or faster
     its own machine runs the same workload (:mod:`orharbor.verifiers.cpu_calibration`).
     """
-    from orharbor.verifiers.cpu_calibration import workload_s
-
     return round(workload_s(), 4)
 
 

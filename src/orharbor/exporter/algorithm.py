@@ -33,11 +33,11 @@ from typing import Callable, Iterable
 from orharbor import problem_modules
 from orharbor.datasets.build import complete_row
 from orharbor.datasets.rows import RowError, best_known_values
-from orharbor.exporter.task_dir import (AGENT_APT_PACKAGES, AGENT_USER, ORTOOLS_PACKAGE, SOLVER_PACKAGES, SOLVER_UID,
-                                        SOLVER_VENV, ExportOptions, build_task, copy_template, fresh_task,
-                                        network_text, render, seal, task_toml, time_up_text, write_json,
-                                        write_task_toml, write_tests)
+from orharbor.exporter.task_dir import (ExportOptions, build_task, copy_template, fresh_task, network_text, render,
+                                        seal, task_toml, time_up_text, write_json, write_task_toml, write_tests)
 from orharbor.files import refuse_existing
+from orharbor.image_facts import (AGENT_APT_PACKAGES, AGENT_USER, ORTOOLS_PACKAGE, SOLVER_PACKAGES, SOLVER_UID,
+                                  SOLVER_VENV)
 from orharbor.jsonio import canonical, digest
 from orharbor.verifiers import contract
 from orharbor.verifiers.cpu_calibration import HIGH, LOW, verifier_time_limit_s
@@ -200,7 +200,7 @@ def runs_per_verification(row: dict, options: ExportOptions) -> int:
 
 def lookup_program(answers: dict[str, object]) -> str:
     """A solve.py that answers each known instance (by canonical-JSON SHA-256) with a stored solution."""
-    return render("lookup_solve.py", {"solutions_json": repr(canonical(answers))})
+    return render("lookup_solve.py.template", {"solutions_json": repr(canonical(answers))})
 
 
 def _write_dockerfile(row: dict, task: Path, options: ExportOptions, copy_lines: list[str]) -> None:

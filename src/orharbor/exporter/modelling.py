@@ -35,9 +35,9 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
-from orharbor.exporter.task_dir import (AGENT_APT_PACKAGES, AGENT_USER, MODELLING_PACKAGES, SOLVER_UID,
-                                        ExportOptions, build_task, copy_template, fresh_task, network_text, render,
+from orharbor.exporter.task_dir import (ExportOptions, build_task, copy_template, fresh_task, network_text, render,
                                         seal, task_toml, time_up_text, write_json, write_task_toml, write_tests)
+from orharbor.image_facts import AGENT_APT_PACKAGES, AGENT_USER, MODELLING_PACKAGES, SOLVER_UID
 from orharbor.modelling import retailopt
 from orharbor.modelling.spec import Spec
 from orharbor.verifiers import contract
@@ -125,8 +125,6 @@ def export_retail(row: dict, out: Path, options: ExportOptions = ExportOptions()
 
 
 def _write_retail(row: dict, task: Path, options: ExportOptions, prompt: str) -> Path:
-    from orharbor.modelling import retailopt
-
     statement = retailopt.agent_prompt(row, prompt)
     if prompt == "schema":
         (task / "environment" / "files").mkdir()

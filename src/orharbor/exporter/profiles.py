@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from orharbor.task_template.verify import LAYOUT
+from orharbor.task_template.verify import LAYOUT, unflatten
 
 
 @dataclass(frozen=True)
@@ -170,8 +170,6 @@ def readable_tests(task: Path) -> Path:
     if not (tests / LAYOUT).exists():
         return tests
     if tests.resolve() not in _TREES:
-        from orharbor.task_template.verify import unflatten
-
         tree = Path(unflatten(str(tests)))
         atexit.register(shutil.rmtree, tree, True)
         _TREES[tests.resolve()] = tree

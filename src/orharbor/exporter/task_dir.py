@@ -1,9 +1,10 @@
-"""The toolkit every task exporter shares: options, pins, task.toml, templates, tests/, atomic builds.
+"""The toolkit every task exporter shares: options, task.toml, templates, tests/, atomic builds.
 
 :mod:`orharbor.exporter.algorithm` (dataset rows) and
 :mod:`orharbor.exporter.modelling` (specs and RetailOpt rows) write their own
 files and build everything else from here, so a task of any kind gets the same
-task.toml shape, verifier bundle, test.sh and Dockerfile pins.
+task.toml shape, verifier bundle, test.sh and Dockerfile pins (those of
+:mod:`orharbor.image_facts`).
 """
 
 from __future__ import annotations
@@ -19,44 +20,17 @@ from typing import Callable
 import tomli_w
 
 from orharbor.errors import UserError
-from orharbor.exporter.agent_requirements import agent_apt_packages
 from orharbor.exporter.agent_files import write_record
 from orharbor.exporter.bundle import unpack as unpack_bundle
 from orharbor.exporter.bundle import write_bundle
 from orharbor.exporter import profiles
 from orharbor.exporter.collect_hook import collect_hook
 from orharbor.files import replace_dir, staging_dir
+from orharbor.image_facts import AGENT_USER, BASE_IMAGE, base_image, interpreter_record
 from orharbor.interrupts import deferred
+from orharbor.task_template.verify import MANIFEST, describe
 from orharbor.verifiers import contract
 from orharbor.verifiers import reward_scale as reward_scales
-
-#: Pinned base image (python 3.12 slim on Debian bookworm, by digest).
-BASE_IMAGE = "python:3.12-slim-bookworm@sha256:782412e85d0f0984994c290652577d4018aff08145c85b262bb63dc0c7522254"
-#: Every package a task image installs, pinned once: the level-2 solver venv and the modelling stack.
-PINS = {"ortools": "9.15.6755", "pyomo": "6.10.1", "highspy": "1.16.0", "numpy": "2.2.6", "scipy": "1.15.3"}
-
-
-def pinned(*names: str) -> tuple[str, ...]:
-    """``name==version`` of each package, from :data:`PINS`."""
-    return tuple(f"{name}=={PINS[name]}" for name in names)
-
-
-SOLVER_VENV = "/opt/orharbor-solver"
-#: The packages of the level-2 solver venv (ortools joins them with --allow-ortools).
-SOLVER_STACK = ("numpy", "scipy")
-#: The modelling stack of the modelling images (agent, and the RetailOpt verifier).
-MODELLING_STACK = ("ortools", "pyomo", "highspy", "numpy", "scipy")
-SOLVER_PACKAGES = pinned(*SOLVER_STACK)
-ORTOOLS_PACKAGE = pinned("ortools")[0]
-MODELLING_PACKAGES = pinned(*MODELLING_STACK)
-#: Debian packages Harbor's agents check for or install at setup (terminus-2, claude-code, codex, ...):
-#: see exporter/agent_requirements.py, which says where in Harbor each comes from.
-AGENT_APT_PACKAGES = agent_apt_packages()
-AGENT_USER = "agent"
-#: solve.py runs as this uid (Debian's ``nobody``) when scored outside a task container; inside
-#: one, every run gets a fresh uid of its own (verifiers/lockdown.py).
-SOLVER_UID = 65534
-
 
 class ExportOptionError(UserError):
     """Export options that make no task: an unknown mode, an empty allowlist, a base image that is not one token."""
@@ -225,8 +199,6 @@ def template_text(name: str) -> str:
 def render(name: str, values: dict) -> str:
     """Template ``name`` with ``values``; a Dockerfile's ``$base_image_check`` and ``$interpreter_record`` are
     the base image check's and the interpreter record's RUN steps."""
-    from orharbor import base_image, interpreter_record
-
     return string.Template(template_text(name)).substitute({"base_image_check": base_image.dockerfile_step(),
                                                             "interpreter_record": interpreter_record.dockerfile_step(),
                                                             **values})
@@ -246,8 +218,6 @@ def write_manifest(tests: Path) -> dict:
     changed there, scores the failure reward. Written by :func:`seal`, last;
     anything that edits a task's tests/ afterwards must call it again.
     """
-    from orharbor.task_template.verify import MANIFEST, describe
-
     manifest = describe(str(tests))
     (tests / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
     return manifest

@@ -41,6 +41,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from orharbor.harbor_env.image import DockerfileError, read_dockerfile
+from orharbor.image_facts import AGENT_APT_PACKAGES
+
 #: Where Debian puts programs (``/bin`` and ``/sbin`` are merged-/usr symlinks into the first two).
 PROGRAM_DIRS = ("/usr/bin", "/usr/sbin", "/usr/games", "/usr/libexec")
 #: What ``python:3.12-slim`` installs on Debian's base (its Dockerfile's runtime ``apt-get install``).
@@ -247,8 +250,6 @@ def _staged(names: tuple[str, ...]) -> Path | None:
 
 def require_installed(dockerfiles: list[Path]) -> None:
     """Raise :class:`MissingPackages` naming every package these Dockerfiles install that this machine lacks."""
-    from orharbor.harbor_env.image import DockerfileError, read_dockerfile
-
     wanted: set[str] = set()
     for path in (p for p in dockerfiles if p.is_file()):
         with contextlib.suppress(DockerfileError):  # the environment's start reports those
@@ -259,7 +260,5 @@ def require_installed(dockerfiles: list[Path]) -> None:
 
 def main() -> None:
     """Print the Debian packages the exported images install that this machine lacks (scripts/setup.sh)."""
-    from orharbor.exporter.task_dir import AGENT_APT_PACKAGES
-
     print(" ".join(missing(tuple(PYTHON_SLIM_ADDS) + AGENT_APT_PACKAGES)))
 

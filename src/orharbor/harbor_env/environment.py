@@ -59,12 +59,12 @@ from harbor.environments.base import BaseEnvironment, ExecResult
 from harbor.environments.capabilities import EnvironmentCapabilities, EnvironmentResourceCapabilities
 from harbor.models.trial.config import ResourceMode
 
-from orharbor.check.sandbox import installed_paths, require_bwrap
 from orharbor.harbor_env import cgroups, debian, launch, layers, owners, rootfs, transfer, users
 from orharbor.harbor_env.seccomp import compile_bpf
 from orharbor.harbor_env.enter import ENTER_FAILED, NAMESPACES, Door, Target
 from orharbor.harbor_env.image import Copy, ImagePlan, Run, read_dockerfile
 from orharbor.harbor_env.network import UserModeNetwork, resolv_conf
+from orharbor.harbor_env.sandbox import installed_paths, require_bwrap
 from orharbor.verifiers.removal import remove_path
 
 #: At most this much of a command's stdout and of its stderr is returned; the rest is read and discarded.

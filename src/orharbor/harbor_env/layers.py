@@ -8,9 +8,9 @@ The bubblewrap environment builds no image: it carries out the Dockerfile at
 every sandbox start. Two steps of every orharbor image cost most of that and
 depend on nothing a trial brings, only on the image's layout:
 
-- the base image check (:data:`orharbor.base_image.CHECK`), which writes
+- the base image check (:data:`orharbor.image_facts.base_image.CHECK`), which writes
   nothing; once it has passed, it passes;
-- the interpreter record (:mod:`orharbor.interpreter_record`, the ``RUN``
+- the interpreter record (:mod:`orharbor.image_facts.interpreter_record`, the ``RUN``
   right after the check, writing its folder ``/usr/local/share/orharbor``),
   which compiles the verifier's standard-library bytecode and hashes the
   standard library: the folder is kept and written again as the step left it.
@@ -54,15 +54,16 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from orharbor.base_image import CHECK
 from orharbor.harbor_env.image import Copy, ImagePlan, Run
 from orharbor.harbor_env.rootfs import HostPython
-from orharbor.interpreter_record import RECORD_DIR, RECORD_START, rekey_command
+from orharbor.image_facts.base_image import CHECK
+from orharbor.image_facts.interpreter_record import RECORD_DIR, RECORD_START, rekey_command
 
 #: Where layers are kept between processes; an empty value keeps them in the process only.
 CACHE_ENV = "ORHARBOR_BUILD_CACHE"
 #: The modules whose code decides what a cached step writes, beyond its command: a change to them is a new key.
-_BUILD_MODULES = ("orharbor.harbor_env.rootfs", "orharbor.interpreter_record", "orharbor.base_image")
+_BUILD_MODULES = ("orharbor.harbor_env.rootfs", "orharbor.image_facts.interpreter_record",
+                  "orharbor.image_facts.base_image")
 
 #: The base image check's RUN step, its white space collapsed (the Dockerfile parser keeps what the lines had).
 CHECK_COMMAND = " ".join(CHECK.split())

@@ -51,7 +51,8 @@ def validate_specs(specs: list[Spec], sandbox: bool = True, jobs: int = 1) -> li
     if not sandbox:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             return list(pool.map(lambda s: run_golden(s, None), specs))
-    from orharbor.check.sandbox import MODELLING_PACKAGES, SOLVER_PACKAGES, require_bwrap
+    # here, not at the top: the harbor_env package imports Harbor, which sandbox=False never needs
+    from orharbor.harbor_env.sandbox import MODELLING_PACKAGES, SOLVER_PACKAGES, require_bwrap
 
     sandbox = (require_bwrap(), tuple(SOLVER_PACKAGES), tuple(MODELLING_PACKAGES))
     with ThreadPoolExecutor(max_workers=jobs) as pool:
@@ -99,7 +100,7 @@ def _run(spec: Spec, app: Path, tmp: Path, sandbox: tuple | None) -> subprocess.
     if sandbox is None:
         return subprocess.run([sys.executable, str(spec.golden_script)], cwd=app, capture_output=True,
                               text=True, timeout=spec.time_limit_s)
-    from orharbor.check.sandbox import run_sandboxed
+    from orharbor.harbor_env.sandbox import run_sandboxed  # as in validate_specs: Harbor only with the sandbox
 
     bwrap, solver, modelling = sandbox
     solution = tmp / "solution"

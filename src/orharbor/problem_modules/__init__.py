@@ -1,27 +1,34 @@
 """Registry of problem classes: one folder each, one line here.
 
-``get(name)`` returns the class's :class:`~orharbor.problem_modules.contract.ProblemClass`,
-assembled from its folder: ``NAME``, ``TITLE`` and ``OBJECTIVE`` from the
-folder's ``__init__.py``, the other members from ``generator.py``,
-``formats.py``, ``baseline.py``, ``reference.py``, ``rules.py`` and
-``verify.py`` (:data:`~orharbor.problem_modules.contract.HOMES`), and
-``statement()`` from ``statement.md``. A folder that lacks a piece is refused
-with an :class:`IncompleteProblem` naming it. ``verify.py`` holds ``evaluate``
+Each class folder's ``__init__.py`` builds its
+:class:`~orharbor.problem_modules.contract.Problem`, ``PROBLEM``, from explicit
+imports of its files' members: ``NAME``, ``TITLE`` and ``OBJECTIVE`` of its
+own, the others from ``generator.py``, ``formats.py``, ``baseline.py``,
+``reference.py``, ``rules.py`` and ``verify.py``
+(:data:`~orharbor.problem_modules.contract.HOMES`); ``statement()`` reads its
+``statement.md``. ``get(name)`` imports the folder and returns that
+``PROBLEM``, checked against the contract: a folder that lacks a file of
+:data:`~orharbor.problem_modules.contract.FILES` or a member, or whose
+``PROBLEM`` holds a member other than its file's, is refused with an
+:class:`IncompleteProblem` naming the piece. ``verify.py`` holds ``evaluate``
 and imports only the standard library and ``orharbor.verifiers``, because it is
-copied into tasks; ``rules.py`` holds ``validate_instance``, the instance's own
-rules, checked before a user's instance is solved
-(:mod:`orharbor.problem_modules.checks`).
+copied into tasks (with empty ``__init__.py`` files, :mod:`orharbor.exporter.bundle`);
+``rules.py`` holds ``validate_instance``, the instance's own rules, checked
+before a user's instance is solved (:mod:`orharbor.problem_modules.checks`).
+OR-Tools and PyVRP are imported inside the solvers only, so loading a class
+never loads them.
 """
 
 from __future__ import annotations
 
 import difflib
 import importlib
+import sys
 from importlib import resources
-from types import ModuleType, SimpleNamespace
+from types import ModuleType
 
 from orharbor.errors import UserError
-from orharbor.problem_modules.contract import HOMES, MEMBERS, ProblemClass
+from orharbor.problem_modules.contract import FILES, HOMES, Problem
 
 #: name -> importable package of the class folder. Adding a problem class means adding a
 #: folder and one line here; a test may add a class from another package the same way.
@@ -35,7 +42,7 @@ PROBLEMS: dict[str, str] = {
     "timetabling": "orharbor.problem_modules.timetabling",
 }
 
-_ASSEMBLED: dict[tuple[str, str], ProblemClass] = {}
+_CHECKED: dict[tuple[str, str], Problem] = {}
 
 
 class UnknownProblem(UserError, KeyError):
@@ -46,22 +53,15 @@ class UnknownProblem(UserError, KeyError):
 
 
 class IncompleteProblem(ImportError):
-    """A registered class folder that lacks a file or a member of the contract."""
+    """A registered class folder that lacks a file or a member of the contract, or wires a member from elsewhere."""
 
 
-class _Assembled(SimpleNamespace):
-    """The contract members of one class folder, as attributes (plus ``package``, the folder's package)."""
-
-    def __repr__(self) -> str:
-        return f"<problem class {self.NAME!r} from {self.package}>"
-
-
-def get(name: str) -> ProblemClass:
-    """The problem class registered as ``name``, checked against the contract."""
+def get(name: str) -> Problem:
+    """The problem class registered as ``name``: its folder's ``PROBLEM``, checked against the contract."""
     key = (name, _package(name))
-    if key not in _ASSEMBLED:
-        _ASSEMBLED[key] = _assemble(*key)
-    return _ASSEMBLED[key]
+    if key not in _CHECKED:
+        _CHECKED[key] = _checked(*key)
+    return _CHECKED[key]
 
 
 def names() -> list[str]:
@@ -114,34 +114,48 @@ def _package(name: str) -> str:
     return PROBLEMS[name]
 
 
-def _assemble(name: str, package: str) -> ProblemClass:
-    """Gather the contract members from the folder's files; IncompleteProblem names the first missing piece."""
+def _checked(name: str, package: str) -> Problem:
+    """The folder's ``PROBLEM``, checked against the contract; IncompleteProblem names the first missing piece."""
     where = f"problem class {name!r} ({package})"
-    members: dict = {}
+    folder = _folder(where, package)
+    root = resources.files(package)  # a folder without __init__.py imports as a namespace package: named here
+    for file, holds in FILES.items():
+        if not root.joinpath(*file.split("/")).is_file():
+            raise IncompleteProblem(f"{where}: no {file} ({holds})")
+    for member in HOMES["__init__"]:
+        if not hasattr(folder, member):
+            raise IncompleteProblem(f"{where}: __init__.py has no {member!r} ({FILES['__init__.py']})")
+    if folder.NAME != name:
+        raise IncompleteProblem(f"{where}: NAME is {folder.NAME!r}, but the class is registered as {name!r}")
+    problem = getattr(folder, "PROBLEM", None)
+    if not isinstance(problem, Problem):
+        raise IncompleteProblem(f"{where}: __init__.py builds no PROBLEM = Problem(...) from its files' members")
     for home, wanted in HOMES.items():
-        module = importlib.import_module(package) if home == "__init__" else _file(where, package, home, wanted)
+        module = folder if home == "__init__" else importlib.import_module(f"{package}.{home}")
         for member in wanted:
             if not hasattr(module, member):
-                raise IncompleteProblem(f"{where}: {home}.py has no {member!r} (it holds {', '.join(wanted)})")
-            members[member] = getattr(module, member)
-    if not resources.files(package).joinpath("statement.md").is_file():
-        raise IncompleteProblem(f"{where}: no statement.md (the problem statement handed to agents)")
-
-    def statement() -> str:
-        """The problem statement handed to agents (markdown)."""
-        return read_statement(package)
-
-    members["statement"] = statement
-    if members["NAME"] != name:
-        raise IncompleteProblem(f"{where}: NAME is {members['NAME']!r}, but the class is registered as {name!r}")
-    return _Assembled(**{member: members[member] for member in MEMBERS}, package=package)
+                raise IncompleteProblem(f"{where}: {home}.py has no {member!r} ({FILES[home + '.py']})")
+            if getattr(problem, member) != getattr(module, member):
+                raise IncompleteProblem(f"{where}: PROBLEM.{member} is not the {member!r} of {home}.py")
+    if problem.package != package:
+        raise IncompleteProblem(f"{where}: PROBLEM.package is {problem.package!r}, not the folder's __name__")
+    return problem
 
 
-def _file(where: str, package: str, home: str, wanted: tuple[str, ...]) -> ModuleType:
-    """The folder's ``home``.py as a module; IncompleteProblem if the folder has no such file."""
+def _folder(where: str, package: str) -> ModuleType:
+    """The class folder's package, imported; a part its ``__init__.py`` imports and cannot find is an
+    IncompleteProblem naming the file, or the member of it."""
     try:
-        return importlib.import_module(f"{package}.{home}")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"{package}.{home}":
-            raise  # a missing dependency inside the file, not a missing file
-        raise IncompleteProblem(f"{where}: no {home}.py (it holds {', '.join(wanted)})") from None
+        return importlib.import_module(package)
+    except ImportError as exc:
+        home = next((home for home in HOMES if exc.name == f"{package}.{home}"), None)
+        if home is None:
+            raise  # not a part of the folder: a missing dependency inside a file, or the package itself
+        if isinstance(exc, ModuleNotFoundError):
+            raise IncompleteProblem(f"{where}: no {home}.py ({FILES[home + '.py']})") from None
+        module = sys.modules.get(exc.name)
+        missing = [member for member in HOMES[home] if not hasattr(module, member)]
+        if not missing:
+            raise  # a name outside the contract, imported from the part by another
+        member = exc.name_from if exc.name_from in missing else missing[0]
+        raise IncompleteProblem(f"{where}: {home}.py has no {member!r} ({FILES[home + '.py']})") from None

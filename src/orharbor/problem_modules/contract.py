@@ -1,14 +1,30 @@
 """The problem contract: what every problem class provides, and which file of its folder holds it.
 
-``orharbor.problem_modules.get(name)`` returns an object satisfying
-:class:`ProblemClass`, gathered from the class folder's files as
-:data:`HOMES` says; ``statement()`` comes from the folder's ``statement.md``.
-A class folder therefore holds only its own code, and adding a class means
-adding a folder (see docs/contributing.md) and one line in the registry.
+A class folder's ``__init__.py`` builds its :class:`Problem`, ``PROBLEM``, from
+explicit imports of its files' members, so an editor or a reader follows every
+member to its code::
+
+    from orharbor.problem_modules.contract import Problem
+
+    from .generator import GENERATOR_VERSION, SIZES, generate
+    from .verify import evaluate
+    ...
+    PROBLEM = Problem(NAME=NAME, ..., generate=generate, evaluate=evaluate, package=__name__)
+
+:data:`HOMES` says which file holds each member and :data:`FILES` every file a
+folder needs; ``orharbor.problem_modules.get(name)`` returns the ``PROBLEM``
+after checking both, refusing a folder that lacks a piece with an error naming
+it. ``statement()`` reads the folder's ``statement.md``. A class folder
+therefore holds only its own code, and adding a class means adding a folder
+(see docs/contributing.md) and one line in the registry.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import resources
 from typing import Any, Protocol, runtime_checkable
 
 
@@ -84,7 +100,57 @@ HOMES: dict[str, tuple[str, ...]] = {
     "verify": ("evaluate",),
 }
 
-#: The member the registry supplies itself, from the folder's ``statement.md``.
+#: The member :class:`Problem` supplies itself, from the folder's ``statement.md``.
 SUPPLIED = ("statement",)
 
 assert sorted(MEMBERS) == sorted([m for names in HOMES.values() for m in names] + list(SUPPLIED)), MEMBERS
+
+#: Every file a class folder needs, and what it holds: the registry refuses a folder without one, naming it.
+#: docs/contributing.md lists the same files (tests/test_new_class.py builds a class of exactly those).
+FILES: dict[str, str] = {
+    "__init__.py": f"it holds {', '.join(HOMES['__init__'])} and builds PROBLEM from the other files",
+    **{f"{home}.py": f"it holds {', '.join(names)}" for home, names in HOMES.items() if home != "__init__"},
+    "statement.md": "the problem statement handed to agents",
+    "ladder/rule.py": "the calibration ladder's constructive rule, a level-2 program",
+    "ladder/search.py": "the calibration ladder's local search from the rule, a level-2 program",
+}
+
+
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
+class Problem:
+    """One problem class as its folder's ``__init__.py`` builds it: every :class:`ProblemClass` member.
+
+    Each field is the member of the folder file :data:`HOMES` names (the
+    registry checks that), imported by name; ``statement()`` reads
+    ``statement.md`` of ``package``. The callables are stored as they are, so
+    ``PROBLEM.evaluate is verify.evaluate``.
+    """
+
+    NAME: str
+    TITLE: str
+    OBJECTIVE: str
+    SIZES: tuple[str, ...]
+    GENERATOR_VERSION: int
+    generate: Callable[[int, str], dict]
+    FORMATS: tuple[str, ...]
+    read: Callable[..., Any]
+    write: Callable[..., str]
+    BASELINE: str
+    baseline: Callable[[dict], dict]
+    REFERENCE: str
+    reference: Callable[..., tuple[dict, dict]]
+    validate_instance: Callable[[Any], dict]
+    evaluate: Callable[[dict, Any], int | float]
+    package: str
+    """The folder's package, ``__name__`` of its ``__init__.py``."""
+
+    def statement(self) -> str:
+        """The problem statement handed to agents (markdown): the folder's ``statement.md``."""
+        return resources.files(self.package).joinpath("statement.md").read_text(encoding="utf-8")
+
+    def __repr__(self) -> str:
+        return f"<problem class {self.NAME!r} from {self.package}>"
+
+
+assert sorted(f.name for f in dataclasses.fields(Problem)) == sorted(
+    [m for m in MEMBERS if m not in SUPPLIED] + ["package"])

@@ -41,7 +41,8 @@ def program(problem: str, policy: str, budget_s: float) -> str:
 
     1. the shared files rule.py names, each by a line ``# ladder: shared NAME``: the text of
        ``problem_modules/ladder_shared/NAME.py``, code that several classes' programs share, written once
-       (the routing classes' answer file and local-search frame);
+       (the routing classes' answer file and local-search frame, jobshop's and wtardiness's iterated
+       local search loop);
     2. ladder/rule.py: all of it for ``rule``; for ``search``, without its final ``if __name__ ==
        "__main__":`` block;
     3. for ``search``, ladder/search.py with its ``TIME_LIMIT_S`` line set to ``budget_s``.

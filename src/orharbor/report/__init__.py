@@ -5,6 +5,8 @@
 skipped); :func:`build_comparison` sets two runs side by side.
 :mod:`orharbor.report.render` prints either as a terminal table, CSV, JSON or
 markdown, and :mod:`orharbor.report.html` as one self-contained page.
+:mod:`orharbor.report.metrics` grades RetailOpt answer files made outside
+Harbor into the same records.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ import math
 from collections import Counter, defaultdict
 from statistics import fmean, pstdev
 
+from orharbor import problem_modules
 from orharbor.report.jobs import TrialRecord
 from orharbor.report.stats import best_of_k, bootstrap_ci, paired_test, pass_at_k
 
@@ -33,8 +34,6 @@ COMPARE_KEYS = ("kind", "problem", "size", "level", "family", "a_trials", "b_tri
 
 def size_order(problem: str, size: str | None) -> tuple:
     """Sort key of a size: its place in the problem module's SIZES, then by name."""
-    from orharbor import problem_modules
-
     try:
         sizes = list(problem_modules.get(problem).SIZES)
     except problem_modules.UnknownProblem:

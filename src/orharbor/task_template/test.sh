@@ -40,7 +40,7 @@ fail() {
 # ensurepip, config-*: the regression tests and the static library are most of the bytes); and the
 # bytecode the build compiled for the verifier (share/orharbor/pycache). The image build recorded the
 # same listing with the same find commands (the RUN after the base image check, written by
-# orharbor/interpreter_record.py); what else lands in /usr/local (an agent's npm -g) is not listed.
+# orharbor/image_facts/interpreter_record.py); what else lands in /usr/local (an agent's npm -g) is not listed.
 interpreter_entries() {
   local v z
   v=$$(readlink bin/python3) || v=python3-is-no-link

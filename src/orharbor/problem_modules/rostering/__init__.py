@@ -9,6 +9,15 @@ OR-Tools' ``shift_scheduling_sat.py``. OR-Tools is imported only when
 ``baseline`` or ``reference`` is called.
 """
 
+from orharbor.problem_modules.contract import Problem
+
+from .baseline import BASELINE, baseline
+from .formats import FORMATS, read, write
+from .generator import GENERATOR_VERSION, SIZES, generate
+from .reference import REFERENCE, reference
+from .rules import validate_instance
+from .verify import evaluate
+
 NAME = "rostering"
 TITLE = "Shift scheduling (nurse rostering)"
 OBJECTIVE = "weighted request and cover penalties"
@@ -17,3 +26,14 @@ OBJECTIVE = "weighted request and cover penalties"
 #: reached 4883 on d84e40s5 seed 1001 and 329 on d28e30s4 seed 1000 with the single search, and
 #: 7436 and 429 interleaved (orharbor-bench 1.0's plain reference: 4868 and 325).
 ONE_THREAD_PORTFOLIO = False
+
+PROBLEM = Problem(
+    NAME=NAME, TITLE=TITLE, OBJECTIVE=OBJECTIVE,
+    SIZES=SIZES, GENERATOR_VERSION=GENERATOR_VERSION, generate=generate,
+    FORMATS=FORMATS, read=read, write=write,
+    BASELINE=BASELINE, baseline=baseline,
+    REFERENCE=REFERENCE, reference=reference,
+    validate_instance=validate_instance,
+    evaluate=evaluate,
+    package=__name__,
+)

@@ -11,6 +11,26 @@ reference: CP-SAT with the penalties. OR-Tools is imported only when
 ``baseline`` or ``reference`` is called.
 """
 
+from orharbor.problem_modules.contract import Problem
+
+from .baseline import BASELINE, baseline
+from .formats import FORMATS, read, write
+from .generator import GENERATOR_VERSION, SIZES, generate
+from .reference import REFERENCE, reference
+from .rules import validate_instance
+from .verify import evaluate
+
 NAME = "timetabling"
 TITLE = "Curriculum-based course timetabling"
 OBJECTIVE = "soft-constraint penalty"
+
+PROBLEM = Problem(
+    NAME=NAME, TITLE=TITLE, OBJECTIVE=OBJECTIVE,
+    SIZES=SIZES, GENERATOR_VERSION=GENERATOR_VERSION, generate=generate,
+    FORMATS=FORMATS, read=read, write=write,
+    BASELINE=BASELINE, baseline=baseline,
+    REFERENCE=REFERENCE, reference=reference,
+    validate_instance=validate_instance,
+    evaluate=evaluate,
+    package=__name__,
+)

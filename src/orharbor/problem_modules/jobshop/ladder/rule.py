@@ -10,11 +10,16 @@ ties to the lower job index) is scheduled there, as early as possible. Every
 schedule built this way is active: no operation can start earlier without
 delaying another.
 
-Usage: python3 -I rule.py INSTANCE.json SOLUTION.json
+Its program begins with ladder_shared/local_search.py, the loop of the search
+that follows the rule, which the rule does not use
+(orharbor.problem_modules.ladder_programs.program, from the "# ladder: shared
+local_search" line below). Usage: python3 -I rule.py INSTANCE.json SOLUTION.json
 """
 
 import json
 import sys
+
+# ladder: shared local_search
 
 
 def giffler_thompson_mwkr(machines, durations):

@@ -20,13 +20,11 @@ run without improvement. It stops at the time budget or at the lower bound
 worse than the rule's.
 
 It runs after rule.py's code, as one program (orharbor.problem_modules.ladder_programs.program:
-rule.py without its entry point, then this file). From the rule it takes
-giffler_thompson_mwkr() for the start, and main() to read the instance and write
-the answer.
+ladder_shared/local_search.py, which rule.py names, rule.py without its entry point, then this file).
+From the rule it takes giffler_thompson_mwkr() for the start, and main() to read
+the instance and write the answer; the iterated search's loop, and the random and
+time modules, come from ladder_shared/local_search.py.
 """
-
-import random
-import time
 
 TIME_LIMIT_S = 10.0
 
@@ -173,32 +171,14 @@ def kick(shop, seqs, rng):
     return seqs, shop.makespan(result[0])
 
 
-def iterated_local_search(shop, starts, deadline):
-    """Best (sequences, makespan) found from the schedule ``starts`` before ``deadline``."""
-    rng = random.Random(0)
-    bound = shop.lower_bound()
-    seqs = shop.sequences(starts)
-    value = shop.makespan(shop.schedule(seqs)[0])
-    current = best = descend(shop, seqs, value, deadline)
-    stale = 0
-    while best[1] > bound and time.monotonic() < deadline:
-        trial = descend(shop, *kick(shop, current[0], rng), deadline)
-        if trial[1] <= current[1]:
-            current = trial
-        if trial[1] < best[1]:
-            best, stale = trial, 0
-        else:
-            stale += 1
-            if stale >= PATIENCE:
-                current, stale = best, 0
-    return best
-
-
 def searched_starts(machines, durations):
     """starts[j][k] of the best schedule the search finds from the rule's before its deadline."""
     deadline = time.monotonic() + BUDGET_FRACTION * TIME_LIMIT_S
     shop = JobShop(machines, durations)
-    seqs, _ = iterated_local_search(shop, giffler_thompson_mwkr(machines, durations), deadline)
+    seqs = shop.sequences(giffler_thompson_mwkr(machines, durations))
+    seqs, _ = iterated_local_search((seqs, shop.makespan(shop.schedule(seqs)[0])),
+                                    lambda s, value: descend(shop, s, value, deadline),
+                                    lambda s, rng: kick(shop, s, rng), shop.lower_bound(), PATIENCE, deadline)
     start = shop.schedule(seqs)[0]
     m = shop.m
     return [start[j * m:(j + 1) * m] for j in range(shop.n)]

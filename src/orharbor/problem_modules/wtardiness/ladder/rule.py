@@ -13,12 +13,17 @@ The rule is applied for each K of a small grid spanning the usual range
 first (they delay nobody). Priorities are compared by their logarithms, so
 that large slacks do not underflow to ties.
 
-Usage: python3 -I rule.py INSTANCE.json SOLUTION.json
+Its program begins with ladder_shared/local_search.py, the loop of the search
+that follows the rule, which the rule does not use
+(orharbor.problem_modules.ladder_programs.program, from the "# ladder: shared
+local_search" line below). Usage: python3 -I rule.py INSTANCE.json SOLUTION.json
 """
 
 import json
 import math
 import sys
+
+# ladder: shared local_search
 
 #: Look-ahead parameters tried.
 K_VALUES = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.5)

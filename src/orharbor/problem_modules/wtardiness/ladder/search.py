@@ -16,13 +16,11 @@ budget or at zero, and writes the best sequence found, never worse than the
 rule's.
 
 It runs after rule.py's code, as one program (orharbor.problem_modules.ladder_programs.program:
-rule.py without its entry point, then this file). From the rule it takes atc()
-for the start and total_weighted_tardiness() to score sequences, and main() to
-read the instance and write the answer.
+ladder_shared/local_search.py, which rule.py names, rule.py without its entry point, then this file).
+From the rule it takes atc() for the start and total_weighted_tardiness() to score
+sequences, and main() to read the instance and write the answer; the iterated
+search's loop, and the random and time modules, come from ladder_shared/local_search.py.
 """
-
-import random
-import time
 
 TIME_LIMIT_S = 10.0
 
@@ -105,31 +103,15 @@ def kick(seq, rng):
     return seq
 
 
-def iterated_local_search(p, w, d, seq, deadline):
-    """Best (sequence, objective) found from ``seq`` before ``deadline``."""
-    rng = random.Random(0)
-    start = descend(p, w, d, seq, deadline)
-    current = (start, total_weighted_tardiness(p, w, d, start))
-    best = min((seq, total_weighted_tardiness(p, w, d, seq)), current, key=lambda t: t[1])
-    stale = 0
-    while best[1] > 0 and time.monotonic() < deadline:
-        trial = descend(p, w, d, kick(current[0], rng), deadline)
-        trial = (trial, total_weighted_tardiness(p, w, d, trial))
-        if trial[1] <= current[1]:
-            current = trial
-        if current[1] < best[1]:
-            best, stale = current, 0
-        else:
-            stale += 1
-            if stale >= PATIENCE:
-                current, stale = best, 0
-    return best
-
-
 def searched_sequence(p, w, d):
     """The best sequence the search finds from the rule's before its deadline."""
     deadline = time.monotonic() + BUDGET_FRACTION * TIME_LIMIT_S
-    sequence, _ = iterated_local_search(p, w, d, atc(p, w, d), deadline)
+
+    def scored(seq):
+        return seq, total_weighted_tardiness(p, w, d, seq)
+
+    sequence, _ = iterated_local_search(scored(atc(p, w, d)), lambda seq, _: scored(descend(p, w, d, seq, deadline)),
+                                        lambda seq, rng: scored(kick(seq, rng)), 0, PATIENCE, deadline)
     return sequence
 
 

@@ -36,7 +36,7 @@ RECORD_START = f"set -e; mkdir -p {RECORD_DIR};"
 COMPILE = ("import importlib, importlib.util, sys; "
            "[importlib.import_module(m) for m in sys.argv[1:] if importlib.util.find_spec(m.split('.')[0])]")
 
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parents[1]  # orharbor/, whose verifier files the record reads
 
 
 def verifier_sources() -> list[Path]:

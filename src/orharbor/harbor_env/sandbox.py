@@ -1,4 +1,4 @@
-"""The bubblewrap sandbox ``orharbor check`` replays Harbor trials in.
+"""The one-shot bubblewrap sandbox (``verify`` as root, ``validate-specs``) and the interpreters it mirrors.
 
 Host ``/usr`` and ``/etc`` are read-only, the task's folders are bound at their
 real paths, and the interpreters of the task images are mirrored from host
@@ -8,6 +8,10 @@ files without downloading anything:
 - for modelling tasks, ``/usr/local`` itself, laid out as a venv holding the
   modelling packages (ortools, pyomo, highspy, numpy, scipy and what they
   require), as ``pip install`` leaves them in the python image.
+
+``orharbor check`` and the Harbor environment (:mod:`orharbor.harbor_env.environment`)
+ask :func:`require_bwrap` first, and the environment mirrors the same packages
+(:func:`installed_paths`).
 """
 
 from __future__ import annotations
@@ -26,7 +30,9 @@ from importlib import metadata
 from pathlib import Path
 
 from orharbor.errors import UserError
-from orharbor.exporter.task_dir import MODELLING_STACK, SOLVER_STACK, SOLVER_VENV
+from orharbor.harbor_env import launch, rootfs, users
+from orharbor.harbor_env.seccomp import compile_bpf
+from orharbor.image_facts import MODELLING_STACK, SOLVER_STACK, SOLVER_VENV
 
 #: Host packages visible to the level-2 solver interpreter: the ones the task images pin.
 SOLVER_PACKAGES = SOLVER_STACK
@@ -45,8 +51,6 @@ def require_bwrap() -> str:
         raise SandboxUnavailable("orharbor check needs bubblewrap (bwrap) for its sandbox; "
                                  "install it with `apt-get install -y bubblewrap` (Debian/Ubuntu) "
                                  "or `dnf install bubblewrap` (Fedora)")
-    from orharbor.harbor_env import rootfs
-
     probe = subprocess.run([path, *rootfs.base_args(), "--proc", "/proc", "--dev", "/dev", "--unshare-pid",
                             "--die-with-parent", "true"], capture_output=True, text=True)
     if probe.returncode != 0:
@@ -168,9 +172,6 @@ def run_sandboxed(bwrap: str, binds: dict[str, Path], ro_binds: dict[str, Path],
     solver venv holds ``solver_packages``; ``/usr/local``'s site-packages hold
     ``local_packages`` (a modelling image) or nothing.
     """
-    from orharbor.harbor_env import launch, rootfs, users
-    from orharbor.harbor_env.seccomp import compile_bpf
-
     accounts = users.accounts(["agent"])
     etc = {"passwd": users.passwd(accounts), "group": users.group(accounts), "shadow": users.shadow(accounts),
            "hostname": "orharbor\n", "hosts": "127.0.0.1\tlocalhost\n", "resolv.conf": ""}

@@ -6,11 +6,11 @@
 - silent failure rate: share of attempts that executed but whose answer is
   wrong (the code ran, nothing complained, the number is off).
 
-Harbor trials are read by :mod:`orharbor.report`, which computes the same
-three rates from the verifier's ``details.json``; this module grades a folder
-of ``answer.json`` files (runs of the models made elsewhere, a file standing
-for its run) against RetailOpt rows into the same records, so both go through
-:func:`orharbor.report.tables.modelling_rows`.
+Harbor trials are read by the rest of :mod:`orharbor.report`, which computes
+the same three rates from the verifier's ``details.json``; this module grades a
+folder of ``answer.json`` files (runs of the models made elsewhere, a file
+standing for its run) against RetailOpt rows into the same records, so both go
+through :func:`orharbor.report.tables.modelling_rows` (``orharbor metrics``).
 """
 
 from __future__ import annotations
