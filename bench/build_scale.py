@@ -75,8 +75,8 @@ class StopWhenDone:
     def __getattr__(self, name):
         return getattr(self.pool, name)
 
-    def completed(self, timeout):
-        done = self.pool.completed(timeout)
+    def completed(self, timeout_s):
+        done = self.pool.completed(timeout_s)
         if not done and not self.pool.pending():
             raise KeyboardInterrupt
         return done

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from orharbor.datasets.build import _solve_generated
+from orharbor.datasets.build import solve_generated
 from orharbor.datasets.dask_pool import DaskPool, DaskUnavailable, _running_calls
 
 from waiting import wait_until
@@ -156,7 +156,7 @@ def _collect(pool: DaskPool, deadline_s: float = PATIENCE_S) -> list[tuple]:
     deadline = time.monotonic() + deadline_s
     while pool.pending():
         assert time.monotonic() < deadline, f"calls not back after {deadline_s} s ({pool.pending()} pending)"
-        out += pool.completed(timeout=1.0)
+        out += pool.completed(timeout_s=1.0)
     return out
 
 
@@ -166,7 +166,7 @@ def test_runs_real_solves(cluster):
     pool = DaskPool(address)
     try:
         for seed, a in args.items():
-            pool.submit(("jobshop", seed), _solve_generated, a, cores=1)
+            pool.submit(("jobshop", seed), solve_generated, a, cores=1)
         assert pool.pending() == 4
         got = _collect(pool)
     finally:
@@ -175,15 +175,15 @@ def test_runs_real_solves(cluster):
     assert pool.pending() == 0
     for (_, seed), result, error in got:
         assert error is None
-        _same_solves(result, _solve_generated(*args[seed]))
+        _same_solves(result, solve_generated(*args[seed]))
 
 
 def test_errors_come_back_and_scheduler_file_works(cluster):
     _, sched_file = cluster
     pool = DaskPool(str(sched_file))  # the path of a scheduler file works as an address too
     try:
-        assert pool.completed(timeout=0.1) == []  # nothing submitted: returns, does not hang
-        pool.submit("bad", _solve_generated, ("jobshop", "9x9", 0, QUICK_S, 1), cores=2)
+        assert pool.completed(timeout_s=0.1) == []  # nothing submitted: returns, does not hang
+        pool.submit("bad", solve_generated, ("jobshop", "9x9", 0, QUICK_S, 1), cores=2)
         [(key, result, error)] = _collect(pool)
     finally:
         pool.close()
@@ -196,7 +196,7 @@ def test_resources_are_enforced(cluster):
     pool = DaskPool(address)
     try:
         with pytest.raises(DaskUnavailable, match="--resources") as err:
-            pool.submit("big", _solve_generated, ("jobshop", "4x4", 0, QUICK_S, 3), cores=3)
+            pool.submit("big", solve_generated, ("jobshop", "4x4", 0, QUICK_S, 3), cores=3)
         assert "cores=2" in str(err.value)  # names what the workers do have
         assert pool.pending() == 0
     finally:
@@ -204,14 +204,14 @@ def test_resources_are_enforced(cluster):
 
 
 def test_bad_address_fails_fast():
-    """connect_timeout bounds the wait. The bound is generous, for a loaded machine: it still catches a
+    """connect_timeout_s bounds the wait. The bound is generous, for a loaded machine: it still catches a
     connection that waits for distributed's own connect timeout (30 s) or forever."""
     start = time.monotonic()
     with pytest.raises(DaskUnavailable, match="cannot reach the Dask scheduler at tcp://127.0.0.1:1"):
-        DaskPool("tcp://127.0.0.1:1", connect_timeout=2)
+        DaskPool("tcp://127.0.0.1:1", connect_timeout_s=2)
     assert time.monotonic() - start < 25
     with pytest.raises(DaskUnavailable, match="cannot reach"):
-        DaskPool("nonsense://127.0.0.1:1", connect_timeout=2)
+        DaskPool("nonsense://127.0.0.1:1", connect_timeout_s=2)
 
 
 def test_kill_ends_queued_and_running_calls(cluster):
@@ -222,10 +222,10 @@ def test_kill_ends_queued_and_running_calls(cluster):
     pool = DaskPool(address)
     # 12 one-core solves that run until kill() ends them: 4 run (2 workers x cores=2), 8 queue.
     for seed in range(12):
-        pool.submit(seed, _solve_generated, ("jobshop", "20x20", seed, LONG_S, 1), cores=1)
+        pool.submit(seed, solve_generated, ("jobshop", "20x20", seed, LONG_S, 1), cores=1)
     with Client(address, timeout=60, set_as_default=False) as client:
         wait_until(lambda: _running(client, 4), "the first four solves running", timeout=PATIENCE_S)
-    assert pool.completed(timeout=0.1) == []
+    assert pool.completed(timeout_s=0.1) == []
     start = time.monotonic()
     pool.kill()
     assert time.monotonic() - start < 30  # kill() bounds itself at about 10 s; generous for a loaded machine
@@ -237,25 +237,25 @@ def test_kill_ends_queued_and_running_calls(cluster):
     again = DaskPool(address)
     try:
         start = time.monotonic()
-        again.submit("after", _solve_generated, ("jobshop", "4x4", 0, QUICK_S, 1), cores=1)
+        again.submit("after", solve_generated, ("jobshop", "4x4", 0, QUICK_S, 1), cores=1)
         [(key, result, error)] = _collect(again)
         assert time.monotonic() - start < LONG_S / 2
     finally:
         again.close()
     assert key == "after" and error is None
-    _same_solves(result, _solve_generated("jobshop", "4x4", 0, QUICK_S, 1))
+    _same_solves(result, solve_generated("jobshop", "4x4", 0, QUICK_S, 1))
 
 
 def test_no_workers_is_a_clear_error(tmp_path):
-    """Without workers the first submit fails after connect_timeout instead of waiting for one forever
+    """Without workers the first submit fails after connect_timeout_s instead of waiting for one forever
     (the bound is generous, for a loaded machine)."""
     address, _, procs = _start_cluster(tmp_path / "empty", workers=0)
     try:
-        pool = DaskPool(address, connect_timeout=1)
+        pool = DaskPool(address, connect_timeout_s=1)
         try:
             start = time.monotonic()
             with pytest.raises(DaskUnavailable, match="has no workers.*--resources"):
-                pool.submit(0, _solve_generated, ("jobshop", "4x4", 0, QUICK_S, 1), cores=1)
+                pool.submit(0, solve_generated, ("jobshop", "4x4", 0, QUICK_S, 1), cores=1)
             assert time.monotonic() - start < 60
         finally:
             pool.kill()
@@ -270,7 +270,7 @@ def test_kill_after_the_scheduler_died(tmp_path):
     try:
         pool = DaskPool(address)
         for seed in range(3):
-            pool.submit(seed, _solve_generated, ("jobshop", "20x20", seed, LONG_S, 1), cores=1)
+            pool.submit(seed, solve_generated, ("jobshop", "20x20", seed, LONG_S, 1), cores=1)
         with Client(address, timeout=60, set_as_default=False) as client:
             wait_until(lambda: _running(client, 2), "two solves running", timeout=PATIENCE_S)
         os.killpg(procs[0].pid, signal.SIGKILL)  # the scheduler dies mid-build
@@ -278,7 +278,7 @@ def test_kill_after_the_scheduler_died(tmp_path):
         start = time.monotonic()
         lost = []
         while len(lost) < 3 and time.monotonic() - start < PATIENCE_S:
-            lost += pool.completed(timeout=1.0)  # lost calls come back as errors, never hang
+            lost += pool.completed(timeout_s=1.0)  # lost calls come back as errors, never hang
         assert sorted(key for key, _, _ in lost) == [0, 1, 2]
         assert all(result is None and error is not None for _, result, error in lost)
         start = time.monotonic()

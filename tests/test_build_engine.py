@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from waiting import catches, wait_until
 
-from orharbor.datasets.build import build_dataset
+from orharbor.datasets.engine import build_dataset
 from orharbor.datasets.engine import BuildPlan, NotThisBuild, Progress, cpu_share, finished_rows
 from orharbor.datasets.rows import write_rows
 

@@ -137,7 +137,7 @@ def test_a_socket_that_does_not_answer_200_is_no_daemon(tmp_path, monkeypatch):
     silent.bind(str(tmp_path / "silent.sock"))
     silent.listen(1)
     try:
-        assert not environment.docker_daemon_answers(f"unix://{tmp_path / 'silent.sock'}", timeout=0.2)
+        assert not environment.docker_daemon_answers(f"unix://{tmp_path / 'silent.sock'}", timeout_s=0.2)
     finally:
         silent.close()
     assert not environment.docker_daemon_answers("ssh://user@host")

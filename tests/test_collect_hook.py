@@ -139,8 +139,8 @@ def test_a_deliverable_under_a_symlinked_folder_loses_the_link(tmp_path):
 
 @pytest.mark.parametrize("mode", ["separate", "shared"])
 def test_task_toml_of_either_mode_carries_the_hook_for_its_artifacts(mode):
-    config = task_toml("t", "d", {"tags": []}, ExportOptions(verifier_mode=mode), agent_timeout=1.0,
-                       verifier_timeout=1.0, artifacts=["/app/solution.json", "/app/out put.csv"])
+    config = task_toml("t", "d", {"tags": []}, ExportOptions(verifier_mode=mode), agent_timeout_s=1.0,
+                       verifier_timeout_s=1.0, artifacts=["/app/solution.json", "/app/out put.csv"])
     [hook] = tomllib.loads(tomli_w.dumps(config))["verifier"]["collect"]
     assert hook["user"] == "root" and hook["timeout_sec"] == HOOK_TIMEOUT_S
     command = hook["command"]

@@ -22,7 +22,7 @@ def _drain(pool: LocalPool, patience_s: float = 120.0) -> list:
     out, deadline = [], time.monotonic() + patience_s
     while pool.pending():
         assert time.monotonic() < deadline, "calls not back in time"
-        out += pool.completed(timeout=1.0)
+        out += pool.completed(timeout_s=1.0)
     return out
 
 

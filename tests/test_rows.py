@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from orharbor.datasets import build
-from orharbor.datasets.build import EVAL_SEED_BASE, UnknownSize, build_dataset, plan_rows
+from orharbor.datasets.build import EVAL_SEED_BASE, UnknownSize, plan_rows
+from orharbor.datasets.engine import build_dataset
 from orharbor.datasets.rows import (RowError, dumps_row, iter_rows, normalise_best_known, read_rows,
                                     row_instances, validate_row, write_rows)
 from orharbor.errors import UserError

@@ -29,10 +29,13 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from orharbor import interrupts, problem_modules
 from orharbor.errors import UserError
+
+if TYPE_CHECKING:  # the engine is imported when a build runs, not with the CLI
+    from orharbor.datasets.engine import BuildPlan
 
 
 class UnknownFormat(UserError):
@@ -104,7 +107,7 @@ def read_instance(module, path: Path) -> object:
                                 else f"{path}: {message}") from None
 
 
-def solve(problem: str, instance_file: str | Path, *, reference_time_limit: float = 10.0,
+def solve(problem: str, instance_file: str | Path, *, reference_time_limit_s: float = 10.0,
           solver_workers: int | None = None, seed: int = 0) -> dict:
     """Solve a user's instance file with the class's OR-Tools reference; objective, bound, status, baseline,
     meta and solution, the objectives checked by the class's verifier.
@@ -124,7 +127,7 @@ def solve(problem: str, instance_file: str | Path, *, reference_time_limit: floa
     except InvalidInstance as exc:
         raise InstanceFileError(f"{path}: not a valid {problem} instance: {exc}") from None
     try:
-        solution, meta = module.reference(instance, time_limit_s=reference_time_limit,
+        solution, meta = module.reference(instance, time_limit_s=reference_time_limit_s,
                                           workers=solver_workers or os.cpu_count() or 1, seed=seed)
     except ModelInvalid as exc:
         raise InstanceFileError(f"{path}: not a valid {problem} instance (ModelInvalid: {exc})") from None
@@ -136,21 +139,23 @@ def solve(problem: str, instance_file: str | Path, *, reference_time_limit: floa
 # ------------------------------------------------------------------ build-dataset
 
 
-def build_dataset(problem: str, sizes: Iterable[str], level: int, num_rows: int, out: str | Path, *,
-                  reference_time_limit: float = 60.0, eval_instances: int = 4, solve_time_limit: float = 10.0,
-                  start_seed: int = 0, workers: int | None = None, solver_workers: int = 1, min_gap: float = 0.0,
-                  dask_scheduler: str | None = None, resume: bool = False, force: bool = False,
-                  progress=None, warn: Callable[[str], None] = lambda message: None,
+def build_dataset(plan: BuildPlan, out: str | Path, *, workers: int | None = None, dask_scheduler: str | None = None,
+                  resume: bool = False, force: bool = False, progress=None,
+                  warn: Callable[[str], None] = lambda message: None,
                   say: Callable[[str], None] = lambda message: None) -> int:
-    """Build the JSONL dataset ``out`` (references and baselines precomputed in parallel); return its row count.
+    """Build the JSONL dataset ``out`` of ``plan`` (references and baselines precomputed in parallel); return its
+    row count.
 
+    ``plan`` is a :class:`~orharbor.datasets.engine.BuildPlan`: the class,
+    sizes, level, rows, seeds and limits, e.g.
+    ``BuildPlan("jobshop", ("10x10",), 1, 20, reference_time_limit_s=60.0)``.
     An unknown class or size, an ``out`` that exists (unless ``force`` or
     ``resume``) or cannot be written, and a journal in the way are refused
     before anything is solved. Every finished solve goes to ``<out>.journal``
     at once; a signal raises :class:`~orharbor.datasets.engine.Interrupted`
     and ``resume`` solves only the rest. The solves run on the Dask cluster
     at ``dask_scheduler``, else in ``workers`` local processes (default: every
-    core), ``solver_workers`` CP-SAT threads each. ``progress`` is an
+    core), ``plan.solver_workers`` CP-SAT threads each. ``progress`` is an
     :class:`~orharbor.datasets.engine.Progress`; ``warn`` gets the build's warnings.
 
     ``resume`` is idempotent: without a journal it starts the build, and an
@@ -158,13 +163,12 @@ def build_dataset(problem: str, sizes: Iterable[str], level: int, num_rows: int,
     line for each); rows of another build are refused.
     """
     from orharbor.datasets.build import plan_rows
-    from orharbor.datasets.engine import BuildPlan, finished_rows, journal_path, run_build
+    from orharbor.datasets.engine import finished_rows, journal_path, run_build
 
-    out, sizes = Path(out), tuple(sizes)
+    out = Path(out)
     journal = journal_path(out)
-    plan_rows(problem, list(sizes), level, 1)  # an unknown class or size fails here, before anything runs
-    plan = BuildPlan(problem, sizes, level, num_rows, reference_time_limit, solver_workers, start_seed,
-                     eval_instances, solve_time_limit, min_gap)
+    if not plan.published:  # an unknown class or size fails here, before anything runs
+        plan_rows(plan.problem, list(plan.sizes), plan.level, 1)
     _check_out(out, journal, resume, force)
     if resume and not journal.exists():  # --resume is idempotent: a requeued or repeated command is fine
         if out.exists():
@@ -174,7 +178,7 @@ def build_dataset(problem: str, sizes: Iterable[str], level: int, num_rows: int,
         say(f"no journal at {journal}: nothing to resume, so the build starts from the beginning")
     start, pool = time.monotonic(), None
     try:
-        pool = _solve_pool(dask_scheduler, workers, warn, solver_workers)
+        pool = _solve_pool(dask_scheduler, workers, warn, plan.cores)
         written = run_build(plan, out, pool, resume=resume, progress=progress, warn=warn)
     except (KeyboardInterrupt, Exception) as exc:
         if interrupts.stopped(exc):  # before run_build took over the signals (which kills the pool itself)

@@ -141,19 +141,19 @@ def generate_cmd(problem: str, size: str, seed: int, fmt: str) -> None:
 @main.command("solve")
 @problem_option
 @click.argument("instance_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--reference-time-limit", type=click.FloatRange(min=0, min_open=True), default=10.0,
-              show_default=True, callback=_finite, help="CP-SAT seconds.")
+@click.option("--reference-time-limit", "reference_time_limit_s", type=click.FloatRange(min=0, min_open=True),
+              default=10.0, show_default=True, callback=_finite, help="CP-SAT seconds.")
 @click.option("--solver-workers", type=click.IntRange(min=1), default=os.cpu_count() or 1,
               show_default="all cores", help="CP-SAT threads.")
 @click.option("--seed", type=int, default=0, show_default=True)
-def solve_cmd(problem: str, instance_file: Path, reference_time_limit: float, solver_workers: int,
+def solve_cmd(problem: str, instance_file: Path, reference_time_limit_s: float, solver_workers: int,
               seed: int) -> None:
     """Solve INSTANCE_FILE (JSON or a standard format) with the OR-Tools reference.
 
     The instance is first checked against its problem's rules (shape, ranges,
     references, and what any feasible answer needs); a broken rule is an error.
     """
-    click.echo(json.dumps(api.solve(problem, instance_file, reference_time_limit=reference_time_limit,
+    click.echo(json.dumps(api.solve(problem, instance_file, reference_time_limit_s=reference_time_limit_s,
                                     solver_workers=solver_workers, seed=seed)))
 
 
@@ -162,8 +162,8 @@ MAX_ROWS = 100_000
 
 
 #: build-dataset's options that describe one dataset, which a --recipe declares itself.
-PLAN_OPTIONS = ("problem", "sizes", "level", "num_rows", "reference_time_limit", "eval_instances", "solve_time_limit",
-                "start_seed", "solver_workers", "min_gap")
+PLAN_OPTIONS = ("problem", "sizes", "level", "num_rows", "reference_time_limit_s", "eval_instances",
+                "solve_time_limit_s", "start_seed", "solver_workers", "min_gap")
 
 
 @main.command("build-dataset")
@@ -174,12 +174,12 @@ PLAN_OPTIONS = ("problem", "sizes", "level", "num_rows", "reference_time_limit",
 @click.option("--recipe", metavar="NAME|FILE",
               help="Build a benchmark release instead (e.g. orharbor-bench-1): every part the recipe declares, "
                    "into the folder --out; the recipe fixes sizes, rows, seeds and limits.")
-@click.option("--reference-time-limit", type=click.FloatRange(min=0.01), default=60.0, show_default=True,
-              callback=_finite, help="CP-SAT seconds per instance (at least 0.01).")
+@click.option("--reference-time-limit", "reference_time_limit_s", type=click.FloatRange(min=0.01), default=60.0,
+              show_default=True, callback=_finite, help="CP-SAT seconds per instance (at least 0.01).")
 @click.option("--eval-instances", type=click.IntRange(1, 1000), default=4, show_default=True,
               help="Level 2: hidden evaluation instances per row.")
-@click.option("--solve-time-limit", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True,
-              callback=_finite, help="Level 2: wall-clock seconds solve.py gets per instance.")
+@click.option("--solve-time-limit", "solve_time_limit_s", type=click.FloatRange(min=0, min_open=True), default=10.0,
+              show_default=True, callback=_finite, help="Level 2: wall-clock seconds solve.py gets per instance.")
 @click.option("--start-seed", type=click.IntRange(0, 2**31 - 1), default=0, show_default=True)
 @click.option("--workers", type=click.IntRange(1, 4096), default=None,
               help="Parallel solves on this machine [default: all cores].")
@@ -200,8 +200,8 @@ PLAN_OPTIONS = ("problem", "sizes", "level", "num_rows", "reference_time_limit",
                    "journal it starts the build, and an --out this build finished is success.")
 @click.option("--force", is_flag=True, help="Replace an existing --out file, or start over past a journal.")
 @click.pass_context
-def build_dataset_cmd(ctx, problem, sizes, level, num_rows, recipe, reference_time_limit, eval_instances,
-                      solve_time_limit, start_seed, workers, solver_workers, min_gap, dask_scheduler, out, resume,
+def build_dataset_cmd(ctx, problem, sizes, level, num_rows, recipe, reference_time_limit_s, eval_instances,
+                      solve_time_limit_s, start_seed, workers, solver_workers, min_gap, dask_scheduler, out, resume,
                       force) -> None:
     """Build a JSONL dataset, references and baselines precomputed in parallel.
 
@@ -219,13 +219,14 @@ def build_dataset_cmd(ctx, problem, sizes, level, num_rows, recipe, reference_ti
 
     given = [name for name in PLAN_OPTIONS if ctx.get_parameter_source(name) != ParameterSource.DEFAULT]
     if recipe and given:
-        raise click.UsageError(f"--recipe declares the dataset itself; drop --{given[0].replace('_', '-')}")
+        flag = next(param.opts[0] for param in ctx.command.params if param.name == given[0])
+        raise click.UsageError(f"--recipe declares the dataset itself; drop {flag}")
     if not recipe:
         for name in ("problem", "sizes", "num_rows"):
             if not ctx.params[name]:
                 raise click.UsageError(f"Missing option '--{name.replace('_', '-')}' (or build a --recipe).")
     try:
-        from orharbor.datasets.engine import Progress
+        from orharbor.datasets.engine import BuildPlan, Progress
 
         if recipe:
             api.build_release(recipe, out, workers=workers, dask_scheduler=dask_scheduler, resume=resume,
@@ -233,11 +234,11 @@ def build_dataset_cmd(ctx, problem, sizes, level, num_rows, recipe, reference_ti
                               say=lambda message: click.echo(message, err=True),
                               warn=lambda message: click.echo(f"warning: {message}", err=True))
             return
-        api.build_dataset(problem, sizes, level, num_rows, out, reference_time_limit=reference_time_limit,
-                          eval_instances=eval_instances, solve_time_limit=solve_time_limit, start_seed=start_seed,
-                          workers=workers, solver_workers=solver_workers, min_gap=min_gap,
-                          dask_scheduler=dask_scheduler, resume=resume, force=force, progress=Progress(num_rows),
-                          say=lambda message: click.echo(message, err=True),
+        plan = BuildPlan(problem, tuple(sizes), level, num_rows, reference_time_limit_s=reference_time_limit_s,
+                         solver_workers=solver_workers, start_seed=start_seed, eval_instances=eval_instances,
+                         solve_time_limit_s=solve_time_limit_s, min_gap=min_gap)
+        api.build_dataset(plan, out, workers=workers, dask_scheduler=dask_scheduler, resume=resume, force=force,
+                          progress=Progress(plan.num_rows), say=lambda message: click.echo(message, err=True),
                           warn=lambda message: click.echo(f"warning: {message}", err=True))
     except (KeyboardInterrupt, Exception) as exc:  # outside the solves (planning, checks, starting the pool, the end)
         if not interrupts.stopped(exc):
@@ -284,7 +285,7 @@ def _base_image(ctx: click.Context, param: click.Parameter, value: str | None) -
 @click.option("--allow-ortools", is_flag=True, help="Let the agent and solve.py use OR-Tools (algorithm tasks).")
 @click.option("--agent-network", type=click.Choice(["public", "allowlist"]), default="public", show_default=True)
 @click.option("--allowed-hosts", multiple=True, help="Hosts the agent may reach with --agent-network allowlist.")
-@click.option("--agent-timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--agent-timeout", "agent_timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Agent seconds [default: 1800 level 1 and modelling, 3600 level 2].")
 @click.option("--problem", "problems", multiple=True,
               help="Export only rows of these problem classes (shipped specs and RetailOpt rows left out).")
@@ -320,7 +321,7 @@ def _base_image(ctx: click.Context, param: click.Parameter, value: str | None) -
               help="Replace task folders of the same id already in --out (without it they are refused).")
 @click.pass_context
 def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agent_network, allowed_hosts,
-               agent_timeout, problems, hints, prompt, base_image, provider, verifier_network, reward_scale, release,
+               agent_timeout_s, problems, hints, prompt, base_image, provider, verifier_network, reward_scale, release,
                smoke, force, consumer, image_prefix, git_url, git_path, git_commit) -> None:
     """Export dataset rows and modelling specs as Harbor task directories.
 
@@ -334,13 +335,10 @@ def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agen
     --out and renamed into place.
     """
     from orharbor import providers
-    from orharbor.exporter import ExportOptions
     from orharbor.exporter.dataset_index import DATASET_NAME, package_version
     from orharbor.exporter.dataset_index import GitSource
-    from orharbor.exporter.profiles import PROFILES, default_mode, tinker_grader_warning
+    from orharbor.exporter.profiles import tinker_grader_warning
     from orharbor.exporter.task_folder import TaskFolder
-
-    from click.core import ParameterSource
 
     if (git_commit or git_path != ".") and not git_url:
         raise click.UsageError("--git-path and --git-commit describe --git-url; give it too")
@@ -349,20 +347,9 @@ def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agen
         raise click.UsageError("--smoke picks the smoke subset of a --release")
     if release and (datasets or specs_dir):
         raise click.UsageError("--release exports a built benchmark; drop --dataset and --specs")
-    settings = {"verifier_mode": verifier_mode or default_mode(consumer), "agent_network": agent_network,
-                "allow_ortools": allow_ortools}
-    if release:  # the recipe's export settings (ExportOptions fields), unless a flag here says otherwise
-        release_plan = api.plan_release_export(release, out, smoke=smoke, problems=problems, force=force)
-        settings.update((name, value) for name, value in release_plan.recipe.export.items()
-                        if ctx.get_parameter_source(name) in (None, ParameterSource.DEFAULT))
-    if verifier_mode is None and settings["verifier_mode"] not in PROFILES[consumer].modes:  # --for beats a recipe
-        settings["verifier_mode"] = default_mode(consumer)
-    if allowed_hosts and settings["agent_network"] != "allowlist":  # explicit beats implied: no allowlist from hosts
-        raise click.UsageError("--allowed-hosts needs --agent-network allowlist (without it the agent's network "
-                               "is public and no allowlist is written)")
-    options = ExportOptions(allowed_hosts=tuple(allowed_hosts), agent_timeout_s=agent_timeout, base_image=base_image,
-                            verifier_network=verifier_network, consumer=consumer, image_prefix=image_prefix,
-                            reward_scale=reward_scale, **settings)
+    release_plan = api.plan_release_export(release, out, smoke=smoke, problems=problems, force=force) \
+        if release else None
+    options = _export_options(ctx, release_plan.recipe.export if release else {})
     if verifier_network != "no-network" and options.verifier_mode == "separate":
         click.echo("warning: --verifier-network public: the separate verifier runs with the network on; "
                    "for testing on engines without no-network support only, not a benchmark export", err=True)
@@ -378,7 +365,7 @@ def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agen
     start = time.monotonic()
     with click.progressbar(length=len(plan.ids), label="exporting", file=sys.stderr) as bar:
         if release:
-            tasks, index = api.export_release(release_plan, options, agent_timeout_s=agent_timeout,
+            tasks, index = api.export_release(release_plan, options, agent_timeout_s=agent_timeout_s,
                                               progress=bar.update, git=git)
         else:
             tasks, index = api.export(plan, options, hints=hints, prompt=prompt, progress=bar.update, git=git)
@@ -394,6 +381,34 @@ def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agen
     if out / ".gitattributes" not in index:
         click.echo(f"kept the existing {out / '.gitattributes'}: make sure it keeps *.sh and Dockerfiles LF",
                    err=True)
+
+
+def _export_options(ctx: click.Context, recipe_export: dict):
+    """export's :class:`~orharbor.exporter.ExportOptions`, made in this one place from its flags.
+
+    A ``--release`` recipe's ``[export]`` settings (ExportOptions fields) stand
+    where no flag was given; ``--for`` beats a recipe's verifier mode that its
+    consumer does not take.
+    """
+    from click.core import ParameterSource
+
+    from orharbor.exporter import ExportOptions
+    from orharbor.exporter.profiles import PROFILES, default_mode
+
+    flags = ctx.params
+    consumer = flags["consumer"]
+    settings = {"verifier_mode": flags["verifier_mode"] or default_mode(consumer),
+                "agent_network": flags["agent_network"], "allow_ortools": flags["allow_ortools"]}
+    settings.update((name, value) for name, value in recipe_export.items()
+                    if ctx.get_parameter_source(name) in (None, ParameterSource.DEFAULT))
+    if flags["verifier_mode"] is None and settings["verifier_mode"] not in PROFILES[consumer].modes:
+        settings["verifier_mode"] = default_mode(consumer)
+    if flags["allowed_hosts"] and settings["agent_network"] != "allowlist":  # explicit beats implied
+        raise click.UsageError("--allowed-hosts needs --agent-network allowlist (without it the agent's network "
+                               "is public and no allowlist is written)")
+    return ExportOptions(allowed_hosts=tuple(flags["allowed_hosts"]), agent_timeout_s=flags["agent_timeout_s"],
+                         base_image=flags["base_image"], verifier_network=flags["verifier_network"], consumer=consumer,
+                         image_prefix=flags["image_prefix"], reward_scale=flags["reward_scale"], **settings)
 
 
 def _by_reason(dropped: dict[str, str]) -> dict[str, list[str]]:
@@ -540,7 +555,7 @@ def validate_specs_cmd(specs_dir: Path, no_sandbox: bool, workers: int) -> None:
     results = api.validate_specs(specs_dir, sandbox=not no_sandbox, workers=workers)
     width = max(len(r.spec) for r in results)
     for r in results:
-        click.echo(f"{r.spec.ljust(width)}  {'ok' if r.ok else 'FAIL'}  {r.seconds:6.1f} s")
+        click.echo(f"{r.spec.ljust(width)}  {'ok' if r.ok else 'FAIL'}  {r.elapsed_s:6.1f} s")
         for error in r.errors:
             click.echo(f"  {error}")
     failed = [r for r in results if not r.ok]

@@ -36,7 +36,7 @@ from orharbor.exporter.task_folder import TaskFolder
 from orharbor.image_facts import SOLVER_VENV
 from orharbor.task_toml import TaskTomlError
 from orharbor.verifiers import contract
-from orharbor.verifiers.cpu_calibration import verifier_time_limit
+from orharbor.verifiers.cpu_calibration import verifier_time_limit_s
 from orharbor.verifiers.main import verify
 from orharbor.verifiers.reward import FAIL
 
@@ -133,16 +133,16 @@ def solver_packages(task: Path | TaskFolder, config: contract.Level2Task | contr
     return (*SOLVER_PACKAGES, "ortools") if metadata.get("allow_ortools") is True else tuple(SOLVER_PACKAGES)
 
 
-def verifier_timeout(task: Path | TaskFolder, config: contract.Level2Task | contract.RetailTask) -> float:
+def verifier_timeout_s(task: Path | TaskFolder, config: contract.Level2Task | contract.RetailTask) -> float:
     """The task's verifier timeout ([verifier] timeout_sec), or the exporter's formula."""
     try:
         return TaskFolder.of(task).verifier_timeout_s
     except TaskTomlError:
         level2 = isinstance(config, contract.Level2Task)
         runs = len(config.cases) + (config.example is not None) if level2 else 1
-        longest = verifier_time_limit(config.run.limits.solve_time_limit_s,
-                                      level2 and config.reference_workload_s is not None)
-        return runs * (longest + 15.0) + 120.0
+        longest_s = verifier_time_limit_s(config.run.limits.solve_time_limit_s,
+                                          level2 and config.reference_workload_s is not None)
+        return runs * (longest_s + 15.0) + 120.0
 
 
 def score_program(task: Path | TaskFolder, config: contract.Level2Task | contract.RetailTask,
@@ -212,13 +212,13 @@ def _score_sandboxed(folder: TaskFolder, config: contract.Level2Task | contract.
             raise VerifyError(f"{program}: cannot read it ({exc})") from None
         command = ["python3", "-I", "/tests/verify.py", "--deliverable", f"/app/{name}",
                    "--logs-dir", "/logs/verifier"]
-        timeout = verifier_timeout(folder, config)
+        timeout_s = verifier_timeout_s(folder, config)
         try:
             proc = run_sandboxed(bwrap, {"/logs/verifier": logs}, {"/tests": task / "tests", "/app": app},
-                                 command, timeout, SOLVER_PACKAGES if modelling else packages,
+                                 command, timeout_s, SOLVER_PACKAGES if modelling else packages,
                                  packages if modelling else ())
         except subprocess.TimeoutExpired:
-            raise VerifyError(f"the task's verifier ran over its {timeout:g} s") from None
+            raise VerifyError(f"the task's verifier ran over its {timeout_s:g} s") from None
         try:
             details = json.loads((logs / "details.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):

@@ -137,7 +137,7 @@ def provenance(recipe: Recipe, out: Path) -> dict:
     from orharbor.datasets.engine import cpu_share
     from orharbor.datasets.rows import iter_rows, row_instances
 
-    cpu = wall = 0.0
+    cpu_s = wall_s = 0.0
     instances = skipped = 0
     statuses: dict[str, int] = {}
     shares = []  # CPU seconds per wall second of each solve that ran to its time limit
@@ -147,8 +147,8 @@ def provenance(recipe: Recipe, out: Path) -> dict:
             for instance in row_instances(row):
                 meta = instance.reference_meta
                 instances += 1
-                cpu += float(meta.get("cpu_time_s", 0.0))
-                wall += float(meta.get("wall_time_s", 0.0))
+                cpu_s += float(meta.get("cpu_time_s", 0.0))
+                wall_s += float(meta.get("wall_time_s", 0.0))
                 statuses[str(meta.get("status"))] = statuses.get(str(meta.get("status")), 0) + 1
                 if (share := cpu_share(meta)) is not None:
                     shares.append(share)
@@ -161,7 +161,7 @@ def provenance(recipe: Recipe, out: Path) -> dict:
         "dropped": [{"file": part.file, "reason": recipe.dropped[part.name]}
                     for part in recipe.parts if part.name in recipe.dropped],
         "instances": instances, "seeds_passed_over": skipped, "reference_statuses": statuses,
-        "solve_cpu_time_s": round(cpu, 1), "reference_wall_time_s": round(wall, 1),
+        "solve_cpu_time_s": round(cpu_s, 1), "reference_wall_time_s": round(wall_s, 1),
         # how much of a core the references that used their whole limit got (1.0 on an otherwise idle machine)
         "reference_cpu_share": {"min": round(min(shares), 2), "median": round(sorted(shares)[len(shares) // 2], 2)}
         if shares else None,

@@ -119,8 +119,8 @@ def docker_host() -> str:
     return os.environ.get("DOCKER_HOST") or f"unix://{DEFAULT_DOCKER_SOCKET}"
 
 
-def docker_daemon_answers(host: str | None = None, timeout: float = 1.0) -> bool:
-    """Whether a Docker-compatible daemon at ``host`` answers ``GET /_ping`` with 200 within ``timeout`` s.
+def docker_daemon_answers(host: str | None = None, timeout_s: float = 1.0) -> bool:
+    """Whether a Docker-compatible daemon at ``host`` answers ``GET /_ping`` with 200 within ``timeout_s`` s.
 
     ``unix://PATH`` and ``tcp://HOST:PORT`` (plain HTTP) are probed; other schemes
     (``ssh://``, ``npipe://``) count as no answer. No docker CLI is needed.
@@ -129,10 +129,10 @@ def docker_daemon_answers(host: str | None = None, timeout: float = 1.0) -> bool
     try:
         if url.scheme == "unix":
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            sock.settimeout(timeout)
+            sock.settimeout(timeout_s)
             sock.connect(url.path)
         elif url.scheme in ("tcp", "http"):
-            sock = socket.create_connection((url.hostname or "localhost", url.port or 2375), timeout=timeout)
+            sock = socket.create_connection((url.hostname or "localhost", url.port or 2375), timeout=timeout_s)
         else:
             return False
     except OSError:

@@ -17,7 +17,7 @@ def format_header(task_width: int) -> str:
 
 def format_line(result: CheckResult, task_width: int) -> str:
     """One task's line, printed as soon as the task is done."""
-    return _row(_cells(result), task_width, f"{result.seconds:6.1f} s")
+    return _row(_cells(result), task_width, f"{result.ended_s:6.1f} s")
 
 
 def format_attacks(results: list[CheckResult]) -> str:

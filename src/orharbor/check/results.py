@@ -45,7 +45,7 @@ class CheckResult:
     kind: str = "algorithm"  # the task kind's family: algorithm or modelling
     policies: list[PolicyResult] = field(default_factory=list)
     error: str | None = None
-    seconds: float = 0.0  # when its last trial ended, from the start of the check
+    ended_s: float = 0.0  # when its last trial ended, from the start of the check
     job_dir: Path | None = None  # the kept Harbor job folder holding its trials
     #: The task its group-scope attacks ran on (itself included); None when they ran on it alone.
     attack_group: str | None = None

@@ -174,7 +174,7 @@ async def _check_all(tasks: list[Path], root: Path, job_dir: Path, jobs: int, at
             result.policies = await _run_representative(plan, run, shared[plan.group])
         else:
             result.policies = await _run_member(plan, run, representative, shared.get(plan.group))
-        result.seconds = time.monotonic() - start
+        result.ended_s = time.monotonic() - start
         results[plan.task] = result
         if on_result is not None:
             on_result(result)

@@ -4,21 +4,22 @@ Every instance of every row is solved once by the problem's OR-Tools reference
 and once by its naive baseline, in a process pool; both answers pass through
 the problem's own verifier before they are stored, so a row never carries a
 value the verifier would not reproduce.
+
+This module holds the pieces of a build: the row plan, one instance's solve,
+and the rows' completion at export time. The engine that journals and runs
+the solves (:mod:`orharbor.datasets.engine`) builds on it; nothing here
+imports the engine.
 """
 
 from __future__ import annotations
 
-import os
 import platform
-import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
 from orharbor import problem_modules
-from orharbor.datasets.rows import read_rows
 from orharbor.errors import UserError
 
 #: Level-2 evaluation seeds live far from the level-1 seeds, so a level-2 eval
@@ -72,7 +73,7 @@ def solve_instance(problem: str, instance: dict, time_limit_s: float, workers: i
                                      **({"hint": ladder[start_policy][0]} if start_policy else {}))
     if applied and meta.get("solver") == "ortools-cp-sat":  # some classes build their meta themselves
         meta = dict(meta, parameters=applied)
-    ref_cpu = time.process_time() - ref_cpu_start
+    ref_cpu_s = time.process_time() - ref_cpu_start
     ref_obj = module.evaluate(instance, ref)
     if ref_obj > base_obj:  # a reference must never be worse than naive
         ref, ref_obj = base, base_obj
@@ -86,7 +87,7 @@ def solve_instance(problem: str, instance: dict, time_limit_s: float, workers: i
     # hint, or stopped before its first improvement, makes every answer score +1 or -1). cpu_time_s is the
     # baseline's and the reference's (not the ladder's, which runs in child processes), so cpu_time_s /
     # wall_time_s tells whether the reference had its cores.
-    meta = dict(meta, cpu=cpu_model(), cpu_time_s=round(ref_cpu_start - cpu_start + ref_cpu, 3),
+    meta = dict(meta, cpu=cpu_model(), cpu_time_s=round(ref_cpu_start - cpu_start + ref_cpu_s, 3),
                 improved_on_baseline=ref_obj < base_obj or str(meta.get("status")) == "OPTIMAL")
     result = {"reference": ref_obj, "reference_solution": ref, "reference_meta": meta,
               "baseline": base_obj, "baseline_solution": base}
@@ -212,8 +213,9 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown"
 
 
-def _solve_generated(problem: str, size: str, seed: int, time_limit_s: float, workers: int,
-                     strength: Strength = Strength()) -> dict:
+def solve_generated(problem: str, size: str, seed: int, time_limit_s: float, workers: int,
+                    strength: Strength = Strength()) -> dict:
+    """:func:`solve_instance` of the instance ``seed`` generates at ``size``: one solve of a build, in a pool."""
     module = problem_modules.get(problem)
     return solve_instance(problem, module.generate(seed, size), time_limit_s, workers, strength=strength)
 
@@ -244,27 +246,6 @@ def plan_rows(problem: str, sizes: list[str], level: int, num_rows: int, *, star
             row["solve_time_limit_s"] = solve_time_limit_s
         rows.append(row)
     return rows
-
-
-def build_dataset(problem: str, sizes: list[str], level: int, num_rows: int, *,
-                  reference_time_limit_s: float = 60.0, solver_workers: int = 1,
-                  workers: int | None = None, start_seed: int = 0, eval_instances: int = 4,
-                  solve_time_limit_s: float = 10.0, min_gap: float = 0.0) -> list[dict]:
-    """Plan the rows, solve every instance on a local process pool, return validated rows.
-
-    The same engine as ``orharbor build-dataset`` (:mod:`orharbor.datasets.engine`),
-    with its journal and output in a temporary folder.
-    """
-    from orharbor.datasets.engine import BuildPlan, run_build
-    from orharbor.datasets.pools import LocalPool
-
-    plan = BuildPlan(problem, tuple(sizes), level, num_rows, reference_time_limit_s, solver_workers, start_seed,
-                     eval_instances, solve_time_limit_s, min_gap)
-    plan_rows(problem, list(sizes), level, 1)  # a bad size or level fails before any process starts
-    with tempfile.TemporaryDirectory(prefix="orharbor-build-") as folder:
-        out = Path(folder) / "rows.jsonl"
-        run_build(plan, out, LocalPool(workers or os.cpu_count() or 1))
-        return read_rows(out)
 
 
 def attach_eval(row: dict, solved: list[dict]) -> None:

@@ -76,7 +76,7 @@ def _scheduler_address(address: str) -> str:
     return address
 
 
-def _probe(address: str, timeout: float) -> None:
+def _probe(address: str, timeout_s: float) -> None:
     """Open and close one connection to ``address`` (handshake included), or raise.
 
     Done before creating the Client: a Client whose start fails with anything
@@ -92,7 +92,7 @@ def _probe(address: str, timeout: float) -> None:
     errors: list[BaseException] = []
 
     async def _go() -> None:
-        comm = await connect(address, timeout=timeout, **Security().get_connection_args("client"))
+        comm = await connect(address, timeout=timeout_s, **Security().get_connection_args("client"))
         await comm.close()
 
     def _run() -> None:
@@ -103,9 +103,9 @@ def _probe(address: str, timeout: float) -> None:
 
     thread = threading.Thread(target=_run, name="DaskPool-probe", daemon=True)
     thread.start()
-    thread.join(timeout + 5.0)
+    thread.join(timeout_s + 5.0)
     if thread.is_alive():
-        raise TimeoutError(f"no answer within {timeout:g} s")
+        raise TimeoutError(f"no answer within {timeout_s:g} s")
     if errors:
         exc = errors[0]
         if isinstance(exc, (MemoryError, EOFError)) or type(exc).__name__ in ("CommClosedError", "UnpicklingError"):
@@ -164,7 +164,7 @@ class DaskPool:
 
     ``address`` is the scheduler address (``tcp://host:8786``, ``tls://...``)
     or the path of a scheduler file written by ``dask scheduler
-    --scheduler-file``.  Connecting waits at most ``connect_timeout`` seconds;
+    --scheduler-file``.  Connecting waits at most ``connect_timeout_s`` seconds;
     failure raises :class:`DaskUnavailable` with a one-sentence reason.  The
     workers are checked on the first :meth:`submit` (or by an explicit
     :meth:`check_resources`).  ``restart_on_kill`` lets :meth:`kill` restart
@@ -172,17 +172,17 @@ class DaskPool:
     ``note`` gets one line when the pool falls back to worker threads.
     """
 
-    def __init__(self, address: str, connect_timeout: float = 10.0, *, restart_on_kill: bool = True,
+    def __init__(self, address: str, connect_timeout_s: float = 10.0, *, restart_on_kill: bool = True,
                  note: Callable[[str], None] = lambda message: None):
         from distributed import Client
         if not isinstance(address, str) or not address.strip():
             raise DaskUnavailable(f"invalid Dask scheduler address {address!r}")
         self.address = address.strip()
-        self.connect_timeout = float(connect_timeout)
+        self.connect_timeout_s = float(connect_timeout_s)
         try:
             target = _scheduler_address(self.address)
-            _probe(target, self.connect_timeout)
-            self._client = Client(target, timeout=self.connect_timeout, set_as_default=False)
+            _probe(target, self.connect_timeout_s)
+            self._client = Client(target, timeout=self.connect_timeout_s, set_as_default=False)
         except Exception as exc:
             raise DaskUnavailable(f"cannot reach the Dask scheduler at {self.address}: {_one_line(exc)}") from None
         self.restart_on_kill = bool(restart_on_kill)
@@ -204,7 +204,7 @@ class DaskPool:
         Decided on the first call: if any worker declares the resource
         ``cores``, solves hold that many of them; if none does, each solve takes
         one worker thread and needs a worker of at least ``cores`` threads.
-        Waits up to ``connect_timeout`` seconds for the first worker to join.
+        Waits up to ``connect_timeout_s`` seconds for the first worker to join.
         """
         cores = int(cores)
         if cores < 1:
@@ -212,10 +212,11 @@ class DaskPool:
         if cores <= self._checked_cores:
             return
         try:
-            self._client.wait_for_workers(1, timeout=self.connect_timeout)
+            self._client.wait_for_workers(1, timeout=self.connect_timeout_s)
         except Exception:
+            hint = _worker_hint(self.address, cores)
             raise DaskUnavailable(f"the Dask scheduler at {self.address} has no workers "
-                                  f"(waited {self.connect_timeout:g} s); {_worker_hint(self.address, cores)}") from None
+                                  f"(waited {self.connect_timeout_s:g} s); {hint}") from None
         try:
             workers = self._client.scheduler_info(n_workers=-1).get("workers", {})
         except Exception as exc:
@@ -251,10 +252,10 @@ class DaskPool:
     def _on_done(self, future) -> None:  # runs in distributed's callback thread
         self._done.put(future.key)
 
-    def completed(self, timeout: float) -> list[tuple[object, object, BaseException | None]]:
-        """``(key, result, error)`` of finished calls; waits at most ``timeout`` s for the first."""
+    def completed(self, timeout_s: float) -> list[tuple[object, object, BaseException | None]]:
+        """``(key, result, error)`` of finished calls; waits at most ``timeout_s`` s for the first."""
         out: list[tuple[object, object, BaseException | None]] = []
-        deadline = time.monotonic() + max(0.0, float(timeout))
+        deadline = time.monotonic() + max(0.0, float(timeout_s))
         while not out:
             try:
                 first = self._done.get(timeout=max(0.0, deadline - time.monotonic()))
@@ -283,12 +284,12 @@ class DaskPool:
         status = future.status
         if status == "finished":
             try:
-                result, error = future.result(timeout=max(30.0, self.connect_timeout)), None
+                result, error = future.result(timeout=max(30.0, self.connect_timeout_s)), None
             except BaseException as exc:  # the result was lost on the way (worker died, ...)
                 result, error = None, exc
         elif status == "error":
             try:
-                result, error = None, future.exception(timeout=self.connect_timeout)
+                result, error = None, future.exception(timeout=self.connect_timeout_s)
             except BaseException as exc:
                 result, error = None, exc
             if error is None:

@@ -21,6 +21,7 @@ import json
 import os
 import signal
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -28,10 +29,10 @@ from functools import cache
 from pathlib import Path
 from typing import Callable
 
-from orharbor.datasets.build import EVAL_SEED_BASE, Strength, _solve_generated, attach_eval, plan_rows, row_id
-from orharbor.datasets.published import _solve_published, published_rows
-from orharbor.datasets.pools import SolvePool
-from orharbor.datasets.rows import validate_row, write_rows
+from orharbor.datasets.build import EVAL_SEED_BASE, Strength, attach_eval, plan_rows, row_id, solve_generated
+from orharbor.datasets.published import published_rows, solve_published
+from orharbor.datasets.pools import LocalPool, SolvePool
+from orharbor.datasets.rows import iter_rows, read_rows, validate_row, write_rows
 from orharbor.errors import UserError
 from orharbor import interrupts
 from orharbor.verifiers.cpu_calibration import workload_s
@@ -57,28 +58,49 @@ class Interrupted(interrupts.Interrupted):
 
 @dataclass(frozen=True)
 class BuildPlan:
-    """What to build: the arguments that decide the rows (and must match to resume)."""
+    """What to build: the arguments that decide the rows (and must match to resume).
 
+    ``orharbor build-dataset`` makes one from its options, a recipe one per part
+    (:mod:`orharbor.benchmark.recipe`); :func:`orharbor.api.build_dataset` and
+    :func:`run_build` take it.
+    """
+
+    #: The problem class (``orharbor problems``).
     problem: str
+    #: The sizes of the generated rows, assigned round-robin (none for a published set).
     sizes: tuple[str, ...]
+    #: 1 (the agent writes a solution) or 2 (it writes solve.py, run on hidden instances).
     level: int
+    #: Rows to build.
     num_rows: int
+    #: CP-SAT seconds of the reference on each instance.
     reference_time_limit_s: float
+    #: CP-SAT threads of each solve.
     solver_workers: int = 1
+    #: The first row's instance seed; row ``i`` starts from ``start_seed + i``.
     start_seed: int = 0
+    #: Level 2: hidden evaluation instances per row.
     eval_instances: int = 4
+    #: Level 2: wall-clock seconds solve.py gets per instance.
     solve_time_limit_s: float = 10.0
+    #: Drop an instance whose naive baseline is within this relative gap of the reference and try the slot's
+    #: next seed (0: keep every instance).
     min_gap: float = 0.0
-    #: A published set of the class (``orharbor.datasets.published``) and the names of its instances to
-    #: solve, one level-1 row each, instead of generated seeds.
+    #: A published set of the class (``orharbor.datasets.published``) whose instances ``names`` are solved,
+    #: one level-1 row each, instead of generated seeds ("": generated rows).
     published: str = ""
+    #: The instances of ``published`` to solve, in row order.
     names: tuple[str, ...] = ()
     #: Pass over an instance whose reference is 0, as one below ``min_gap``: an answer that reaches 0 ties the
     #: reference and none can beat it (for weighted tardiness, EDD alone then finds the optimum).
     skip_zero_reference: bool = False
-    #: The ladder's warm start and the best-known run (:class:`~orharbor.datasets.build.Strength`); off by default.
+    #: Seconds of the ladder's local search, run after its rule; their best answer warm-starts the reference
+    #: (0: off; :class:`~orharbor.datasets.build.Strength`).
     ladder_budget_s: float = 0.0
+    #: Seconds of the class's strongest open solver after the reference, for the row's best known value
+    #: (0: off; skipped for a proven optimum or a literature value).
     best_known_time_limit_s: float = 0.0
+    #: Threads of that best-known run.
     best_known_workers: int = 1
 
     #: Fields a journal written before them does not record (each only when set).
@@ -137,8 +159,6 @@ def finished_rows(plan: BuildPlan, out: Path) -> int:
     Rows are read one at a time and validated; each must carry its planned id,
     size, level and limits (with ``min_gap`` the instance seed may be a later one).
     """
-    from orharbor.datasets.rows import iter_rows
-
     planned = planned_rows(plan)
     count = 0
     try:
@@ -281,10 +301,11 @@ def cpu_share(meta: dict) -> float | None:
     that, other work took the CPU and the reference is weaker than its limit
     promises, which no later check can see from the objective alone.
     """
-    cpu, wall = meta.get("cpu_time_s"), meta.get("wall_time_s")
-    if str(meta.get("status")) == "OPTIMAL" or not isinstance(cpu, (int, float)) or not isinstance(wall, (int, float)):
+    cpu_s, wall_s = meta.get("cpu_time_s"), meta.get("wall_time_s")
+    if str(meta.get("status")) == "OPTIMAL" or not isinstance(cpu_s, (int, float)) \
+            or not isinstance(wall_s, (int, float)):
         return None
-    return cpu / wall if wall >= 1.0 else None
+    return cpu_s / wall_s if wall_s >= 1.0 else None
 
 
 def line_ends(path: Path) -> bool:
@@ -317,11 +338,11 @@ class Progress:
             self.stream.flush()
 
     def line(self, now: float, already: int = 0) -> str:
-        elapsed = max(now - self.start, 1e-9)
+        elapsed_s = max(now - self.start, 1e-9)
         fresh = max(self.done - already, 0)
-        rate = fresh / elapsed * 3600
-        left = (self.total - self.done) / (fresh / elapsed) if fresh else None
-        eta = "-" if left is None else time.strftime("%H:%M:%S", time.gmtime(left))
+        rate = fresh / elapsed_s * 3600
+        left_s = (self.total - self.done) / (fresh / elapsed_s) if fresh else None
+        eta = "-" if left_s is None else time.strftime("%H:%M:%S", time.gmtime(left_s))
         return f"rows {self.done}/{self.total}  {rate:.0f} rows/h  ETA {eta}"
 
     def finish(self) -> None:
@@ -334,6 +355,24 @@ def run_build(plan: BuildPlan, out: Path, pool: SolvePool, *, resume: bool = Fal
               progress: Progress | None = None, warn: Callable[[str], None] = lambda m: None) -> int:
     """Solve the plan's instances on ``pool`` (journaled), then write ``out``; return how many rows."""
     return run_builds([(plan, out)], pool, resume=resume, progress=progress, warn=warn)[0]
+
+
+def build_dataset(problem: str, sizes: list[str], level: int, num_rows: int, *,
+                  reference_time_limit_s: float = 60.0, solver_workers: int = 1,
+                  workers: int | None = None, start_seed: int = 0, eval_instances: int = 4,
+                  solve_time_limit_s: float = 10.0, min_gap: float = 0.0) -> list[dict]:
+    """Plan the rows, solve every instance on a local process pool, return validated rows.
+
+    The same engine as ``orharbor build-dataset`` (:func:`run_build`), with its
+    journal and output in a temporary folder.
+    """
+    plan = BuildPlan(problem, tuple(sizes), level, num_rows, reference_time_limit_s, solver_workers, start_seed,
+                     eval_instances, solve_time_limit_s, min_gap)
+    plan_rows(problem, list(sizes), level, 1)  # a bad size or level fails before any process starts
+    with tempfile.TemporaryDirectory(prefix="orharbor-build-") as folder:
+        out = Path(folder) / "rows.jsonl"
+        run_build(plan, out, LocalPool(workers or os.cpu_count() or 1))
+        return read_rows(out)
 
 
 class _Part:
@@ -367,10 +406,10 @@ class _Part:
         row, slot, attempt = key
         plan = self.plan
         if plan.published:
-            return _solve_published, (plan.problem, plan.published, self.rows[row]["source_name"],
-                                      plan.reference_time_limit_s, plan.solver_workers, plan.strength)
-        return _solve_generated, (plan.problem, self.rows[row]["size"], plan.seed(row, slot, attempt),
-                                  plan.reference_time_limit_s, plan.solver_workers, plan.strength)
+            return solve_published, (plan.problem, plan.published, self.rows[row]["source_name"],
+                                     plan.reference_time_limit_s, plan.solver_workers, plan.strength)
+        return solve_generated, (plan.problem, self.rows[row]["size"], plan.seed(row, slot, attempt),
+                                 plan.reference_time_limit_s, plan.solver_workers, plan.strength)
 
     def write(self, warn: Callable[[str], None]) -> None:
         """The rows to ``out`` (beside it, then renamed) and the journal removed, as one step against signals."""
@@ -429,7 +468,7 @@ def run_builds(builds: list[tuple[BuildPlan, Path]], pool: SolvePool, *, resume:
                 if not pending.get(part.index):
                     part.write(warn)
             while pool.pending():
-                for (index, *key), result, error in pool.completed(timeout=0.5):
+                for (index, *key), result, error in pool.completed(timeout_s=0.5):
                     part, key = parts[index], tuple(key)
                     pending[index] -= 1
                     if error is not None:

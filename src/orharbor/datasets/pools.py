@@ -31,8 +31,8 @@ class SolvePool(Protocol):
     def submit(self, key: Any, fn: Callable, args: tuple, cores: int) -> None:
         """Queue ``fn(*args)``; ``cores`` is how many cores the call uses."""
 
-    def completed(self, timeout: float) -> list[tuple[Any, Any, BaseException | None]]:
-        """(key, result, error) of finished calls, waiting at most ``timeout`` s for the first."""
+    def completed(self, timeout_s: float) -> list[tuple[Any, Any, BaseException | None]]:
+        """(key, result, error) of finished calls, waiting at most ``timeout_s`` s for the first."""
 
     def pending(self) -> int:
         """Calls submitted and not yet handed back."""
@@ -96,9 +96,9 @@ class LocalPool:
         self._queue.append((key, fn, args))
         self._dispatch()
 
-    def completed(self, timeout: float) -> list[tuple[Any, Any, BaseException | None]]:
+    def completed(self, timeout_s: float) -> list[tuple[Any, Any, BaseException | None]]:
         done = []
-        for conn in wait(list(self._busy), timeout=timeout) if self._busy else []:
+        for conn in wait(list(self._busy), timeout=timeout_s) if self._busy else []:
             call = self._busy.pop(conn)
             try:
                 done.append(conn.recv())

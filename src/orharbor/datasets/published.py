@@ -14,6 +14,7 @@ import importlib
 from functools import cache
 
 from orharbor import problem_modules
+from orharbor.datasets.build import Strength, solve_instance
 from orharbor.errors import UserError
 
 
@@ -73,11 +74,10 @@ def published_rows(problem: str, set_name: str, names: list[str], reference_time
     return rows
 
 
-def _solve_published(problem: str, set_name: str, name: str, time_limit_s: float, workers: int,
-                     strength=None) -> dict:
-    from orharbor.datasets.build import Strength, solve_instance
-
+def solve_published(problem: str, set_name: str, name: str, time_limit_s: float, workers: int,
+                    strength: Strength = Strength()) -> dict:
+    """:func:`~orharbor.datasets.build.solve_instance` of a set's named instance (one solve of a build), its
+    literature value kept as the best known when ``strength`` is on."""
     entry = published_set(problem, set_name)[name]
-    strength = strength or Strength()
     return solve_instance(problem, entry["instance"], time_limit_s, workers, strength=strength,
                           literature=entry["best_known"] if strength.on else None)

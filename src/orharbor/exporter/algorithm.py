@@ -40,7 +40,7 @@ from orharbor.image_facts import (AGENT_APT_PACKAGES, AGENT_USER, ORTOOLS_PACKAG
                                   SOLVER_VENV)
 from orharbor.jsonio import canonical, digest
 from orharbor.verifiers import contract
-from orharbor.verifiers.cpu_calibration import HIGH, LOW, verifier_time_limit
+from orharbor.verifiers.cpu_calibration import HIGH, LOW, verifier_time_limit_s
 from orharbor.verifiers.reward_scale import QUALITY, to_scale
 from orharbor.verifiers.solver_run import Limits
 
@@ -228,13 +228,13 @@ def task_config(module, row: dict, options: ExportOptions) -> dict:
         metadata.update(reference=row["reference"], baseline=row["baseline"])
         if (bound := _bound(row.get("reference_meta") or {})) is not None:
             metadata["bound"] = bound
-        verifier_timeout = 120.0
+        verifier_timeout_s = 120.0
     else:
         metadata.update(eval_instances=len(row["eval_seeds"]), solve_time_limit_s=row["solve_time_limit_s"])
-        longest_run = verifier_time_limit(float(row["solve_time_limit_s"]), "reference_workload_s" in row)
-        verifier_timeout = runs_per_verification(row, options) * (longest_run + 15.0) + 120.0
+        longest_run_s = verifier_time_limit_s(float(row["solve_time_limit_s"]), "reference_workload_s" in row)
+        verifier_timeout_s = runs_per_verification(row, options) * (longest_run_s + 15.0) + 120.0
     return task_toml(row["id"], f"{module.TITLE}, size {row['size']}, level {level}", metadata, options,
-                     agent_timeout=options.agent_timeout(level), verifier_timeout=verifier_timeout,
+                     agent_timeout_s=options.agent_timeout_s_for(level), verifier_timeout_s=verifier_timeout_s,
                      artifacts=[DELIVERABLE[level]])
 
 
@@ -261,7 +261,7 @@ def instruction(module, row: dict, options: ExportOptions) -> str:
         level_scoring = ""
         fail_text = f"An infeasible solution, or a missing or malformed `/app/solution.json`, scores {fail}."
     else:
-        limit = row["solve_time_limit_s"]
+        limit_s = row["solve_time_limit_s"]
         task_section = (
             f"Write a program `/app/solve.py`. When you finish, or when your time is up, the "
             f"`/app/solve.py` you have at that moment is run on "
@@ -269,7 +269,7 @@ def instruction(module, row: dict, options: ExportOptions) -> str:
             f"the examples in `/app/examples/`, one run per instance, as\n\n"
             f"    python3 -I solve.py INSTANCE.json SOLUTION.json\n\n"
             f"in a fresh, empty working directory holding only `solve.py` and the instance. It must "
-            f"write its solution to the path given as its second argument within **{limit:g} seconds** "
+            f"write its solution to the path given as its second argument within **{limit_s:g} seconds** "
             f"of wall-clock time and {options.solve_memory_mb} MB of memory. It runs as an unprivileged "
             f"user with no network, with the Python standard library, {packages} only; "
             f"it can write only in its working directory (also its `TMPDIR`) and `/dev/shm`, at most "
@@ -293,13 +293,13 @@ def instruction(module, row: dict, options: ExportOptions) -> str:
         "time_scaling_text": time_scaling_text(row),
         "example_instance": json.dumps(example),
         "example_solution": json.dumps(module.baseline(example)),
-        "agent_minutes": f"{options.agent_timeout(level) / 60:g}",
+        "agent_minutes": f"{options.agent_timeout_s_for(level) / 60:g}",
         "time_up_text": time_up_text(f"`{DELIVERABLE[level]}`"),
         "packages_text": packages,
         "ortools_note": ortools_note,
         "network_text": network_text(options),
         "objective": module.OBJECTIVE,
-        "reference_time_limit": f"{_reference_time_limit(row):g}",
+        "reference_time_limit": f"{_reference_time_limit_s(row):g}",
         "reference": module.REFERENCE + ladder_start_text(row),
         "reward_formula": formula,
         "reward_meaning": meaning,
@@ -318,9 +318,9 @@ def ladder_start_text(row: dict) -> str:
     metas = [row.get("reference_meta") or {}] if row["level"] == 1 else row.get("eval_reference_metas") or []
     if not any("ladder" in meta for meta in metas):
         return ""
-    budget = next(meta["ladder"].get("budget_s") for meta in metas if "ladder" in meta)
+    budget_s = next(meta["ladder"].get("budget_s") for meta in metas if "ladder" in meta)
     return (f"; the search started from the better of its own start and the answer of a classic constructive rule "
-            f"improved by a {budget:g}-second local search")
+            f"improved by a {budget_s:g}-second local search")
 
 
 def time_scaling_text(row: dict) -> str:
@@ -358,7 +358,7 @@ def demote_headings(markdown: str) -> str:
     return "\n".join(lines)
 
 
-def _reference_time_limit(row: dict) -> float:
+def _reference_time_limit_s(row: dict) -> float:
     if row["level"] == 1:
         meta = row.get("reference_meta", {})
     else:

@@ -110,7 +110,7 @@ def _write_spec(spec: Spec, task: Path, options: ExportOptions, hints: str) -> P
     _write_common(task, contract_task, title=spec.id.replace("_", " ").capitalize(), statement=statement,
                   options=options,
                   has_files=spec.template is not None, deliverable_text=_outputs_text(spec.outputs),
-                  scoring_text=_outputs_scoring(spec.outputs), verifier_timeout=60.0)
+                  scoring_text=_outputs_scoring(spec.outputs), verifier_timeout_s=60.0)
     return task
 
 
@@ -177,7 +177,7 @@ def _write_retail(row: dict, task: Path, options: ExportOptions, prompt: str) ->
     _write_common(task, contract_task, title=f"Retail operations model: {row['scenario_id']}", statement=statement,
                   options=options,
                   has_files=prompt == "schema", deliverable_text=deliverable_text, scoring_text=scoring_text,
-                  verifier_timeout=wall_s + RETAIL_VERIFIER_MARGIN_S, verifier_packages=MODELLING_PACKAGES,
+                  verifier_timeout_s=wall_s + RETAIL_VERIFIER_MARGIN_S, verifier_packages=MODELLING_PACKAGES,
                   time_up_what="`/app/model.py`")
     return task
 
@@ -211,7 +211,7 @@ def oracle_model(time_limit_s: float) -> str:
 
 def _write_common(task: Path, contract_task: contract.Task, *, title: str, statement: str,
                   options: ExportOptions, has_files: bool, deliverable_text: str,
-                  scoring_text: str, verifier_timeout: float, verifier_packages: tuple[str, ...] = (),
+                  scoring_text: str, verifier_timeout_s: float, verifier_packages: tuple[str, ...] = (),
                   time_up_what: str = "your answer files in `/app`") -> None:
     """What every modelling task shares: tests, Dockerfiles, task.toml, solution/naive/ and instruction.md.
 
@@ -230,14 +230,14 @@ def _write_common(task: Path, contract_task: contract.Task, *, title: str, state
         "task_id": task_id, "base_image": options.base_image, "apt_packages": " ".join(AGENT_APT_PACKAGES),
         "modelling_packages": " ".join(MODELLING_PACKAGES), "agent_user": AGENT_USER,
         "copy_lines": "COPY files/ /app/" if has_files else ""}))
-    agent_timeout = options.agent_timeout_s or DEFAULT_AGENT_TIMEOUT_S
-    config = task_toml(task_id, title, metadata, options, agent_timeout=agent_timeout,
-                       verifier_timeout=verifier_timeout, artifacts=list(contract_task.deliverables))
+    agent_timeout_s = options.agent_timeout_s or DEFAULT_AGENT_TIMEOUT_S
+    config = task_toml(task_id, title, metadata, options, agent_timeout_s=agent_timeout_s,
+                       verifier_timeout_s=verifier_timeout_s, artifacts=list(contract_task.deliverables))
     write_task_toml(task, config)
     write_naive(task / "solution" / "naive", contract_task)
     (task / "instruction.md").write_text(render("modelling_instruction.md", {
         "title": title, "statement": statement.strip(), "deliverable_text": deliverable_text,
-        "agent_minutes": f"{agent_timeout / 60:g}", "time_up_text": time_up_text(time_up_what),
+        "agent_minutes": f"{agent_timeout_s / 60:g}", "time_up_text": time_up_text(time_up_what),
         "packages_text": PACKAGES_TEXT, "network_text": network_text(options), "scoring_text": scoring_text}))
     seal(task / "tests", config)
 

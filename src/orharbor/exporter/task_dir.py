@@ -87,7 +87,8 @@ class ExportOptions:
         except profiles.ProfileError as exc:
             raise ExportOptionError(str(exc)) from None
 
-    def agent_timeout(self, level: int) -> float:
+    def agent_timeout_s_for(self, level: int) -> float:
+        """The agent's seconds at ``level``: ``agent_timeout_s``, else 1800 (level 1) or 3600 (level 2)."""
         return self.agent_timeout_s or (1800.0 if level == 1 else 3600.0)
 
 
@@ -142,7 +143,7 @@ def write_task_toml(task: Path, config: dict) -> None:
 
 
 def task_toml(task_id: str, description: str, metadata: dict, options: ExportOptions, *,
-              agent_timeout: float, verifier_timeout: float, artifacts: list[str]) -> dict:
+              agent_timeout_s: float, verifier_timeout_s: float, artifacts: list[str]) -> dict:
     """task.toml as data, in the shape of Harbor's TaskConfig: the one builder for every task kind.
 
     A separate verifier gets its own ``[verifier.environment]``, offline from the
@@ -157,12 +158,12 @@ def task_toml(task_id: str, description: str, metadata: dict, options: ExportOpt
     """
     resources = {"build_timeout_sec": 1800.0, "cpus": options.cpus, "memory_mb": options.memory_mb,
                  "storage_mb": options.storage_mb}
-    verifier: dict = {"timeout_sec": verifier_timeout, "environment_mode": options.verifier_mode}
+    verifier: dict = {"timeout_sec": verifier_timeout_s, "environment_mode": options.verifier_mode}
     if options.verifier_mode == "separate":
         verifier["environment"] = {**resources, "network_mode": options.verifier_network}
     verifier["collect"] = [collect_hook(options.verifier_mode, artifacts,
                                         user=profiles.PROFILES[options.consumer].hook_user)]
-    agent: dict = {"timeout_sec": agent_timeout, "user": AGENT_USER}
+    agent: dict = {"timeout_sec": agent_timeout_s, "user": AGENT_USER}
     if options.agent_network == "allowlist":
         agent.update(network_mode="allowlist", allowed_hosts=list(options.allowed_hosts))
     config = {

@@ -111,9 +111,9 @@ def readable(content: bytes) -> int:
     return fd
 
 
-def _read_json(fd: int, timeout: float) -> dict | None:
+def _read_json(fd: int, timeout_s: float) -> dict | None:
     """The first JSON object written to ``fd`` (bubblewrap's --info-fd), or None if it closes or times out."""
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + timeout_s
     data = b""
     while time.monotonic() < deadline:
         ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))

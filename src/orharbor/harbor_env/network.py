@@ -164,8 +164,8 @@ class UserModeNetwork:
             self.process.stderr.close()
 
 
-def _read_with_timeout(fd: int, timeout: float) -> bytes:
+def _read_with_timeout(fd: int, timeout_s: float) -> bytes:
     import select
 
-    ready, _, _ = select.select([fd], [], [], timeout)
+    ready, _, _ = select.select([fd], [], [], timeout_s)
     return os.read(fd, 1) if ready else b""

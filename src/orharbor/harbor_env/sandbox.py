@@ -162,7 +162,7 @@ def _closure(packages: tuple[str, ...]) -> list[metadata.Distribution]:
 
 
 def run_sandboxed(bwrap: str, binds: dict[str, Path], ro_binds: dict[str, Path], command: list[str],
-                  timeout: float, solver_packages: tuple[str, ...],
+                  timeout_s: float, solver_packages: tuple[str, ...],
                   local_packages: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
     """Run ``command`` as root of a fresh offline sandbox laid out like the task images, our folders bound.
 
@@ -195,7 +195,7 @@ def run_sandboxed(bwrap: str, binds: dict[str, Path], ro_binds: dict[str, Path],
         process = launch.start_bwrap(bwrap, args, command, (seccomp, *files.values()), stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
         try:
-            stdout, stderr = process.communicate(timeout=timeout)
+            stdout, stderr = process.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             process.kill()
             process.communicate()

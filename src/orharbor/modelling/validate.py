@@ -31,7 +31,7 @@ class SpecResult:
 
     spec: str
     ok: bool
-    seconds: float
+    elapsed_s: float
     errors: list[str]
 
 
@@ -73,11 +73,11 @@ def run_golden(spec: Spec, sandbox: tuple | None) -> SpecResult:
         except subprocess.TimeoutExpired:
             return SpecResult(spec.id, False, time.monotonic() - start,
                               [f"golden script ran over its {spec.time_limit_s:g} s"])
-        seconds = time.monotonic() - start
+        elapsed_s = time.monotonic() - start
         if proc.returncode != 0:
-            return SpecResult(spec.id, False, seconds,
+            return SpecResult(spec.id, False, elapsed_s,
                               [f"golden script exited with {proc.returncode}: {proc.stderr.strip()[-600:]}"])
-        return SpecResult(spec.id, not (errors := compare_outputs(spec, app)), seconds, errors)
+        return SpecResult(spec.id, not (errors := compare_outputs(spec, app)), elapsed_s, errors)
 
 
 def compare_outputs(spec: Spec, app: Path) -> list[str]:

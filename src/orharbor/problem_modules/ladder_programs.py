@@ -103,12 +103,12 @@ def run_program(problem: str, policy: str, budget_s: float, instance_file: Path,
     """
     source = cwd / f"{policy}.py"
     source.write_text(program(problem, policy, budget_s), encoding="utf-8")
-    limit = budget_s * 3 + 60
+    limit_s = budget_s * 3 + 60
     try:
         done = subprocess.run([sys.executable, "-I", str(source), str(instance_file), str(out)], cwd=cwd,
-                              capture_output=True, text=True, timeout=limit)
+                              capture_output=True, text=True, timeout=limit_s)
     except subprocess.TimeoutExpired:
-        raise LadderError(f"{policy}.py ran over {limit:g} s") from None
+        raise LadderError(f"{policy}.py ran over {limit_s:g} s") from None
     if done.returncode != 0 or not out.exists():
         tail = done.stderr.strip().splitlines()[-1:] or ["no output"]
         raise LadderError(f"{policy}.py failed (exit {done.returncode}): {tail[0]}")

@@ -26,7 +26,7 @@ from orharbor.verifiers.solver_run import Limits
 #: in single-thread Python speed (one further off is clamped: a slower one gets less time than it needs, never
 #: more), and the cap bounds what anything else can buy: a program the agent left running to load the CPU during
 #: the calibration (in Harbor's shared mode) can at most double the limit, which the task's verifier timeout
-#: allows for (:func:`verifier_time_limit`).
+#: allows for (:func:`verifier_time_limit_s`).
 LOW, HIGH = 0.5, 2.0
 BOUND = (LOW, HIGH)
 #: Runs of the workload timed; the fastest counts.
@@ -73,10 +73,10 @@ def workload_s(runs: int = RUNS) -> float:
         for _ in range(runs):
             start = time.perf_counter()
             result = workload()
-            elapsed = time.perf_counter() - start
+            elapsed_s = time.perf_counter() - start
             if result != CHECKSUM:
                 raise CalibrationError(f"the CPU calibration workload returned {result}, not {CHECKSUM}")
-            best = min(best, elapsed)
+            best = min(best, elapsed_s)
     finally:
         if was_enabled:
             gc.enable()
@@ -108,7 +108,7 @@ def calibrated_limits(limits: Limits, reference_workload_s: float | None, measur
     return dataclasses.replace(limits, solve_time_limit_s=record["solve_time_limit_s"]), record
 
 
-def verifier_time_limit(solve_time_limit_s: float, calibrated: bool) -> float:
+def verifier_time_limit_s(solve_time_limit_s: float, calibrated: bool) -> float:
     """The longest a run may take once scaled: the limit itself, or HIGH times it on a calibrated task."""
     return solve_time_limit_s * (HIGH if calibrated else 1.0)
 

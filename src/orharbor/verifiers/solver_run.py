@@ -165,7 +165,7 @@ def run_program(
                     proc.wait(timeout=5)
                 except subprocess.TimeoutExpired:
                     pass
-        wall = time.monotonic() - start
+        wall_s = time.monotonic() - start
         solution = None
         error, stopped = over, (OVER_DISK if over else None)
         out_file = os.path.join(workdir, output)
@@ -175,7 +175,7 @@ def run_program(
             except Exception as exc:  # the reader raises BadOutput with a clear message
                 error, stopped = str(exc), UNREADABLE
         return RunResult(
-            proc.returncode, timed_out, wall, _tail(out_path), _tail(err_path), solution, error, stopped
+            proc.returncode, timed_out, wall_s, _tail(out_path), _tail(err_path), solution, error, stopped
         )
     finally:
         remove_path(workdir)
@@ -270,7 +270,7 @@ def _limiter(limits: Limits, uid: int | None, gid: int | None):
 
     mem = limits.memory_mb * 1024 * 1024
     fsize = limits.max_file_mb * 1024 * 1024
-    cpu = max(1, int(limits.solve_time_limit_s) + 1)
+    cpu_s = max(1, int(limits.solve_time_limit_s) + 1)
     try:
         prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up before fork: nothing to load in the child
     except (OSError, AttributeError):
@@ -278,7 +278,7 @@ def _limiter(limits: Limits, uid: int | None, gid: int | None):
 
     def apply() -> None:  # runs in the child between fork and exec
         resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s))
         resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
         resource.setrlimit(resource.RLIMIT_NOFILE, (limits.max_open_files, limits.max_open_files))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))

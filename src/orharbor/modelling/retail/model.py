@@ -630,7 +630,7 @@ def _blocks(inst: Instance) -> tuple[list, list]:
 
 
 _WINDOW = 6
-_SUB_LIMIT = 10.0
+_SUB_LIMIT_S = 10.0
 #: Branch-and-bound nodes of one fix-and-optimize sub-MIP: a small, deterministic amount of
 #: work per neighbourhood pays better than solving each to optimality.
 _SUB_NODES = 30
@@ -679,7 +679,7 @@ def solve(data: dict, time_limit_s: float = DEFAULT_TIME_LIMIT_S, *, rel_gap: fl
         last = _highs(built, left(), rel_gap)
         return _answer(_within_gap(last, [first.bound, last.bound], optimal_gap))
     reserve = 1.0 if local_first else max(1.0, 0.1 * time_limit_s)
-    sub_limit = max(0.5, min(_SUB_LIMIT, 0.1 * time_limit_s))
+    sub_limit_s = max(0.5, min(_SUB_LIMIT_S, 0.1 * time_limit_s))
     small, wide = _blocks(inst)
     # phases, each until a whole cycle of its families brings nothing, all of them again while a round
     # improves. Fixed order costs alone: local sub-MIPs over the small and the wide blocks, then
@@ -691,7 +691,7 @@ def solve(data: dict, time_limit_s: float = DEFAULT_TIME_LIMIT_S, *, rel_gap: fl
     round_improved, phase = False, 0
     while left() > reserve + 0.5:
         families, local = phases[phase]
-        improved = _improve(built, families, local, best, lambda: left() - reserve, sub_limit, log, start)
+        improved = _improve(built, families, local, best, lambda: left() - reserve, sub_limit_s, log, start)
         round_improved = round_improved or improved.objective < best.objective
         best = improved
         phase = (phase + 1) % len(phases)
@@ -709,7 +709,7 @@ def solve(data: dict, time_limit_s: float = DEFAULT_TIME_LIMIT_S, *, rel_gap: fl
     return _answer(_within_gap(final, [first.bound, final.bound], optimal_gap))
 
 
-def _improve(built: Built, families: list, local: bool, best: _Run, left, sub_limit: float, log: bool,
+def _improve(built: Built, families: list, local: bool, best: _Run, left, sub_limit_s: float, log: bool,
              start: float) -> _Run:
     """Fix-and-optimize over ``families`` of blocks, in turn, until a whole cycle of them brings no
     improvement or ``left()`` runs out; the best plan."""
@@ -719,7 +719,7 @@ def _improve(built: Built, families: list, local: bool, best: _Run, left, sub_li
         for chosen in families[index % len(families)]:
             if left() <= 0.5:
                 break
-            run = _fixed(built, chosen, best, min(sub_limit, left()), local=local)
+            run = _fixed(built, chosen, best, min(sub_limit_s, left()), local=local)
             if _better(run, best):
                 best = _Run("TIME_LIMIT", run.objective, None, run.values)
                 improved = True
@@ -728,7 +728,7 @@ def _improve(built: Built, families: list, local: bool, best: _Run, left, sub_li
                           f"at {time.monotonic() - start:.1f}s", file=sys.stderr)
         if improved and local and left() > 0.5:
             # the sub-MIPs kept the other items' quantities: re-optimise all of them, orders fixed
-            run = _fixed(built, lambda key: False, best, min(sub_limit, left()))
+            run = _fixed(built, lambda key: False, best, min(sub_limit_s, left()))
             if _better(run, best):
                 best = _Run("TIME_LIMIT", run.objective, None, run.values)
         stale = 0 if improved else stale + 1
@@ -790,7 +790,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Solve a RetailOpt-190 scenario's data with OR-Tools (HiGHS).")
     parser.add_argument("data", help="the scenario's data JSON (the [DATA] block of its prompt)")
     parser.add_argument("answer", help="where to write {\"status\": ..., \"objective\": ...}")
-    parser.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT_S, help=f"seconds (default {DEFAULT_TIME_LIMIT_S:g})")
+    parser.add_argument("--time-limit", dest="time_limit_s", type=float, default=DEFAULT_TIME_LIMIT_S,
+                        help=f"seconds (default {DEFAULT_TIME_LIMIT_S:g})")
     parser.add_argument("--optimal-gap", type=float, default=OPTIMAL_GAP,
                         help="relative gap within which a plan stopped at the time limit counts as OPTIMAL "
                              "(default 0.01, the references' MIP gap)")
@@ -798,7 +799,7 @@ def main(argv: list[str] | None = None) -> int:
     with open(args.data, encoding="utf-8") as f:
         data = json.load(f)
     try:
-        result = solve(data, args.time_limit, optimal_gap=args.optimal_gap)
+        result = solve(data, args.time_limit_s, optimal_gap=args.optimal_gap)
     except DataError as exc:
         print(f"{args.data}: {exc}", file=sys.stderr)
         result = {"status": "ERROR", "objective": None}

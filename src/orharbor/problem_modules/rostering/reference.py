@@ -88,8 +88,8 @@ def improve(instance: dict, rows: list[list[str]], deadline: float, workers: int
         model.minimize(sum(terms) + constant)
         add_hint(model, instance, rows, x, work, weekend, cover)
         left = deadline - time.perf_counter()
-        budget = max(0.05, left if size == n else min(LNS_STEP_S, left))  # everyone at once: all the time
-        solver, status, _ = cpsat.solve(model, time_limit_s=budget, workers=workers, seed=seed + steps,
+        budget_s = max(0.05, left if size == n else min(LNS_STEP_S, left))  # everyone at once: all the time
+        solver, status, _ = cpsat.solve(model, time_limit_s=budget_s, workers=workers, seed=seed + steps,
                                         linearization_level=LINEARIZATION)
         steps += 1
         stale += 1
