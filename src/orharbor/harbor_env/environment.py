@@ -144,7 +144,7 @@ class BubblewrapEnvironment(BaseEnvironment):
         """What these tasks' images need of this host: every Debian package their Dockerfiles install.
 
         Checked once before any trial by ``orharbor check`` (each sandbox's start would refuse
-        the image anyway); :class:`~orharbor.check.sandbox.SandboxUnavailable` names the
+        the image anyway); :class:`~orharbor.harbor_env.sandbox.SandboxUnavailable` names the
         ``apt-get install`` that fixes it.
         """
         try:
