@@ -370,6 +370,39 @@ def test_an_interrupt_python_cannot_raise_where_it_lands_still_stops_the_command
     left ``build-dataset`` running)."""
     assert_stopped_in_one_line(signum, SIGNAL_INSIDE_A_CALLBACK)
 
+#: A second stop signal while the first is being reported: stderr's write sends it, so it lands between the line
+#: and the exit (a redelivered signal did so once in a suite, and the command died of SIGINT, -2).
+SIGNAL_WHILE_REPORTING = """
+import os, sys
+
+SIGNUM = int(sys.argv[1])
+
+class SignallingStderr:
+    def write(self, text):
+        sys.__stderr__.write(text)
+        os.kill(os.getpid(), SIGNUM)
+        return len(text)
+
+    def flush(self):
+        sys.__stderr__.flush()
+
+def load():
+    sys.stderr = SignallingStderr()
+    os.kill(os.getpid(), SIGNUM)
+    return lambda: print("went on")
+
+from orharbor import entry
+entry.start(load)
+"""
+
+
+@pytest.mark.parametrize("signum", SIGNALS)
+def test_a_second_signal_while_the_first_is_reported_changes_nothing(signum):
+    """One line and 128 + the first signal: once a stop is being reported, more stop signals are ignored (an
+    uncaught KeyboardInterrupt at exit makes Python kill itself with SIGINT)."""
+    assert_stopped_in_one_line(signum, SIGNAL_WHILE_REPORTING)
+
+
 def test_a_cp_sat_solve_leaves_python_s_sigint_handler_in_place():
     """CP-SAT's own SIGINT catching left the default action behind: the next Ctrl-C killed the process (-2)."""
     from orharbor import problem_modules

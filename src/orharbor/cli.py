@@ -47,11 +47,13 @@ def guarded(invoke, ctx: click.Context):
     except UserError as exc:
         raise click.ClickException(str(exc)) from None
     except interrupts.Interrupted as exc:  # long work that says what it kept
+        interrupts.reporting_stop()
         click.echo(str(exc), err=True)
         raise click.exceptions.Exit(interrupts.exit_code(exc.signum)) from None
     except (KeyboardInterrupt, Exception) as exc:  # Exception: an ImportError raised from the interrupt
         if not interrupts.stopped(exc):
             raise
+        interrupts.reporting_stop()
         click.echo(f"interrupted ({interrupts.name()})", err=True)
         raise click.exceptions.Exit(interrupts.exit_code()) from None
 

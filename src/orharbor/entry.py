@@ -22,6 +22,7 @@ def start(load: Callable[[], Callable[[], object]]) -> None:
     except (KeyboardInterrupt, Exception) as exc:  # Exception: a native module's ImportError raised from the interrupt
         if not interrupts.stopped(exc):
             raise
+        interrupts.reporting_stop()
         print(f"interrupted ({interrupts.name()}) while starting; nothing was done", file=sys.stderr)
         sys.exit(interrupts.exit_code())
     try:

@@ -156,6 +156,15 @@ def deferred() -> Iterator[None]:
             signal.raise_signal(held[0])  # as if it arrived now, to the handler it was meant for
 
 
+def reporting_stop() -> None:
+    """The command is saying how it stopped: from now on more stop signals are ignored, where the ``orharbor``
+    script's handlers are in place (:func:`install`; not in a process that only calls the commands, such as a test
+    runner). A second signal, or one sent again, between the line and the exit would otherwise raise a
+    KeyboardInterrupt that no one catches, and Python then kills itself with SIGINT (exit -2)."""
+    if sys.unraisablehook is _unraisable:
+        hold_until_exit()
+
+
 def hold_until_exit() -> None:
     """Ignore both signals from now on: the command is over, and one arriving during Python's shutdown
     (which restores the default actions) would turn its exit status into -2 or -15."""
