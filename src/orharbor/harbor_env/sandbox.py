@@ -157,7 +157,9 @@ def _closure(packages: tuple[str, ...]) -> list[metadata.Distribution]:
         found[key] = dist
         for requirement in dist.requires or ():
             if "extra ==" not in requirement:
-                todo.append(re.match(r"[A-Za-z0-9._-]+", requirement).group(0))
+                name_match = re.match(r"[A-Za-z0-9._-]+", requirement)
+                assert name_match is not None  # a requirement starts with its distribution's name (PEP 508)
+                todo.append(name_match.group(0))
     return [found[key] for key in sorted(found)]
 
 

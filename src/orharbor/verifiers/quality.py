@@ -29,11 +29,14 @@ import math
 from typing import Iterable, Sequence
 
 
-def quality(objective: float | None, best_known: float) -> float:
-    """The quality of one answer: 0.0 when it has no feasible objective (None, or not a finite number)."""
-    if not _finite(best_known):
+def quality(objective: float | None, best_known: float | None) -> float:
+    """The quality of one answer: 0.0 when it has no feasible objective (None, or not a finite number).
+
+    A best known value that is not a finite number (None included) raises ValueError.
+    """
+    if best_known is None or not _finite(best_known):
         raise ValueError(f"best known value {best_known!r} is not a finite number")
-    if not _finite(objective):
+    if objective is None or not _finite(objective):
         return 0.0
     return min(1.0, max(float(best_known), 1.0) / max(float(objective), 1.0))
 

@@ -74,7 +74,7 @@ def _remove_dir_at(parent_fd: int, name: str) -> None:
     try:
         while stack:
             fd, _, stuck = stack[-1]
-            child = None
+            child: tuple[int, str, set[str]] | None = None
             try:
                 with os.scandir(fd) as entries:
                     for entry in entries:
