@@ -165,7 +165,7 @@ def _closure(packages: tuple[str, ...]) -> list[metadata.Distribution]:
 
 def run_sandboxed(bwrap: str, binds: dict[str, Path], ro_binds: dict[str, Path], command: list[str],
                   timeout_s: float, solver_packages: tuple[str, ...],
-                  local_packages: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+                  local_packages: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
     """Run ``command`` as root of a fresh offline sandbox laid out like the task images, our folders bound.
 
     The same isolation as the Harbor environment's sandboxes

@@ -26,7 +26,7 @@ Standard library only: copied into every task's ``tests/``.
 from __future__ import annotations
 
 import math
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 
 def quality(objective: float | None, best_known: float | None) -> float:
@@ -47,7 +47,7 @@ def mean_quality(values: Iterable[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def add_quality(details: dict, best_knowns: Sequence[float], level: int) -> dict:
+def add_quality(details: dict[str, Any], best_knowns: Sequence[float], level: int) -> dict[str, Any]:
     """``details`` (the verifier's) with the best known value and quality of each instance, and the task's quality.
 
     Level 1: ``best_known`` and ``quality`` beside the objective. Level 2: each
@@ -69,7 +69,7 @@ def add_quality(details: dict, best_knowns: Sequence[float], level: int) -> dict
     return details
 
 
-def _feasible_objective(figures: dict) -> float | None:
+def _feasible_objective(figures: dict[str, Any]) -> float | None:
     return figures.get("objective") if figures.get("feasible") else None
 
 
