@@ -569,4 +569,4 @@ def _assembled(plan: BuildPlan, rows: list[dict], chosen: dict, journal: Journal
             row["skipped_seeds"] = skipped
         validate_row(row, row["id"])
         yield row
-        rows[r] = None  # written: let it go
+        rows[r] = None  # type: ignore[call-overload]  # written: let it go (the list is not read again)
