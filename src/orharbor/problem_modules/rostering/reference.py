@@ -125,7 +125,7 @@ def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 
     base = baseline(instance)
     start = warm_start.choose(instance, evaluate, warm_start.Start(base, evaluate(instance, base), "baseline"), hint)
     rows = [start.solution["roster"][e] for e in ids]
-    meta = {"solver": "ortools-cp-sat", "version": ortools.__version__,  # type: ignore[attr-defined]  # no stub
+    meta = {"solver": "ortools-cp-sat", "version": ortools.__version__,  # type: ignore[attr-defined]  # stubs lack it
             "time_limit_s": time_limit_s,
             "workers": workers, "seed": seed, "hint": start.record()}
     status, bound = "FEASIBLE", 0
