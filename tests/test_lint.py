@@ -1,5 +1,5 @@
 """ruff's lint (pyproject.toml [tool.ruff]) passes on the package, the tests and the benchmarks; the package keeps
-its layer contract ([tool.importlinter], checked by import-linter's lint-imports)."""
+its layer contract ([tool.importlinter], checked by import-linter's lint-imports) and type-checks ([tool.mypy])."""
 
 from __future__ import annotations
 
@@ -46,6 +46,13 @@ def test_every_module_imports_only_from_the_floors_below_it():
     done = lint_imports(REPO)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "KEPT" in done.stdout
+
+
+@pytest.mark.slow
+def test_mypy_finds_nothing():
+    """mypy, configured by [tool.mypy] (the package's modules; strict where the code is typed), reports no error."""
+    done = subprocess.run([sys.executable, "-m", "mypy"], cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-8000:] + done.stderr[-2000:]
 
 
 @pytest.mark.parametrize("change, broken", [

@@ -35,6 +35,7 @@ from orharbor import interrupts, problem_modules
 from orharbor.errors import UserError
 
 if TYPE_CHECKING:  # the engine is imported when a build runs, not with the CLI
+    from orharbor.benchmark.recipe import Recipe
     from orharbor.datasets.engine import BuildPlan
 
 
@@ -90,7 +91,7 @@ def generate(problem: str, size: str, seed: int = 0, fmt: str = "json") -> str:
     return json.dumps(instance, indent=1) + "\n" if fmt == "json" else module.write(instance, fmt)
 
 
-def read_instance(module, path: Path) -> object:
+def read_instance(module, path: Path) -> dict:
     """The instance in ``path``: JSON (a file starting with ``{``) or any of the class's standard formats.
 
     Errors name ``path`` once: the format readers' ``name:line:`` (the file's
@@ -206,15 +207,15 @@ def build_release(recipe: str | Path, out: str | Path, *, workers: int | None = 
     from orharbor.benchmark.recipe import load_recipe
     from orharbor.benchmark.release import build_release as build
 
-    recipe = load_recipe(recipe)
-    solver_workers = max(part.plan.cores for part in recipe.parts)
+    loaded = load_recipe(recipe)
+    solver_workers = max(part.plan.cores for part in loaded.parts)
     pools = []
 
     def pool():
         pools.append(_solve_pool(dask_scheduler, workers, warn, solver_workers))
         return pools[-1]
     try:
-        return build(recipe, out, pool, resume=resume, force=force, progress_factory=progress_factory, warn=warn,
+        return build(loaded, out, pool, resume=resume, force=force, progress_factory=progress_factory, warn=warn,
                      say=say)
     except (KeyboardInterrupt, Exception) as exc:
         if interrupts.stopped(exc):
@@ -312,7 +313,8 @@ def plan_export(out: str | Path, datasets: Iterable[str | Path] = (), specs_dir:
     require_parent(out, "--out")
     check_dataset_index(out)
     shipped = not datasets and specs_dir is None
-    rows, retail = [], []
+    rows: list[dict] = []
+    retail: list[dict] = []
     for path in (shipped_datasets() if shipped else datasets):
         retail_file = is_retail_file(path)
         found = read_retail_rows(path) if retail_file else read_rows(path)
@@ -386,7 +388,7 @@ def refuse_unscorable(plan: ExportPlan, scale: str) -> None:
 class ReleaseExport:
     """What exporting a built release writes: its recipe, each part's rows, and the plain export plan of them all."""
 
-    recipe: object
+    recipe: Recipe
     parts: list
     plan: ExportPlan
     smoke: bool = False
@@ -527,16 +529,20 @@ def report(jobs: Iterable[str | Path], tasks_dirs: Iterable[str | Path] = (), ki
     from orharbor import report as reports
     from orharbor.files import refuse_existing, require_parent, write_atomically
 
-    jobs, tasks_dirs = [Path(j) for j in jobs], [Path(t) for t in tasks_dirs]
+    job_dirs, task_dirs = [Path(j) for j in jobs], [Path(t) for t in tasks_dirs]
     if html_file:
         require_parent(Path(html_file), "--html")
     refuse_existing([html_file] if html_file else [], force)
-    readings = [reports.read_jobs([j], tasks_dirs) for j in jobs] if compare else [reports.read_jobs(jobs, tasks_dirs)]
+    readings = ([reports.read_jobs([j], task_dirs) for j in job_dirs] if compare else
+                [reports.read_jobs(job_dirs, task_dirs)])
     for reading in readings:
         if kind != "all":
             reading.trials = [t for t in reading.trials if t.kind == kind]
-    data = (reports.build_comparison(*readings, a_name=str(jobs[0]), b_name=str(jobs[1])) if compare
-            else reports.build(readings[0]))
+    if compare:
+        a, b = readings
+        data = reports.build_comparison(a, b, a_name=str(job_dirs[0]), b_name=str(job_dirs[1]))
+    else:
+        data = reports.build(readings[0])
     empty = not any(r.trials for r in readings)
     if html_file and not empty:
         from orharbor.report.html import html_page

@@ -38,7 +38,7 @@ class Command(click.Command):
         return guarded(super().invoke, ctx)
 
 
-def guarded(invoke, ctx: click.Context):
+def guarded(invoke, ctx: click.Context | None):
     """``invoke(ctx)``, a UserError shown as one line, and an interrupt as one line and exit 128 + signal."""
     try:
         return invoke(ctx)
@@ -351,7 +351,7 @@ def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agen
         raise click.UsageError("--release exports a built benchmark; drop --dataset and --specs")
     release_plan = api.plan_release_export(release, out, smoke=smoke, problems=problems, force=force) \
         if release else None
-    options = _export_options(ctx, release_plan.recipe.export if release else {})
+    options = _export_options(ctx, release_plan.recipe.export if release_plan is not None else {})
     if verifier_network != "no-network" and options.verifier_mode == "separate":
         click.echo("warning: --verifier-network public: the separate verifier runs with the network on; "
                    "for testing on engines without no-network support only, not a benchmark export", err=True)
@@ -362,22 +362,22 @@ def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agen
             raise click.BadParameter(str(exc), param_hint="--env") from None
         for warning in warnings:
             click.echo(f"warning: {warning}", err=True)
-    plan = release_plan.plan if release else api.plan_export(out, datasets, specs_dir, problems, force)
+    plan = release_plan.plan if release_plan is not None else api.plan_export(out, datasets, specs_dir, problems, force)
     api.refuse_unscorable(plan, options.reward_scale)  # one line, before the progress bar starts
     start = time.monotonic()
     with click.progressbar(length=len(plan.ids), label="exporting", file=sys.stderr) as bar:
-        if release:
+        if release_plan is not None:
             tasks, index = api.export_release(release_plan, options, agent_timeout_s=agent_timeout_s,
                                               progress=bar.update, git=git)
         else:
             tasks, index = api.export(plan, options, hints=hints, prompt=prompt, progress=bar.update, git=git)
-    name, version = release_plan.dataset if release else (DATASET_NAME, package_version())
+    name, version = release_plan.dataset if release_plan is not None else (DATASET_NAME, package_version())
     click.echo(f"exported {len(tasks)} tasks to {out} in {time.monotonic() - start:.1f} s")
-    if release:
+    if release_plan is not None:
         for reason, names in _by_reason(release_plan.recipe.dropped).items():
             click.echo(f"left out, as the recipe drops them: {', '.join(names)}: {reason}")
-    if consumer == "tinker" and (warning := tinker_grader_warning([TaskFolder(t).verifier_timeout_s for t in tasks])):
-        click.echo(f"warning: {warning}", err=True)
+    if consumer == "tinker" and (tinker := tinker_grader_warning([TaskFolder(t).verifier_timeout_s for t in tasks])):
+        click.echo(f"warning: {tinker}", err=True)
     click.echo(f"wrote {', '.join(path.name for path in index)}; run them with: harbor run -d "
                f"{name}@{version} --registry-path {out / 'registry.json'}")
     if out / ".gitattributes" not in index:

@@ -95,7 +95,7 @@ def replace_dir(built: Path, target: Path, force: bool) -> Path:
     return target
 
 
-def refuse_existing(targets: Iterable[Path], force: bool) -> None:
+def refuse_existing(targets: Iterable[str | Path], force: bool) -> None:
     """WouldReplace naming every target that exists, unless ``force``; called before anything is written."""
     if force:
         return

@@ -99,11 +99,12 @@ def stopped(exc: BaseException) -> bool:
     if _arrived:
         return True
     seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        if isinstance(exc, KeyboardInterrupt):
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
             return True
-        seen.add(id(exc))
-        exc = exc.__cause__
+        seen.add(id(current))
+        current = current.__cause__
     return False
 
 
@@ -188,6 +189,7 @@ def run_async(main: Coroutine[Any, Any, Any]) -> Any:
 
     async def guarded() -> Any:
         loop, task = asyncio.get_running_loop(), asyncio.current_task()
+        assert task is not None  # a coroutine asyncio.run runs is a task
         stopped: list[int] = []
 
         def stop(signum: int) -> None:

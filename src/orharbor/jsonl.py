@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, TypeVar
 
 from orharbor.errors import UserError
 from orharbor.files import atomic_path
@@ -49,7 +49,10 @@ def compact(value: object) -> str:
     return json.dumps(value, separators=(",", ":"), allow_nan=False)
 
 
-def write_jsonl(path: str | Path, values: Iterable[object], dumps: Callable[[object], str] = compact) -> int:
+Value = TypeVar("Value")
+
+
+def write_jsonl(path: str | Path, values: Iterable[Value], dumps: Callable[[Value], str] = compact) -> int:
     """Write one ``dumps(value)`` line per value, beside ``path`` and then renamed; return how many."""
     count = 0
     with atomic_path(Path(path)) as tmp, tmp.open("w", encoding="utf-8") as f:

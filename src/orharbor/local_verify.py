@@ -99,6 +99,7 @@ def score(task: Path | TaskFolder, solution: Path) -> tuple[float, dict]:
         raise VerifyError("; ".join(mismatches))
     check_solution_kind(config, solution)
     if config.kind.runs_program:
+        assert isinstance(config, (contract.Level2Task, contract.RetailTask))  # the kinds that run a program
         return score_program(folder, config, solution)
     try:
         return verify(str(folder.tests), str(solution))
@@ -138,10 +139,11 @@ def verifier_timeout_s(task: Path | TaskFolder, config: contract.Level2Task | co
     try:
         return TaskFolder.of(task).verifier_timeout_s
     except TaskTomlError:
-        level2 = isinstance(config, contract.Level2Task)
-        runs = len(config.cases) + (config.example is not None) if level2 else 1
-        longest_s = verifier_time_limit_s(config.run.limits.solve_time_limit_s,
-                                          level2 and config.reference_workload_s is not None)
+        if isinstance(config, contract.Level2Task):
+            runs, workload = len(config.cases) + (config.example is not None), config.reference_workload_s is not None
+        else:
+            runs, workload = 1, False
+        longest_s = verifier_time_limit_s(config.run.limits.solve_time_limit_s, workload)
         return runs * (longest_s + 15.0) + 120.0
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import Any
 
 from orharbor.errors import UserError
 
@@ -27,7 +28,7 @@ class TaskTomlError(UserError):
         self.path, self.reason = path, reason
 
 
-def read_task_toml(path: Path, *, harbor: bool = True) -> dict:
+def read_task_toml(path: Path, *, harbor: bool = True) -> dict[str, Any]:
     """``path`` (a task.toml) as data; TaskTomlError naming ``path`` if it is unusable.
 
     ``harbor``: also validate it with Harbor's own ``TaskConfig``, so a field
@@ -52,7 +53,7 @@ def read_task_toml(path: Path, *, harbor: bool = True) -> dict:
     return data
 
 
-def check_with_harbor(path: Path, data: dict) -> None:
+def check_with_harbor(path: Path, data: dict[str, Any]) -> None:
     """TaskTomlError naming ``path`` unless Harbor's own ``TaskConfig`` takes ``data`` (``path``'s contents)."""
     from harbor.models.task.config import TaskConfig
     from pydantic import ValidationError
@@ -65,7 +66,7 @@ def check_with_harbor(path: Path, data: dict) -> None:
         raise TaskTomlError(Path(path), f"{where}: {first['msg']} (Harbor cannot load this task)") from None
 
 
-def table(data: dict, name: str, path: Path) -> dict:
+def table(data: dict[str, Any], name: str, path: Path) -> dict[str, Any]:
     """``data[name]`` if it is a table (empty when absent); TaskTomlError naming ``path`` when it is something else."""
     value = data.get(name, {})
     if not isinstance(value, dict):

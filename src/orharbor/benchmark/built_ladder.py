@@ -47,10 +47,10 @@ def built_ladder(recipe, rows: dict[str, list[dict]]) -> list[dict]:
         problem, size, level, reason = key
         policies = {}
         for rung in RUNGS:
-            scores = groups[key].get(rung)
-            if not scores:
+            found = groups[key].get(rung)
+            if not found:
                 continue
-            policies[rung] = rung_stats([r for r, _ in scores], [q for _, q in scores])
+            policies[rung] = rung_stats([r for r, _ in found], [q for _, q in found])
         judged = all(rung in policies for rung in ("rule", "search"))
         out.append({"problem": problem, "size": size, "level": level, "policies": policies, "ceiling": None,
                     "headline": True, "parts": parts[key],
@@ -65,6 +65,7 @@ def rung_scores(row: dict) -> dict[str, list[tuple[float, float]]]:
     scores: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for instance in row_instances(row):
         naive, reference = instance.baseline, instance.reference
+        assert naive is not None and reference is not None  # a built row records both for every instance
         known = (instance.best_known or {}).get("value", reference)
         ladder = instance.reference_meta.get("ladder", {})
         # a recorded None is a rung that found no feasible answer, scored as one

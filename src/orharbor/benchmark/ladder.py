@@ -31,6 +31,7 @@ import tempfile
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from statistics import fmean
 
 from orharbor import problem_modules
@@ -81,8 +82,8 @@ def run_policy(task: Path, policy: str, budget_s: float) -> Result:
     problem, size, level = metadata["problem"], metadata["size"], int(metadata["level"])
     load_task(folder)
     base = dict(task=task.name, problem=problem, size=size, level=level, policy=policy)
-    with tempfile.TemporaryDirectory(prefix="orharbor-ladder-") as scratch:
-        scratch = Path(scratch)
+    with tempfile.TemporaryDirectory(prefix="orharbor-ladder-") as scratch_name:
+        scratch = Path(scratch_name)
         try:
             answer = _answer(task, problem, level, policy, budget_s, scratch)
         except LadderError as exc:
@@ -110,7 +111,8 @@ def ceiling(metadata: dict) -> float | None:
     None where no bound was recorded. Above 1.0 is room to beat the reference.
     """
     ref, naive, bound = metadata.get("reference"), metadata.get("baseline"), metadata.get("bound")
-    if not all(isinstance(v, (int, float)) for v in (ref, naive, bound)) or naive <= ref:
+    if not (isinstance(ref, (int, float)) and isinstance(naive, (int, float)) and isinstance(bound, (int, float))) \
+            or naive <= ref:
         return None
     return reward(max(bound, 0.0), naive, ref)
 
@@ -188,7 +190,7 @@ def rung_stats(rewards: list[float], qualities: list[float], gap_bks: float | No
                errors: list[str] | None = None) -> dict:
     """One rung of one tier: mean reward, its 95% interval and count, the gap to the best known, errors, and the
     quality figure's mean and interval (only when every instance has a quality)."""
-    stats = {"mean": fmean(rewards), "ci": bootstrap_ci(rewards), "n": len(rewards), "gap_bks": gap_bks,
+    stats: dict[str, Any] = {"mean": fmean(rewards), "ci": bootstrap_ci(rewards), "n": len(rewards), "gap_bks": gap_bks,
              "errors": errors or []}
     if qualities:
         stats["quality"] = {"mean": fmean(qualities), "ci": bootstrap_ci(qualities)}

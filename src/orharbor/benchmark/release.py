@@ -16,11 +16,14 @@ import os
 import platform
 import time
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from orharbor.benchmark.recipe import Part, Recipe, RecipeError, load_recipe, parse_recipe
 from orharbor.errors import UserError
 from orharbor.files import refuse_existing, require_parent, write_atomically
+
+if TYPE_CHECKING:  # for the annotation only: the functions import the engine when they run
+    from orharbor.datasets.engine import Progress
 
 RECIPE_FILE = "recipe.toml"
 RELEASE_FILE = "release.json"
@@ -61,7 +64,7 @@ def release_folder(name_or_path: str | Path) -> Path:
 
 
 def build_release(recipe: Recipe | str | Path, out: str | Path, pool_factory: Callable, *, resume: bool = False,
-                  force: bool = False, progress_factory: Callable[[int], object] | None = None,
+                  force: bool = False, progress_factory: Callable[[int], Progress] | None = None,
                   warn: Callable[[str], None] = lambda m: None, say: Callable[[str], None] = lambda m: None) -> Recipe:
     """Build every part of ``recipe`` (a :class:`Recipe`, a shipped name or a file) into the folder ``out``; return it.
 

@@ -104,6 +104,7 @@ def _tree(folder: Path, name: str) -> dict[str, list]:
             if relative.startswith(tuple(f"{data}/" for data in INSTANCE_FOLDERS)):
                 continue
             info = path.lstat()
+            held: str | int
             if stat.S_ISLNK(info.st_mode):
                 held = f"link to {os.readlink(path)}"
             elif stat.S_ISREG(info.st_mode) and not _bytes_left_out(relative):

@@ -20,6 +20,7 @@ import os
 import socket
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 from orharbor.errors import UserError
@@ -67,7 +68,7 @@ def environment_names() -> list[str]:
     return EnvironmentFactory.registered_names()
 
 
-def environment_class(env: CheckEnvironment) -> type:
+def environment_class(env: CheckEnvironment) -> type[Any]:
     """The ``BaseEnvironment`` subclass ``env`` names (a Harbor type imports its SDK here)."""
     from harbor.environments.factory import EnvironmentFactory
     from harbor.models.environment_type import EnvironmentType

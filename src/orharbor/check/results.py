@@ -100,7 +100,9 @@ def first_error(details: dict) -> str | None:
     """
     if details.get("error"):
         return str(details["error"])
-    example = details.get("example") if isinstance(details.get("example"), dict) else {}
+    example = details.get("example")
+    if not isinstance(example, dict):
+        example = {}
     for row in details.get("instances", []) or []:
         if isinstance(row, dict) and row.get("error"):
             said = str(example.get("stderr_tail") or "")[-300:] if example.get("error") else ""

@@ -119,7 +119,7 @@ def check_tasks(root: Path, jobs: int = 1, attacks: bool = False, only: tuple[st
     os.environ.setdefault("HARBOR_TELEMETRY", "0")  # nothing leaves this machine
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     keep = jobs_dir is not None
-    base = Path(jobs_dir) if keep else Path(tempfile.mkdtemp(prefix="orharbor-check-"))
+    base = Path(jobs_dir) if jobs_dir is not None else Path(tempfile.mkdtemp(prefix="orharbor-check-"))
     job_dir = _new_job_dir(base)
     try:
         # Ctrl-C or SIGTERM cancels the trials, and Harbor stops their environments, before the exit
@@ -167,13 +167,16 @@ async def _check_all(tasks: list[Path], root: Path, job_dir: Path, jobs: int, at
                                                       environment) for t in trials)))
 
     async def one_task(plan: _Plan) -> None:
-        representative = representatives.get(plan.group)
+        group = plan.group
+        representative = representatives.get(group) if group is not None else None
         result = plan.result
         result.attack_group = representative.result.task if representative else None
         if representative is plan:
-            result.policies = await _run_representative(plan, run, shared[plan.group])
+            assert group is not None  # a representative stands for its group
+            result.policies = await _run_representative(plan, run, shared[group])
         else:
-            result.policies = await _run_member(plan, run, representative, shared.get(plan.group))
+            result.policies = await _run_member(plan, run, representative, shared.get(group) if group is not None
+                                                else None)
         result.ended_s = time.monotonic() - start
         results[plan.task] = result
         if on_result is not None:
@@ -217,6 +220,7 @@ async def _run_member(plan: _Plan, run: _Runner, representative: _Plan | None,
     group, own = plan.split(grouped=representative is not None)
     by_policy = {p.policy: p for p in await run(own)}
     if representative is not None:
+        assert outcome is not None  # a representative's group has its shared outcome
         ran = await outcome
         for trial in group:
             by_policy[trial.policy] = replace(ran[trial.policy], expected=trial.expected,
@@ -290,7 +294,7 @@ def _network_refusal(environment: CheckEnvironment, setup_network: str, agent_ne
 
 def task_trials(task_dir: Path, task: contract.Task, attacks: bool) -> list[_Trial]:
     """The reference trials (oracle, naive, nothing), then one per attack when asked for."""
-    agents = {"oracle": {"name": "oracle"},
+    agents: dict[str, dict] = {"oracle": {"name": "oracle"},
               "naive": {"import_path": NAIVE_AGENT, "kwargs": {"task_dir": str(task_dir.resolve())}},
               "nothing": {"name": "nop"}}
     trials = [_Trial(task_dir, name, reward, False, agents[name]) for name, reward in task.policies.items()]

@@ -297,8 +297,8 @@ class DaskPool:
         elif status in ("cancelled", "lost"):
             reason = ""
             try:
-                exc = future.exception(timeout=0)
-                reason = f": {_one_line(exc)}" if exc is not None else ""
+                raised = future.exception(timeout=0)
+                reason = f": {_one_line(raised)}" if raised is not None else ""
             except BaseException:
                 pass
             result, error = None, CancelledError(f"Dask call {dask_key} was {status}{reason}")

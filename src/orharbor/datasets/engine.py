@@ -392,6 +392,7 @@ class _Part:
         """The key to solve next for this slot, or None once it is settled (in ``chosen``)."""
         row, slot, attempt = key
         plan, journal = self.plan, self.journal
+        assert journal is not None  # started before any solve is settled
         while key in journal.done:
             if plan.accepts(journal.gap(key), journal.zero(key)) or attempt + 1 >= MAX_ATTEMPTS:
                 self.chosen[(row, slot)] = attempt
@@ -413,13 +414,15 @@ class _Part:
 
     def write(self, warn: Callable[[str], None]) -> None:
         """The rows to ``out`` (beside it, then renamed) and the journal removed, as one step against signals."""
-        self.journal.close()
+        journal = self.journal
+        assert journal is not None  # started before the rows are written
+        journal.close()
         finished = self.out.with_name(f".{self.out.name}.rows-{os.getpid()}")
         try:
-            write_rows(assemble(self.plan, self.rows, self.chosen, self.journal, warn), finished)
+            write_rows(assemble(self.plan, self.rows, self.chosen, journal, warn), finished)
             with interrupts.deferred():  # the rows and the journal's end go together: built, or resumable
                 os.replace(finished, self.out)
-                self.journal.path.unlink(missing_ok=True)
+                journal.path.unlink(missing_ok=True)
         finally:
             finished.unlink(missing_ok=True)
         self.written = True
@@ -566,4 +569,4 @@ def _assembled(plan: BuildPlan, rows: list[dict], chosen: dict, journal: Journal
             row["skipped_seeds"] = skipped
         validate_row(row, row["id"])
         yield row
-        rows[r] = None  # written: let it go
+        rows[r] = None  # type: ignore[call-overload]  # written: let it go (the list is not read again)

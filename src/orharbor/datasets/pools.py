@@ -19,7 +19,7 @@ import os
 import signal
 from multiprocessing.connection import Connection, wait
 import sys
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, cast
 
 #: How many times LocalPool runs a call again after the worker running it died.
 RETRIES = 2
@@ -97,8 +97,9 @@ class LocalPool:
         self._dispatch()
 
     def completed(self, timeout_s: float) -> list[tuple[Any, Any, BaseException | None]]:
-        done = []
-        for conn in wait(list(self._busy), timeout=timeout_s) if self._busy else []:
+        done: list[tuple[Any, Any, BaseException | None]] = []
+        # wait() returns some of the objects it is given: here, the busy workers' connections
+        for conn in cast(list[Connection], wait(list(self._busy), timeout=timeout_s) if self._busy else []):
             call = self._busy.pop(conn)
             try:
                 done.append(conn.recv())

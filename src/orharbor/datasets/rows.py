@@ -125,6 +125,7 @@ def instance_of(row: dict, item: RowInstance) -> dict:
     """The instance ``item`` of ``row`` names: the one a published row carries, else its generator's from its seed."""
     if "instance" in row:
         return row["instance"]
+    assert item.seed is not None  # only a published instance has no seed, and its row carries it
     return problem_modules.get(row["problem"]).generate(item.seed, row["size"])
 
 
@@ -132,7 +133,11 @@ def best_known_values(row: dict) -> list[float] | None:
     """The best known value of each instance of a row (level 1: one), in order; None unless it has them."""
     if "best_known" not in row and "eval_best_known" not in row:
         return None
-    return [normalise_best_known(i.best_known)["value"] for i in row_instances(row)]
+    values = []
+    for item in row_instances(row):
+        assert item.best_known is not None  # the row has the column: every instance has its entry
+        values.append(normalise_best_known(item.best_known)["value"])
+    return values
 
 
 def _check_best_known(row: dict, where: str) -> None:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 from orharbor import problem_modules
 from orharbor.datasets.build import complete_row
@@ -45,7 +45,8 @@ from orharbor.verifiers.reward_scale import QUALITY, to_scale
 from orharbor.verifiers.solver_run import Limits
 
 #: The deliverable of each level, from the task contract.
-DELIVERABLE = {kind.level: kind.deliverable for kind in contract.KINDS.values() if kind.level is not None}
+DELIVERABLE = {kind.level: kind.deliverable for kind in contract.KINDS.values()
+               if kind.level is not None and kind.deliverable is not None}  # every level's kind has one
 #: Level 2: the naive baseline's answers as data, in solution/ (instance digest -> solution).
 NAIVE_ANSWERS = "naive_answers.json"
 #: Level 2: the public example solve.py runs on first, in tests/ (a copy of environment/examples/example_0.json).
@@ -117,7 +118,7 @@ def _write_level1(module, row: dict, task: Path, options: ExportOptions, metadat
     return contract.Level1Task(task_id=row["id"], deliverables=(DELIVERABLE[1],), metadata=metadata,
                                problem=row["problem"], instance="instance.json", instance_sha256=digest(instance),
                                naive=row["baseline"], reference=row["reference"],
-                               best_known=(best_known_values(row) or [None])[0])
+                               best_known=_best_knowns(row, 1)[0])
 
 
 def _write_level2(module, row: dict, task: Path, options: ExportOptions, metadata: dict) -> contract.Level2Task:
@@ -136,7 +137,7 @@ def _write_level2(module, row: dict, task: Path, options: ExportOptions, metadat
     """
     (task / "tests" / "eval").mkdir()
     cases, answers, naive = [], {}, {}
-    best_known = best_known_values(row) or [None] * len(row["eval_seeds"])
+    best_known = _best_knowns(row, len(row["eval_seeds"]))
     for i, seed in enumerate(row["eval_seeds"]):
         instance = module.generate(seed, row["size"])
         name = f"eval/eval_{i:03d}.json"
@@ -374,3 +375,6 @@ def _solver_packages(options: ExportOptions) -> list[str]:
     return [*SOLVER_PACKAGES, *([ORTOOLS_PACKAGE] if options.allow_ortools else [])]
 
 
+def _best_knowns(row: dict, count: int) -> Sequence[float | None]:
+    """The best known value of each of the row's ``count`` instances, None for each when the row has none."""
+    return best_known_values(row) or [None] * count

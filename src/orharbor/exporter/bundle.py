@@ -52,8 +52,9 @@ def bundle_files(problem: str | None) -> dict[str, bytes]:
         if source.name != "__init__.py":
             files[f"orharbor/verifiers/{source.name}"] = source.read_bytes()
     if problem is not None:
-        files[f"orharbor/problem_modules/{problem}/verify.py"] = Path(
-            problem_modules.part(problem, "verify").__file__).read_bytes()
+        verify_file = problem_modules.part(problem, "verify").__file__
+        assert verify_file is not None  # a module of the package, loaded from its file
+        files[f"orharbor/problem_modules/{problem}/verify.py"] = Path(verify_file).read_bytes()
     return dict(sorted(files.items()))
 
 

@@ -142,8 +142,8 @@ def write_dataset_manifest(out: Path, tasks: list[Path], name: str = MANIFEST_DA
         name=name, description=description)))
     manifest.dataset.name = name
     manifest.dataset.version = version or package_version()
-    manifest.tasks = [DatasetTaskRef(name=name, digest=f"sha256:{Packager.compute_content_hash(task)[0]}")
-                      for task in tasks if (name := _task_name(task))]
+    manifest.tasks = [DatasetTaskRef(name=task_name, digest=f"sha256:{Packager.compute_content_hash(task)[0]}")
+                      for task in tasks if (task_name := _task_name(task))]
     write_atomically(path, manifest.to_toml())
     return path
 

@@ -46,7 +46,7 @@ from orharbor.verifiers.solver_run import Limits
 
 PACKAGES_TEXT = "ortools, pyomo, highspy (HiGHS), numpy and scipy"
 DEFAULT_AGENT_TIMEOUT_S = 1800.0
-RETAIL_DELIVERABLES = (contract.KINDS["retail"].deliverable,)
+RETAIL_DELIVERABLES = tuple(path for path in (contract.KINDS["retail"].deliverable,) if path is not None)  # model.py
 #: The interpreter model.py runs under in the verifier: the image's own python3, which holds
 #: MODELLING_PACKAGES (the agent image and, in separate mode, the retail verifier image).
 RETAIL_PYTHON = "/usr/local/bin/python3"
@@ -209,7 +209,7 @@ def oracle_model(time_limit_s: float) -> str:
     return source
 
 
-def _write_common(task: Path, contract_task: contract.Task, *, title: str, statement: str,
+def _write_common(task: Path, contract_task: contract.SpecTask | contract.RetailTask, *, title: str, statement: str,
                   options: ExportOptions, has_files: bool, deliverable_text: str,
                   scoring_text: str, verifier_timeout_s: float, verifier_packages: tuple[str, ...] = (),
                   time_up_what: str = "your answer files in `/app`") -> None:
@@ -220,6 +220,7 @@ def _write_common(task: Path, contract_task: contract.Task, *, title: str, state
     their grading reads files only).
     """
     task_id, metadata = contract_task.task_id, contract_task.metadata
+    assert metadata is not None  # both callers build the task with its metadata
     write_tests(task / "tests", replace(contract_task, reward_scale=options.reward_scale))
     if options.verifier_mode == "separate":
         install = (f"# The modelling stack the agent's model.py runs under, pinned as in the agent image.\n"

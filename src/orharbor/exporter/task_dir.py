@@ -15,7 +15,7 @@ import string
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import tomli_w
 
@@ -166,7 +166,7 @@ def task_toml(task_id: str, description: str, metadata: dict, options: ExportOpt
     agent: dict = {"timeout_sec": agent_timeout_s, "user": AGENT_USER}
     if options.agent_network == "allowlist":
         agent.update(network_mode="allowlist", allowed_hosts=list(options.allowed_hosts))
-    config = {
+    config: dict[str, Any] = {
         "schema_version": "1.4",
         "task": {"name": f"orharbor/{task_id}", "description": description, "keywords": metadata["tags"]},
         "metadata": {**metadata, "verifier_mode": options.verifier_mode, "reward_scale": options.reward_scale},

@@ -83,11 +83,13 @@ class TaskFolder:
     def verifier_timeout_s(self) -> float:
         """task.toml's ``[verifier] timeout_sec``; TaskTomlError when it is missing or not a number."""
         value = table(self.config, "verifier", self.toml).get("timeout_sec")
-        try:
-            return float(value)
-        except (TypeError, ValueError):
-            raise TaskTomlError(self.toml, "[verifier] timeout_sec is " + (
-                "missing" if value is None else f"not a number ({value!r})")) from None
+        if value is not None:
+            try:
+                return float(value)
+            except (TypeError, ValueError):
+                pass
+        raise TaskTomlError(self.toml, "[verifier] timeout_sec is " + (
+            "missing" if value is None else f"not a number ({value!r})"))
 
     @property
     def consumer(self) -> Profile:

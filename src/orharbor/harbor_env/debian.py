@@ -242,9 +242,9 @@ def _staged(names: tuple[str, ...]) -> Path | None:
     except OSError:
         shutil.rmtree(top, ignore_errors=True)
         return None
-    for folder in top.rglob("*"):
-        if folder.is_dir() and not folder.is_symlink():
-            folder.chmod(0o755)
+    for entry in top.rglob("*"):
+        if entry.is_dir() and not entry.is_symlink():
+            entry.chmod(0o755)
     return top
 
 

@@ -141,7 +141,7 @@ def _env_pairs(argument: str, env: dict[str, str], where: str) -> dict[str, str]
     parts = shlex.split(argument)
     if parts and "=" not in parts[0]:
         return {parts[0]: _expand(" ".join(parts[1:]), env)}
-    pairs = {}
+    pairs: dict[str, str] = {}
     for part in parts:
         if "=" not in part:
             raise DockerfileError(f"{where}: ENV expects KEY=VALUE pairs, got {part!r}")

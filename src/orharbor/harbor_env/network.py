@@ -117,7 +117,7 @@ def require_slirp4netns() -> str:
 class UserModeNetwork:
     """A running slirp4netns serving one sandbox's network namespace."""
 
-    process: subprocess.Popen
+    process: subprocess.Popen[bytes]
     exit_fd: int
 
     @classmethod

@@ -157,13 +157,15 @@ def _closure(packages: tuple[str, ...]) -> list[metadata.Distribution]:
         found[key] = dist
         for requirement in dist.requires or ():
             if "extra ==" not in requirement:
-                todo.append(re.match(r"[A-Za-z0-9._-]+", requirement).group(0))
+                name_match = re.match(r"[A-Za-z0-9._-]+", requirement)
+                assert name_match is not None  # a requirement starts with its distribution's name (PEP 508)
+                todo.append(name_match.group(0))
     return [found[key] for key in sorted(found)]
 
 
 def run_sandboxed(bwrap: str, binds: dict[str, Path], ro_binds: dict[str, Path], command: list[str],
                   timeout_s: float, solver_packages: tuple[str, ...],
-                  local_packages: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+                  local_packages: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
     """Run ``command`` as root of a fresh offline sandbox laid out like the task images, our folders bound.
 
     The same isolation as the Harbor environment's sandboxes

@@ -267,6 +267,7 @@ def _sandbox_child_dir(parent: int, name: str, where: str, *, new_mode: int | No
                                    "a transfer never follows one") from None
             raise RuntimeError(f"cannot open {where} in the sandbox: {exc.strerror}") from None
         if made:
+            assert new_mode is not None  # made only when new_mode is given
             try:
                 os.fchown(fd, 0, 0)
                 os.fchmod(fd, new_mode)
@@ -522,6 +523,7 @@ class _Copy:
                 os.unlink(target_name, dir_fd=target_dir)
                 raise _Skipped("bytes", limit=True)
             if remembered:
+                assert folder is not None  # remembered only when tracked, which needs a folder
                 self.copies[inode] = _Copied(folder, target_name, (copied.st_dev, copied.st_ino))
         finally:
             os.close(source)

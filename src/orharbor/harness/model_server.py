@@ -207,6 +207,7 @@ class ModelServer(ThreadingHTTPServer):
     @property
     def api_base(self) -> str:
         host, port = self.server_address[:2]
+        assert isinstance(host, str)  # the (host, port) this TCP server bound
         return f"http://{host}:{port}/v1"
 
     def start(self) -> "ModelServer":

@@ -100,6 +100,7 @@ def _iter_import(path: Path) -> Iterator[dict]:
             row = to_row(record)
         except (ValueError, KeyError, TypeError) as exc:
             raise RetailImportError(f"{where}: {exc}") from None
+        assert isinstance(record, dict)  # to_row took it
         if row["id"] in seen:
             raise RetailImportError(f"{where}: scenario_id {record['scenario_id']!r} appears twice")
         seen.add(row["id"])
@@ -120,12 +121,13 @@ def read_retail_rows(path: str | Path) -> list[dict]:
     return [validate_retail_row(row, where) for where, row in read_jsonl(path, RetailImportError)]
 
 
-def to_row(record: dict) -> dict:
+def to_row(record: object) -> dict:
     """One published record as an orharbor row."""
     if not isinstance(record, dict) or not isinstance(record.get("scenario_id"), str):
         raise ValueError("scenario_id: missing (expected the fields scenario_id, en_question, en_answer "
                          "or scenario_id, prompt_full, prompt_schema, data, reference_status, reference_objective)")
     scenario = record["scenario_id"]
+    data: object
     if "en_question" in record:
         prompt_full = _text(record, "en_question")
         status, objective = parse_answer(record.get("en_answer"))
@@ -165,10 +167,11 @@ def parse_answer(answer: object) -> tuple[str, float | None]:
         word = answer.strip().upper()
         if word in STATUSES and word != "OPTIMAL":
             return word, None
+        text = answer
         try:
-            answer = float(answer)
+            answer = float(text)
         except ValueError:
-            raise ValueError(f"en_answer: {answer[:40]!r} is neither a number nor a status") from None
+            raise ValueError(f"en_answer: {text[:40]!r} is neither a number nor a status") from None
     return "OPTIMAL", _number(answer, "en_answer")
 
 

@@ -54,9 +54,9 @@ def validate_specs(specs: list[Spec], sandbox: bool = True, jobs: int = 1) -> li
     # here, not at the top: the harbor_env package imports Harbor, which sandbox=False never needs
     from orharbor.harbor_env.sandbox import MODELLING_PACKAGES, SOLVER_PACKAGES, require_bwrap
 
-    sandbox = (require_bwrap(), tuple(SOLVER_PACKAGES), tuple(MODELLING_PACKAGES))
+    mirrors = (require_bwrap(), tuple(SOLVER_PACKAGES), tuple(MODELLING_PACKAGES))
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(lambda s: run_golden(s, sandbox), specs))
+        return list(pool.map(lambda s: run_golden(s, mirrors), specs))
 
 
 def run_golden(spec: Spec, sandbox: tuple | None) -> SpecResult:

@@ -153,7 +153,7 @@ def _folder(where: str, package: str) -> ModuleType:
             raise  # not a part of the folder: a missing dependency inside a file, or the package itself
         if isinstance(exc, ModuleNotFoundError):
             raise IncompleteProblem(f"{where}: no {home}.py ({FILES[home + '.py']})") from None
-        module = sys.modules.get(exc.name)
+        module = sys.modules.get(exc.name) if exc.name is not None else None
         missing = [member for member in HOMES[home] if not hasattr(module, member)]
         if not missing:
             raise  # a name outside the contract, imported from the part by another

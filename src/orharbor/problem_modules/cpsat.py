@@ -10,6 +10,7 @@ import math
 import threading
 import time
 from contextlib import contextmanager
+from typing import Any
 
 import ortools
 from ortools.sat.python import cp_model
@@ -43,7 +44,7 @@ class ModelInvalid(ValueError):
 
 
 def solve(model: cp_model.CpModel, *, time_limit_s: float, workers: int, seed: int,
-          **parameters) -> tuple[cp_model.CpSolver, int, dict]:
+          **parameters) -> tuple[cp_model.CpSolver, cp_model.CpSolverStatus, dict]:
     """Solve ``model``; return the solver, its status and the meta every reference records.
 
     A MODEL_INVALID status is an error (:class:`ModelInvalid`), never a fallback
@@ -66,7 +67,7 @@ def solve(model: cp_model.CpModel, *, time_limit_s: float, workers: int, seed: i
                            "check the instance against its problem's rules")
     meta = {
         "solver": "ortools-cp-sat",
-        "version": ortools.__version__,
+        "version": ortools.__version__,  # type: ignore[attr-defined]  # ortools' stubs leave out __version__
         "time_limit_s": time_limit_s,
         "workers": workers,
         "seed": seed,
@@ -77,7 +78,7 @@ def solve(model: cp_model.CpModel, *, time_limit_s: float, workers: int, seed: i
     return solver, status, meta
 
 
-def solve_interruptibly(solver: cp_model.CpSolver, model: cp_model.CpModel) -> int:
+def solve_interruptibly(solver: cp_model.CpSolver, model: cp_model.CpModel) -> cp_model.CpSolverStatus:
     """``solver.solve(model)``, leaving Ctrl-C to Python and stopping the search at once when it comes.
 
     CP-SAT's own SIGINT catching is turned off: it replaces Python's handler
@@ -116,18 +117,18 @@ def solve_interruptibly(solver: cp_model.CpSolver, model: cp_model.CpModel) -> i
     return outcome["status"]
 
 
-def status_name(status: int) -> str:
+def status_name(status: cp_model.CpSolverStatus) -> str:
     """OPTIMAL or FEASIBLE for a solved model (what ``meta['status']`` records)."""
     return "OPTIMAL" if status == cp_model.OPTIMAL else "FEASIBLE"
 
 
-def found(status: int) -> bool:
+def found(status: cp_model.CpSolverStatus) -> bool:
     """Whether CP-SAT returned a solution."""
     return status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
 
 
-def finish(instance: dict, evaluate, solver: cp_model.CpSolver, status: int, meta: dict, extract,
-           start: Start, lower_bound: int) -> tuple[object, dict]:
+def finish(instance: dict, evaluate, solver: cp_model.CpSolver, status: cp_model.CpSolverStatus, meta: dict, extract,
+           start: Start, lower_bound: int) -> tuple[Any, dict]:
     """The reference's answer: CP-SAT's solution checked by the verifier, else the ``start`` it was hinted.
 
     ``extract(solver)`` turns CP-SAT's values into a solution. The result is never

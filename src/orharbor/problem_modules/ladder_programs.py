@@ -116,8 +116,8 @@ def run_program(problem: str, policy: str, budget_s: float, instance_file: Path,
 
 def answer_of(problem: str, policy: str, budget_s: float, instance: dict) -> dict:
     """The answer a ladder program gives for ``instance`` (read back as JSON, unchecked); LadderError if it fails."""
-    with tempfile.TemporaryDirectory(prefix="orharbor-ladder-") as scratch:
-        scratch = Path(scratch)
+    with tempfile.TemporaryDirectory(prefix="orharbor-ladder-") as scratch_name:
+        scratch = Path(scratch_name)
         instance_file, out = scratch / "instance.json", scratch / "solution.json"
         instance_file.write_text(json.dumps(instance), encoding="utf-8")
         run_program(problem, policy, budget_s, instance_file, out, scratch)

@@ -117,7 +117,7 @@ def routes_from(routing, manager, assignment, vehicles: int) -> list[list[int]]:
 
 
 def keep_better(instance: dict, evaluate, routes: list[list[int]] | None, fallback: Start, meta: dict,
-                none_found: str) -> tuple[dict, object]:
+                none_found: str) -> tuple[dict, int | float]:
     """``(solution, objective)``: ``routes`` if the verifier accepts them and they are no worse than ``fallback``.
 
     Otherwise ``fallback`` (the best of the baseline, the search's start and a

@@ -55,7 +55,7 @@ def given_start(instance: dict, evaluate: Callable, hint: Any) -> tuple[Start | 
     return Start(copy.deepcopy(hint), objective, GIVEN), None
 
 
-def better(own: Start | None, given: Start | None) -> Start:
+def better(own: Start, given: Start | None) -> Start:
     """The start of lower objective; the given one on a tie (and whichever exists when one is None)."""
     if given is None:
         return own

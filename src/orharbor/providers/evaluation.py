@@ -133,8 +133,8 @@ def _refusals_of(built: Built, stage: str, policies: list[NetworkPolicy]) -> lis
             pass
         except Exception as exc:  # noqa: BLE001
             extra.append((exc, "_validate_network_policy_support"))
-    for exc, hook in extra:
-        refusal = Refusal(stage, _code(exc, hook), str(exc))
+    for error, failed_hook in extra:
+        refusal = Refusal(stage, _code(error, failed_hook), str(error))
         if refusal.key() not in {r.key() for r in found}:
             found.append(refusal)
     return found
@@ -223,8 +223,12 @@ def evaluate_condition(provider: str, task: Task, egress_sidecar: bool | None, o
                     result.refusals.append(Refusal("separate verifier environment", _code(exc, None), str(exc)))
     # One Harbor error met at several stages (a resource mode: job preflight, then each container) once.
     seen: set[tuple[str, str]] = set()
-    result.refusals = [r for r in result.refusals
-                       if (r.code, r.message) not in seen and not seen.add((r.code, r.message))]
+    kept = []
+    for r in result.refusals:
+        if (r.code, r.message) not in seen:
+            seen.add((r.code, r.message))
+            kept.append(r)
+    result.refusals = kept
     return result
 
 

@@ -100,6 +100,7 @@ def _hook(name: str):
 def probe_class(name: str, egress_sidecar: bool | None) -> type:
     """The provider's class, stopped at ``BaseEnvironment.__init__``, its validation hooks recorded."""
     cls = load_provider(name).cls
+    assert cls is not None  # evaluation probes a provider only once its class loaded
     namespace: dict[str, Any] = {"__module__": __name__, **{hook: _hook(hook) for hook in HOOKS}}
     if egress_sidecar is not None:
         # DockerEnvironment._egress_control_kernel_support runs a probe container; its answer is

@@ -57,9 +57,11 @@ def _suggestions(provider: str, evaluation: Evaluation, task: Task, options: Map
         accepted = [alt for alt, result in results if result.accepted]
         avoiding = [(alt, result) for alt, result in results if refusal.code not in result.codes()]
         if accepted:
+            assert choice is not None  # every alternative is one of choice's
             hint = f"export with {_change(choice, accepted[0])}"
         elif avoiding:
             alt, result = avoiding[0]
+            assert choice is not None  # every alternative is one of choice's
             hint = (f"export with {_change(choice, alt)} to avoid this, though {label} refuses that export "
                     f"too ({', '.join(result.codes())})")
         elif refusal.code == "resources":

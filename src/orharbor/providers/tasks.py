@@ -126,7 +126,7 @@ def open_task(task: Any) -> Iterator[Task]:
     if isinstance(task, Task):
         yield task
         return
-    where = "task.toml"
+    where: str | Path = "task.toml"
     if isinstance(task, os.PathLike) or (isinstance(task, str) and "\n" not in task and Path(task).exists()):
         path = Path(task)
         if path.is_dir():

@@ -26,6 +26,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Sequence
 
 from pydantic import ValidationError
 
@@ -105,6 +106,12 @@ class TrialRecord:
         return self.reward is not None
 
     @property
+    def score(self) -> float:
+        """The reward of a scored trial (read only where ``scored``)."""
+        assert self.reward is not None, "the trial is not scored"
+        return self.reward
+
+    @property
     def agent_label(self) -> str:
         return f"{self.agent} ({self.model})" if self.model else self.agent
 
@@ -130,7 +137,7 @@ class Reading:
         return sum(s.trials for s in self.skipped)
 
 
-def read_jobs(folders: list[Path], tasks_dirs: list[Path] = ()) -> Reading:
+def read_jobs(folders: list[Path], tasks_dirs: Sequence[Path] = ()) -> Reading:
     """Every trial under ``folders`` (jobs folders, job folders or trial folders)."""
     index = TaskIndex(tasks_dirs)
     reading = Reading(skipped=list(index.skipped))
@@ -364,7 +371,9 @@ def _outside_range(kind: str, metadata: dict, details: dict, reward: float | Non
         return None
     if kind == "modelling":
         return None if 0.0 <= reward <= 1.0 else f"reward {reward:g} is outside a modelling task's 0..1"
-    rows = details.get("instances") if isinstance(details.get("instances"), list) else []
+    rows = details.get("instances")
+    if not isinstance(rows, list):
+        rows = []
     pairs = [(r.get("naive"), r.get("reference")) for r in rows if isinstance(r, dict)] or \
         [(metadata.get("baseline"), metadata.get("reference"))]
     highs = [_best_reward(_number(naive), _number(reference)) for naive, reference in pairs]
@@ -444,7 +453,7 @@ def _text(value) -> str | None:
 class TaskIndex:
     """task.toml metadata by task name, from the folders given with ``--tasks``; ``skipped``: the unusable ones."""
 
-    def __init__(self, folders: list[Path] = ()):
+    def __init__(self, folders: Sequence[Path] = ()):
         self._by_name: dict[str, dict] = {}
         self.skipped: list[Skipped] = []
         for folder in folders:

@@ -56,7 +56,7 @@ def reward_distributions(trials: list[TrialRecord]) -> bytes | None:
     groups = sorted({(t.problem, t.level) for t in scored}, key=lambda g: (g[0], _level_key(g[1])))
     rewards: dict[tuple, list[float]] = defaultdict(list)
     for t in scored:
-        rewards[(t.problem, t.level, t.agent_label)].append(t.reward)
+        rewards[(t.problem, t.level, t.agent_label)].append(t.score)
 
     fig = _figure(height=4.9)
     ax = fig.add_subplot()
@@ -112,7 +112,7 @@ def agents_by_class_figure(trials: list[TrialRecord]) -> Figure | None:
     classes = [("algorithm", p) for p in algorithm] + [("modelling", p) for p in modelling]
     rewards: dict[tuple, list[float]] = defaultdict(list)
     for t in scored:
-        rewards[(t.problem, t.agent_label, t.kind, t.level if t.kind == "algorithm" else None)].append(t.reward)
+        rewards[(t.problem, t.agent_label, t.kind, t.level if t.kind == "algorithm" else None)].append(t.score)
 
     fig = _figure(height=4.7)
     ax = fig.add_subplot()
@@ -124,6 +124,7 @@ def agents_by_class_figure(trials: list[TrialRecord]) -> Figure | None:
             values = sorted(rewards.get((problem, *key), ()))
             if values:
                 mean, interval = fmean(values), bootstrap_ci(values)
+                assert interval is not None  # None only for no values
                 series[key].append((c - 0.4 + slot * (b + 0.5), slot * 0.9, mean,
                                                max(mean - interval[0], 0.0), max(interval[1] - mean, 0.0)))
     for agent, kind, level in sorted(series, key=lambda k: (k[0], k[1], _level_key(k[2]))):
@@ -169,7 +170,7 @@ def reward_by_size_figure(trials: list[TrialRecord]) -> Figure | None:
     dodge = {level: LEVEL_DODGE * (i - (len(levels) - 1) / 2) for i, level in enumerate(levels)}
     rewards: dict[tuple, list[float]] = defaultdict(list)
     for t in scored:
-        rewards[(t.problem, t.size, t.agent_label, t.level)].append(t.reward)
+        rewards[(t.problem, t.size, t.agent_label, t.level)].append(t.score)
 
     ncols = min(3, len(problems))
     nrows = math.ceil(len(problems) / ncols)
@@ -248,7 +249,7 @@ def _palette(n: int) -> list[str]:
 
 def _legend(fig: Figure, handles: list) -> None:
     """The legend below the plot, in as many columns as fit the figure's width; the figure grows to hold it."""
-    renderer = fig.canvas.get_renderer()
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]  # the Agg canvas has it; the stubs type the base
     for ncols in range(len(handles), 0, -1):
         legend = fig.legend(handles=handles, loc="outside lower center", ncols=ncols, frameon=False, fontsize=9)
         box = legend.get_window_extent(renderer)

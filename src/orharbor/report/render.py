@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from typing import Any
 
 from orharbor.report.tables import ALGORITHM_KEYS, COMPARE_KEYS, MODELLING_KEYS
 from orharbor.text import columns
@@ -131,6 +132,7 @@ def _markdown(rows: list[list[str]]) -> str:
 
 def _csv(report: dict) -> str:
     """One CSV table: a ``table`` column naming the part, then every key of every part."""
+    parts: list[tuple[str, Any, tuple[str, ...]]]
     if "compare" in report:
         parts = [("compare", report["compare"], COMPARE_KEYS)]
     else:

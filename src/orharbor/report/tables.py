@@ -54,7 +54,7 @@ def algorithm_rows(trials: list[TrialRecord]) -> list[dict]:
 def _algorithm_row(group: list[TrialRecord]) -> dict:
     first = group[0]
     scored = [t for t in group if t.scored]
-    rewards = [t.reward for t in scored]
+    rewards = [t.score for t in scored]
     interval = bootstrap_ci(rewards)
     instance_rewards = [i.reward for t in scored for i in t.instances]
     return {
@@ -96,17 +96,18 @@ def usage(group: list[TrialRecord]) -> dict:
     """
     scored = [t for t in group if t.scored]
     costed = [t for t in scored if t.cost_usd is not None]
-    per_trial = fmean(t.cost_usd for t in costed) if costed else None
-    passed = _rate([t.reward >= 1.0 - EPS for t in costed])
+    costs = [t.cost_usd for t in costed if t.cost_usd is not None]
+    per_trial = fmean(costs) if costed else None
+    passed = _rate([t.score >= 1.0 - EPS for t in costed])
     unscored = [t.cost_usd for t in group if not t.scored and t.cost_usd is not None]
     return {
         "input_tokens": _mean_of(t.input_tokens for t in scored),
         "cache_tokens": _mean_of(t.cache_tokens for t in scored),
         "output_tokens": _mean_of(t.output_tokens for t in scored),
         "costed": len(costed),
-        "cost_usd": math.fsum(t.cost_usd for t in costed) if costed else None,
+        "cost_usd": math.fsum(costs) if costed else None,
         "cost_per_trial": per_trial,
-        "reward_per_dollar": fmean(t.reward for t in costed) / per_trial if per_trial else None,
+        "reward_per_dollar": fmean(t.score for t in costed) / per_trial if per_trial else None,
         "cost_of_pass": per_trial / passed if per_trial is not None and passed else None,
         "unscored_cost_usd": math.fsum(unscored) if unscored else None,
     }
@@ -117,7 +118,7 @@ def _best_of_k(scored: list[TrialRecord]) -> dict[int, float]:
     0 or 1); none until every task has two scored trials."""
     by_task: dict[str, list[float]] = defaultdict(list)
     for t in scored:
-        by_task[t.task].append(t.reward)
+        by_task[t.task].append(t.score)
     return best_of_k(by_task) if by_task and min(map(len, by_task.values())) > 1 else {}
 
 
@@ -157,7 +158,7 @@ def modelling_rows(trials: list[TrialRecord], by: str) -> list[dict]:
     for key in sorted(groups, key=lambda k: (k[2], k[3], k[0], k[1])):
         group = groups[key]
         scored = [t for t in group if t.scored]
-        rewards = [t.reward for t in scored]
+        rewards = [t.score for t in scored]
         interval = bootstrap_ci(rewards)
         successes: dict[str, list[bool]] = defaultdict(list)
         for t in scored:
@@ -224,7 +225,7 @@ def _task_means(trials: list[TrialRecord]) -> dict[str, float]:
     by_task: dict[str, list[float]] = defaultdict(list)
     for t in trials:
         if t.scored:
-            by_task[t.task].append(t.reward)
+            by_task[t.task].append(t.score)
     return {task: fmean(values) for task, values in by_task.items()}
 
 

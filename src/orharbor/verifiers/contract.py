@@ -169,8 +169,9 @@ class Task:
     @property
     def best_knowns(self) -> tuple[float, ...] | None:
         """The best known value of every instance, in order; None unless the task knows each one."""
-        found = tuple(best for _, _, best in self.anchors)
-        return found if found and all(best is not None for best in found) else None
+        anchors = self.anchors
+        found = tuple(best for _, _, best in anchors if best is not None)
+        return found if found and len(found) == len(anchors) else None
 
     @property
     def deliverable(self) -> str:
@@ -243,8 +244,9 @@ TASK_CLASSES: dict[str, type[Task]] = {cls.KIND: cls for cls in (Level1Task, Lev
 
 def dump(task: Task) -> dict:
     """task.json as data: the format version and kind first, then the task's fields."""
-    fields = dataclasses.asdict(task)
-    return {"format_version": FORMAT_VERSION, "kind": task.KIND, **_lists(fields)}
+    fields = _lists(dataclasses.asdict(task))
+    assert isinstance(fields, dict)  # _lists keeps a dict a dict
+    return {"format_version": FORMAT_VERSION, "kind": task.KIND, **fields}
 
 
 def load(tests_dir: str) -> Task:

@@ -15,6 +15,7 @@ import os
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any, Callable
 
 from orharbor.verifiers import contract, lockdown
 from orharbor.verifiers.cpu_calibration import calibrated_limits
@@ -49,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         secure_logs_dir(args.logs_dir)
         suspicious = tampering()
     kind, failed, metadata = contract.fail_reward(tests_dir)
+    details: dict
     try:
         if suspicious:
             reward, details = failed, {"kind": kind, "metadata": metadata,
@@ -89,6 +91,7 @@ def verify(tests_dir: str, deliverable: str | None = None, workroot: str | None 
     reward, details = SCORERS[task.KIND](task, Scoring(tests_dir, deliverable, workroot, python, drop_privileges,
                                                        isolate))
     if task.best_knowns is not None:  # the quality figure beside the reward (orharbor.verifiers.quality)
+        assert task.kind.level is not None  # only an algorithm task (level 1 or 2) has best known values
         add_quality(details, task.best_knowns, task.kind.level)
     # reward.json's number is on the task's scale; the figures behind it (instances) stay on orharbor's
     scaled = details["quality"] if task.reward_scale == QUALITY else task.scaled(reward)
@@ -161,6 +164,7 @@ def score_spec_task(task: contract.SpecTask, how: Scoring) -> tuple[float, dict]
 
 def score_retail_task(task: contract.RetailTask, how: Scoring) -> tuple[float, dict]:
     run = task.run
+    assert run.data is not None and run.output is not None  # a retail task's run names both (exporter.modelling)
     with open(os.path.join(how.tests_dir, run.data), "rb") as f:
         data = f.read()
     with program_runs(1, how.uid(run), how.workroot, how.isolate) as runs:
@@ -170,8 +174,8 @@ def score_retail_task(task: contract.RetailTask, how: Scoring) -> tuple[float, d
 
 
 #: The scorer of each task kind (contract.KINDS).
-SCORERS = {"level1": score_level1_task, "level2": score_level2_task, "spec": score_spec_task,
-           "retail": score_retail_task}
+SCORERS: dict[str, Callable[[Any, Scoring], tuple[float, dict]]] = {
+    "level1": score_level1_task, "level2": score_level2_task, "spec": score_spec_task, "retail": score_retail_task}
 
 
 @contextmanager

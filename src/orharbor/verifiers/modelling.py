@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from typing import Any
 
 from orharbor.verifiers.safe_json import BadOutput, parse_strict, read_regular_file
 from orharbor.verifiers.solver_run import Limits, run_program
@@ -89,7 +90,8 @@ def check_output(text: str, name: str, expected: dict) -> str | None:
 
 def score_outputs(app_dir: str, outputs: dict[str, dict]) -> tuple[float, dict]:
     """Grade every required output file under ``app_dir``: 1.0 only if all match."""
-    rows, executed, correct = [], True, True
+    rows: list[dict[str, Any]] = []
+    executed, correct = True, True
     for name, expected in outputs.items():
         try:
             problem = check_output(read_text(os.path.join(app_dir, name), name), name, expected)

@@ -26,14 +26,17 @@ Standard library only: copied into every task's ``tests/``.
 from __future__ import annotations
 
 import math
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 
-def quality(objective: float | None, best_known: float) -> float:
-    """The quality of one answer: 0.0 when it has no feasible objective (None, or not a finite number)."""
-    if not _finite(best_known):
+def quality(objective: float | None, best_known: float | None) -> float:
+    """The quality of one answer: 0.0 when it has no feasible objective (None, or not a finite number).
+
+    A best known value that is not a finite number (None included) raises ValueError.
+    """
+    if best_known is None or not _finite(best_known):
         raise ValueError(f"best known value {best_known!r} is not a finite number")
-    if not _finite(objective):
+    if objective is None or not _finite(objective):
         return 0.0
     return min(1.0, max(float(best_known), 1.0) / max(float(objective), 1.0))
 
@@ -44,7 +47,7 @@ def mean_quality(values: Iterable[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def add_quality(details: dict, best_knowns: Sequence[float], level: int) -> dict:
+def add_quality(details: dict[str, Any], best_knowns: Sequence[float], level: int) -> dict[str, Any]:
     """``details`` (the verifier's) with the best known value and quality of each instance, and the task's quality.
 
     Level 1: ``best_known`` and ``quality`` beside the objective. Level 2: each
@@ -66,7 +69,7 @@ def add_quality(details: dict, best_knowns: Sequence[float], level: int) -> dict
     return details
 
 
-def _feasible_objective(figures: dict) -> float | None:
+def _feasible_objective(figures: dict[str, Any]) -> float | None:
     return figures.get("objective") if figures.get("feasible") else None
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import os
 import stat
+from typing import Callable
 
 #: Directory descriptors open at once while deleting; deeper folders are moved up first.
 MAX_OPEN = 32
@@ -46,7 +47,7 @@ def remove_path(path: str) -> bool:
     return not os.path.lexists(path)
 
 
-def empty_dir(path: str, keep=lambda entry: False) -> int:
+def empty_dir(path: str, keep: Callable[[os.DirEntry[str]], bool] = lambda entry: False) -> int:
     """Remove every entry of the folder ``path`` for which ``keep(entry)`` is false; return how many."""
     try:
         entries = list(os.scandir(path))
@@ -74,7 +75,7 @@ def _remove_dir_at(parent_fd: int, name: str) -> None:
     try:
         while stack:
             fd, _, stuck = stack[-1]
-            child = None
+            child: tuple[int, str, set[str]] | None = None
             try:
                 with os.scandir(fd) as entries:
                     for entry in entries:

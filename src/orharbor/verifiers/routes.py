@@ -12,9 +12,9 @@ from orharbor.verifiers.strict import Infeasible, require_dict, require_int, req
 
 def read_routes(solution: object, n_customers: int) -> list[list[int]]:
     """The non-empty routes of ``solution``, checked to visit every customer exactly once."""
-    require_dict(solution, "solution", ("routes",))
+    solution = require_dict(solution, "solution", ("routes",))
     routes = require_list(solution["routes"], "solution.routes")
-    seen = [None] * (n_customers + 1)
+    seen: list[str | None] = [None] * (n_customers + 1)
     kept = []
     for r, route in enumerate(routes):
         require_list(route, f"solution.routes[{r}]")

@@ -82,8 +82,8 @@ def load(path: str, max_bytes: int = MAX_BYTES) -> object:
     return parse_strict(read_regular_file(path, max_bytes), os.path.basename(path))
 
 
-def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
-    result: dict = {}
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    result: dict[str, object] = {}
     for key, value in pairs:
         if key in result:
             raise BadOutput(f"duplicate key {key[:40]!r} in JSON object")

@@ -41,6 +41,7 @@ def score_level1(
     max_bytes: int = safe_json.MAX_BYTES,
 ) -> tuple[float, dict]:
     """Reward of the solution file at ``solution_path``."""
+    details: dict
     try:
         solution = safe_json.load(solution_path, max_bytes)
     except safe_json.BadOutput as exc:

@@ -19,7 +19,7 @@ class Infeasible(ValueError):
     """The solution breaks a rule of the problem or has the wrong shape."""
 
 
-def require_dict(value: Any, where: str, keys: tuple[str, ...]) -> dict:
+def require_dict(value: Any, where: str, keys: tuple[str, ...]) -> dict[Any, Any]:
     """``value`` must be a JSON object holding exactly ``keys``."""
     if not isinstance(value, dict):
         raise Infeasible(f"{where}: expected a JSON object, got {type_name(value)}")
@@ -32,7 +32,7 @@ def require_dict(value: Any, where: str, keys: tuple[str, ...]) -> dict:
     return value
 
 
-def require_list(value: Any, where: str, length: int | None = None) -> list:
+def require_list(value: Any, where: str, length: int | None = None) -> list[Any]:
     """``value`` must be a JSON array, of ``length`` items when given."""
     if not isinstance(value, list):
         raise Infeasible(f"{where}: expected a list, got {type_name(value)}")

@@ -223,7 +223,8 @@ def parse(data: dict) -> Instance:
     net = data.get("network") or {}
     if not isinstance(net, dict):
         raise DataError("network: expected an object")
-    sub_edges, trans_edges = [], []
+    sub_edges: list[tuple] = []
+    trans_edges: list[tuple] = []
     for key, names, out in (("sub_edges", products, sub_edges), ("trans_edges", locations, trans_edges)):
         for i, edge in enumerate(net.get(key) or []):
             if not (isinstance(edge, list) and len(edge) == 2 and all(e in names for e in edge)):
@@ -389,8 +390,8 @@ def build(inst: Instance) -> Built:
     built = Built(model=m, order_keys=keys, ints=dict(z) if z else dict(n))
     owner = built.owner
     for table in (Q, I, y, W, L):
-        for key, v in table.items():
-            owner[v] = ((key[0], key[1]),)
+        for item_key, v in table.items():
+            owner[v] = ((item_key[0], item_key[1]),)
     for (p, a, b, t), v in X.items():
         owner[v] = ((p, a), (p, b))
     for (a, b, l, t), v in S.items():
@@ -424,7 +425,7 @@ def _strengthen(inst: Instance, m, Q, z, n, I, y, L, S, owner: dict) -> None:
     buy_nonneg = all(inst.c_buy[p] >= 0 for p in P) and inst.c_fixed >= 0      # budget bound
     use_nonneg = all(inst.cold_use[p] >= 0 for p in P)                           # storage bound
     feeds = {p: [a for (a, b) in inst.sub_edges if b == p] for p in P}
-    split = {}   # (pf, p, l, s) -> parts of p's cohort sales that serve pf's demand
+    split: dict[tuple, list] = {}   # (pf, p, l, s) -> parts of p's cohort sales that serve pf's demand
 
     def sellable(p, l, s):
         return inst.demand[p, l, s] + sum(inst.demand[a, l, s] for a in feeds[p])
@@ -546,6 +547,18 @@ class _Run:
     objective: float | None
     bound: float | None
     values: dict | None
+
+    @property
+    def plan_objective(self) -> float:
+        """The objective of a run that found a plan (its ``values``): every run fix-and-optimize keeps as best."""
+        assert self.objective is not None, "the run found no plan"
+        return self.objective
+
+    @property
+    def plan_values(self) -> dict:
+        """The values of a run that found a plan, as ``plan_objective``."""
+        assert self.values is not None, "the run found no plan"
+        return self.values
 
 
 def _highs(built: Built, time_limit_s: float, rel_gap: float, hint: dict | None = None,
@@ -673,7 +686,7 @@ def solve(data: dict, time_limit_s: float = DEFAULT_TIME_LIMIT_S, *, rel_gap: fl
     if log:
         print(f"first: {first.objective}, ordering nothing: {none.objective} at {time.monotonic() - start:.1f}s",
               file=sys.stderr)
-    if none.values is not None and (best is None or none.objective < best.objective):
+    if none.values is not None and (best is None or none.plan_objective < best.plan_objective):
         best = none
     if best is None:           # no plan yet: branch and bound for the time left
         last = _highs(built, left(), rel_gap)
@@ -692,7 +705,7 @@ def solve(data: dict, time_limit_s: float = DEFAULT_TIME_LIMIT_S, *, rel_gap: fl
     while left() > reserve + 0.5:
         families, local = phases[phase]
         improved = _improve(built, families, local, best, lambda: left() - reserve, sub_limit_s, log, start)
-        round_improved = round_improved or improved.objective < best.objective
+        round_improved = round_improved or improved.plan_objective < best.plan_objective
         best = improved
         phase = (phase + 1) % len(phases)
         if phase == 0:
@@ -703,7 +716,7 @@ def solve(data: dict, time_limit_s: float = DEFAULT_TIME_LIMIT_S, *, rel_gap: fl
     if log:
         print(f"fix-and-optimize: {best.objective:.2f} at {time.monotonic() - start:.1f}s", file=sys.stderr)
     final = _highs(built, left(), rel_gap, hint=best.values)
-    if not (final.status == "OPTIMAL" or (final.objective is not None and final.objective <= best.objective)):
+    if not (final.status == "OPTIMAL" or (final.objective is not None and final.objective <= best.plan_objective)):
         # the incumbent stands; whatever status its own (restricted) solve had, the full model stopped
         final = _Run("TIME_LIMIT", best.objective, final.bound, best.values)
     return _answer(_within_gap(final, [first.bound, final.bound], optimal_gap))
@@ -737,7 +750,7 @@ def _improve(built: Built, families: list, local: bool, best: _Run, left, sub_li
 
 
 def _better(run: _Run, best: _Run) -> bool:
-    return run.objective is not None and run.objective < best.objective - 1e-7 * max(1.0, abs(best.objective))
+    return run.objective is not None and run.objective < best.plan_objective - 1e-7 * max(1.0, abs(best.plan_objective))
 
 
 def _within_gap(run: _Run, bounds: list, optimal_gap: float) -> _Run:
@@ -760,14 +773,14 @@ def _fixed(built: Built, chosen, incumbent: _Run | None, time_limit_s: float, lo
         if chosen(key):
             v.lower_bound, v.upper_bound = 0.0, built.upper[v]
         else:
-            v.lower_bound = v.upper_bound = float(round(incumbent.values[v])) if incumbent else 0.0
+            v.lower_bound = v.upper_bound = float(round(incumbent.plan_values[v])) if incumbent else 0.0
     pinned = []
     if local and incumbent is not None:
         free = {key[:2] for key in built.ints if chosen(key)}
         for v, items in built.owner.items():
             if not all(item in free for item in items):
                 lb, ub = built.bounds[v]
-                v.lower_bound = v.upper_bound = min(max(incumbent.values[v], lb), ub)
+                v.lower_bound = v.upper_bound = min(max(incumbent.plan_values[v], lb), ub)
                 pinned.append(v)
     try:
         return _highs(built, time_limit_s, 1e-6, hint=incumbent.values if incumbent else None,

@@ -52,12 +52,14 @@ def archetype(prompt_or_scenario_id: str) -> str:
         return match.group(1)
     for line in (_ARCHETYPE_LINE, _SCENARIO_LINE):
         found = line.search(text)
-        if found and _ARCHETYPE.match(found.group(1)):
-            return _ARCHETYPE.match(found.group(1)).group(1)
+        if found and (archetype_match := _ARCHETYPE.match(found.group(1))):
+            return archetype_match.group(1)
     raise ValueError(f"no RetailOpt archetype (retail_f<n>_<name>[_v<k>]) in {text[:60]!r}: "
                      "expected a scenario id, or a prompt with an 'Archetype:' or 'Scenario ID:' line")
 
 
 def family(prompt_or_scenario_id: str) -> str:
     """The family of a scenario: ``F6`` for ``retail_f6_pack_size_integer_v0`` (or its prompt)."""
-    return "F" + _ARCHETYPE.match(archetype(prompt_or_scenario_id)).group(2)
+    found = _ARCHETYPE.match(archetype(prompt_or_scenario_id))
+    assert found is not None  # archetype() returns a name _ARCHETYPE matched
+    return "F" + found.group(2)

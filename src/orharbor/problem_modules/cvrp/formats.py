@@ -123,6 +123,7 @@ def parse(text: str, name: str = "<text>") -> dict:
         if not line.strip():
             break
         m = _ROW.match(line)
+        assert m is not None  # _ROW matches every line that is not blank
         keyword = m.group(2).upper()
         if keyword == "EOF":
             eof = True
@@ -155,6 +156,7 @@ def parse(text: str, name: str = "<text>") -> dict:
                 if len(tokens) != 1 or not is_int(tokens[0]) or int(tokens[0]) != expected:
                     got = lines[pos].strip()[:40]
                     raise err(pos + 1, f"expected {what} (only node 1 may be the depot), got {got!r}")
+                assert m2 is not None  # _ROW matches the line: it holds one token
                 styles.append((m2.group(1), " ", m2.group(3)))
                 pos += 1
         elif keyword == "EDGE_WEIGHT_SECTION":

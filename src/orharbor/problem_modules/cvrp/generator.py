@@ -57,7 +57,7 @@ def _point(rng: random.Random) -> tuple[int, int]:
 
 def _clustered(rng: random.Random, count: int, seeds: list[tuple[int, int]], taken: set) -> list[tuple[int, int]]:
     """``count`` points attracted to ``seeds`` by rejection sampling."""
-    out = []
+    out: list[tuple[int, int]] = []
     while len(out) < count:
         x, y = _point(rng)
         if (x, y) in taken:
@@ -70,7 +70,7 @@ def _clustered(rng: random.Random, count: int, seeds: list[tuple[int, int]], tak
 
 
 def _uniform(rng: random.Random, count: int, taken: set) -> list[tuple[int, int]]:
-    out = []
+    out: list[tuple[int, int]] = []
     while len(out) < count:
         pt = _point(rng)
         if pt not in taken:

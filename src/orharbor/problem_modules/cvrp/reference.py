@@ -90,7 +90,7 @@ def reference(instance: dict, *, time_limit_s: float, workers: int = 1, seed: in
 
     meta = {
         "solver": "ortools-routing",
-        "version": ortools.__version__,
+        "version": ortools.__version__,  # type: ignore[attr-defined]  # ortools' stubs leave out __version__
         "first_solution_strategy": "PATH_CHEAPEST_ARC",
         "metaheuristic": "GUIDED_LOCAL_SEARCH",
         "started_from": start_point.origin,

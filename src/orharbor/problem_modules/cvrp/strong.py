@@ -32,8 +32,8 @@ def problem_data(instance: dict):
         clients=[pyvrp.Client(i, delivery=[int(demands[i])]) for i in range(1, n + 1)],
         depots=[pyvrp.Depot(0)],
         vehicle_types=[pyvrp.VehicleType(n, capacity=[int(instance["capacity"])])],
-        distance_matrices=[distances],
-        duration_matrices=[np.zeros_like(distances)],
+        distance_matrices=[distances],  # type: ignore[list-item]  # pyvrp's stub types an array's shape as int
+        duration_matrices=[np.zeros_like(distances)],  # type: ignore[list-item]  # as above
     )
 
 

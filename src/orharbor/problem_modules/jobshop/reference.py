@@ -40,6 +40,7 @@ def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 
     own = dispatch(instance, round_robin(instance))
     own_start = warm_start.Start(own, evaluate(instance, own), "round-robin dispatch")
     start = warm_start.choose(instance, evaluate, own_start, hint)
+    assert isinstance(start.objective, int)  # evaluate's makespan, for our start and a given one alike
     hint_starts = start.solution["starts"]
     horizon = max(sum(sum(row) for row in durations), start.objective)  # a given schedule may idle
 

@@ -43,6 +43,7 @@ def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 
     capacities, successors = instance["capacities"], instance["successors"]
     own = baseline(instance)
     start = warm_start.choose(instance, evaluate, warm_start.Start(own, evaluate(instance, own), "baseline"), hint)
+    assert isinstance(start.objective, int)  # evaluate's makespan, for our start and a given one alike
     hint_starts = start.solution["starts"]
     horizon = max(sum(durations), start.objective)
 

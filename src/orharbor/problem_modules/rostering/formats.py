@@ -26,6 +26,8 @@ in another order) is read all the same and written canonically.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..textfile import Lines, check_format, is_int, reader, split_lines, with_newline
 
 FORMATS = ("schedulingbenchmarks",)
@@ -191,7 +193,7 @@ def _staff(lines: Lines, rows, shift_ids: list[str]) -> list[dict]:
         missing = [s for s in shift_ids if s not in max_shifts]
         if missing:
             raise lines.error(lineno, f"employee {eid}: MaxShifts gives no maximum for shift {missing[0]}")
-        member = {"id": eid, "max_shifts": {s: max_shifts[s] for s in shift_ids}}
+        member: dict[str, Any] = {"id": eid, "max_shifts": {s: max_shifts[s] for s in shift_ids}}
         for key, token in zip(STAFF_FIELDS, fields[2:]):
             member[key] = _int(lines, lineno, token, f"{key} of employee {eid}")
         member["days_off"] = []

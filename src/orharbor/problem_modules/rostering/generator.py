@@ -80,7 +80,9 @@ def parse_size(size: str) -> tuple[int, int, int]:
     """``"d14e8s1"`` -> (14, 8, 1); only the sizes of :data:`SIZES`."""
     if not isinstance(size, str) or size not in SIZES:
         raise ValueError(f"unknown rostering size {size!r}; valid sizes: {', '.join(SIZES)}")
-    days, staff, shifts = re.fullmatch(r"d(\d+)e(\d+)s(\d+)", size).groups()
+    found = re.fullmatch(r"d(\d+)e(\d+)s(\d+)", size)
+    assert found is not None  # every name of SIZES has this form
+    days, staff, shifts = found.groups()
     return int(days), int(staff), int(shifts)
 
 
@@ -248,6 +250,7 @@ def _line(rng, days: int, member: dict, allowed: list[str], target: float) -> li
         if not types:
             d += 1  # no block fits here: one more day off
             continue
+        assert end is not None  # types is empty unless a block's end was found
         used = touched
         shift = rng.choice(types)
         left[shift] -= end - d

@@ -63,11 +63,11 @@ def add_employee(model, instance: dict, e: int, x: dict, work: dict, weekend: di
             model.add(sum(days) <= staff["max_shifts"][s])
     model.add_linear_constraint(sum(m * v for m, v in mine), staff["min_total_minutes"], staff["max_total_minutes"])
     _sequences(model, [work[e, d] for d in range(horizon)], staff)
-    for w, days in enumerate(weekends(horizon)):
+    for w, weekend_days in enumerate(weekends(horizon)):
         weekend[e, w] = model.new_bool_var(f"weekend_{e}_{w}")
-        for d in days:
+        for d in weekend_days:
             model.add_implication(work[e, d], weekend[e, w])
-        model.add(weekend[e, w] <= sum(work[e, d] for d in days))
+        model.add(weekend[e, w] <= sum(work[e, d] for d in weekend_days))
     model.add(sum(weekend[e, w] for w in range(len(weekends(horizon)))) <= staff["max_weekends"])
 
 

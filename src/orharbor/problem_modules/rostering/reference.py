@@ -71,7 +71,8 @@ def improve(instance: dict, rows: list[list[str]], deadline: float, workers: int
     rng = random.Random(seed)
     n = len(instance["staff"])
     best = penalty(instance, rows)
-    size, stale, steps, order = 1, 0, 0, []
+    order: list[int] = []
+    size, stale, steps = 1, 0, 0
     while deadline - time.perf_counter() > LNS_MIN_STEP_S:
         if len(order) < size:
             order = list(range(n))
@@ -124,7 +125,8 @@ def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 
     base = baseline(instance)
     start = warm_start.choose(instance, evaluate, warm_start.Start(base, evaluate(instance, base), "baseline"), hint)
     rows = [start.solution["roster"][e] for e in ids]
-    meta = {"solver": "ortools-cp-sat", "version": ortools.__version__, "time_limit_s": time_limit_s,
+    meta = {"solver": "ortools-cp-sat", "version": ortools.__version__,  # type: ignore[attr-defined]  # stubs lack it
+            "time_limit_s": time_limit_s,
             "workers": workers, "seed": seed, "hint": start.record()}
     status, bound = "FEASIBLE", 0
     size = sum(sum(1 for m in staff["max_shifts"].values() if m) for staff in instance["staff"]) * instance["horizon"]
@@ -145,6 +147,7 @@ def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 
     if status != "OPTIMAL":
         rows, meta["lns_steps"] = improve(instance, rows, deadline, workers, seed)
     solution = {"roster": dict(zip(ids, rows))}
+    objective: int | float
     try:
         objective = evaluate(instance, solution)
     except ValueError as exc:  # never expected; never hand back an infeasible answer

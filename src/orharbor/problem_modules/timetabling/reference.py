@@ -36,9 +36,13 @@ from __future__ import annotations
 
 import math
 import time
+from typing import TYPE_CHECKING
 
 from .baseline import baseline, periods_model
 from .verify import WEIGHTS, evaluate
+
+if TYPE_CHECKING:  # for annotations only: reference() imports it when it runs
+    from ortools.sat.python import cp_model
 
 #: Rooms offered to each course: its best-fitting ones (plus those of the hint).
 #: With one worker at 10 s, 3 gave 213, 31, 38 on c90 seed 0 and c130 seeds 0
@@ -195,7 +199,7 @@ def _soft_layer(model, x: dict, instance: dict, candidates: list[list[int]]):
     courses, rooms = instance["courses"], instance["rooms"]
     z: dict[tuple[int, int, int], object] = {}
     y = {(ci, r): model.new_bool_var(f"y_{ci}_{r}") for ci in range(len(courses)) for r in candidates[ci]}
-    worked: dict[tuple[int, int], object] = {}
+    worked: dict[tuple[int, int], cp_model.IntVar] = {}
     shortfall: dict[int, object] = {}
     isolated: dict[tuple[int, int], object] = {}
     terms = []

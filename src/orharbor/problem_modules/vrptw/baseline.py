@@ -96,7 +96,7 @@ def construct(instance: dict, order) -> dict:
 def total(instance: dict, solution: dict) -> float:
     """Total distance of trusted routes (no checks)."""
     coords = instance["coords"]
-    legs = []
+    legs: list[float] = []
     for route in solution["routes"]:
         stops = [0, *route, 0]
         legs.extend(distance(coords, a, b) for a, b in zip(stops, stops[1:]))

@@ -59,7 +59,7 @@ def parse(text: str, name: str = "<text>", stem: str | None = None) -> dict:
     lineno, line = lines.nonblank("the customer column header")
     if not line.split()[:2] == ["CUST", "NO."]:
         raise lines.error(lineno, f"expected the column header 'CUST NO. XCOORD. ...', got {line.strip()[:40]!r}")
-    rows = []
+    rows: list[list[int]] = []
     while lines.pos < len(lines.lines):
         lineno, line = lines.next("a node row")
         if not line.strip():

@@ -114,7 +114,7 @@ def reference(instance: dict, *, time_limit_s: float, workers: int = 1, seed: in
 
     meta = {
         "solver": "ortools-routing",
-        "version": ortools.__version__,
+        "version": ortools.__version__,  # type: ignore[attr-defined]  # ortools' stubs leave out __version__
         "time_limit_s": time_limit_s,
         "workers": 1,
         "seed": seed,

@@ -70,7 +70,7 @@ def problem_data(instance: dict):
         clients=clients,
         depots=[pyvrp.Depot(0, tw_early=start, tw_late=horizon)],
         vehicle_types=[pyvrp.VehicleType(n, capacity=[int(instance["capacity"])], tw_early=start, tw_late=horizon)],
-        distance_matrices=[distances],
+        distance_matrices=[distances],  # type: ignore[list-item]  # pyvrp's stub types an array's shape as int
         duration_matrices=[travel_times(instance)],
     )
 
