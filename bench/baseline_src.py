@@ -14,8 +14,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 def unpack(commit: str, target: Path) -> Path:
     """``src/`` of ``commit`` under ``target``, from git's object store."""
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", commit, "src"],
-                             check=True, capture_output=True).stdout
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", "--format=tar", commit, "src"], check=True, capture_output=True
+    ).stdout
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(target, filter="data")
     return target / "src"

@@ -60,8 +60,12 @@ def dask_overhead(rows: int, workers: int) -> tuple[float, float]:
     plan = BuildPlan("jobshop", ("6x6",), 1, rows, 1.0)
     with tempfile.TemporaryDirectory() as d:
         local = timed_build(plan, LocalPool(workers), Path(d))
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, resources={"cores": 1},
-                      dashboard_address=None) as cluster, tempfile.TemporaryDirectory() as d:
+    with (
+        LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, resources={"cores": 1}, dashboard_address=None
+        ) as cluster,
+        tempfile.TemporaryDirectory() as d,
+    ):
         dask = timed_build(plan, DaskPool(cluster.scheduler_address), Path(d))
     return local, dask
 
@@ -124,10 +128,26 @@ def interrupt_latency(count: int, workers: int) -> list[float]:
     with tempfile.TemporaryDirectory() as d:
         for i in range(count):
             out = Path(d) / f"rows-{i}.jsonl"
-            process = subprocess.Popen([orharbor, "build-dataset", "--problem", "jobshop", "--sizes", "10x10",
-                                        "--num-rows", "40", "--reference-time-limit", "5", "--workers",
-                                        str(workers), "--out", str(out)],
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            process = subprocess.Popen(
+                [
+                    orharbor,
+                    "build-dataset",
+                    "--problem",
+                    "jobshop",
+                    "--sizes",
+                    "10x10",
+                    "--num-rows",
+                    "40",
+                    "--reference-time-limit",
+                    "5",
+                    "--workers",
+                    str(workers),
+                    "--out",
+                    str(out),
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             time.sleep(rng.uniform(0.5, 4.0))
             sent = time.monotonic()
             process.send_signal(signal.SIGINT)

@@ -52,8 +52,10 @@ def main() -> None:
     from orharbor.exporter import ExportOptions, export_dataset
 
     rows = [r for p in shipped_datasets() for r in read_rows(p) if args.problem in (None, r["problem"])]
-    print(f"check on {len(rows)} shipped rows, -j {args.workers}{', with attacks' if args.attacks else ''}; "
-          f"baseline: the replay of {args.baseline}")
+    print(
+        f"check on {len(rows)} shipped rows, -j {args.workers}{', with attacks' if args.attacks else ''}; "
+        f"baseline: the replay of {args.baseline}"
+    )
     print(f"{'mode':<9} {'tasks':>5} {'passed (replay/harbor)':>23} {'replay s':>9} {'harbor s':>9} {'ratio':>6}")
     with tempfile.TemporaryDirectory(prefix="orharbor-bench-") as scratch:
         old_src = unpack(args.baseline, Path(scratch) / "baseline")
@@ -63,8 +65,10 @@ def main() -> None:
             old = timed_check(old_src, tasks, args.workers, args.attacks)
             new = timed_check(REPO / "src", tasks, args.workers, args.attacks)
             passed = f"{old['passed']}/{new['passed']}"
-            print(f"{mode:<9} {new['tasks']:>5} {passed:>23} {old['seconds']:>9.1f} {new['seconds']:>9.1f} "
-                  f"{new['seconds'] / old['seconds']:>6.2f}")
+            print(
+                f"{mode:<9} {new['tasks']:>5} {passed:>23} {old['seconds']:>9.1f} {new['seconds']:>9.1f} "
+                f"{new['seconds'] / old['seconds']:>6.2f}"
+            )
 
 
 if __name__ == "__main__":

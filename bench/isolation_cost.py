@@ -81,11 +81,15 @@ def main() -> None:
     parser.add_argument("--baseline", default=BASELINE, help="commit whose check is the baseline")
     parser.add_argument("--problem", default=None, help="only this problem class's shipped rows")
     args = parser.parse_args()
-    print(f"check of the shipped rows{' of ' + args.problem if args.problem else ''}, -j {args.workers}; "
-          f"baseline {args.baseline}, candidate this checkout")
-    print(f"{'mode':<9} {'tasks':>5} {'passed':>7} {'trials/min before/after':>24} {'ratio':>6} "
-          f"{'before s':>9} {'after s':>8} "
-          f"{'L2 verifier before/after s':>27} {'ratio':>6} {'L1 verifier before/after s':>27}")
+    print(
+        f"check of the shipped rows{' of ' + args.problem if args.problem else ''}, -j {args.workers}; "
+        f"baseline {args.baseline}, candidate this checkout"
+    )
+    print(
+        f"{'mode':<9} {'tasks':>5} {'passed':>7} {'trials/min before/after':>24} {'ratio':>6} "
+        f"{'before s':>9} {'after s':>8} "
+        f"{'L2 verifier before/after s':>27} {'ratio':>6} {'L1 verifier before/after s':>27}"
+    )
     sides: dict[str, tuple[dict, dict]] = {}
     with tempfile.TemporaryDirectory(prefix="orharbor-bench-") as scratch:
         old_src = unpack(args.baseline, Path(scratch) / "baseline")
@@ -95,10 +99,12 @@ def main() -> None:
             l2 = f"{old['verifier_l2']:.2f}/{new['verifier_l2']:.2f}"
             l1 = f"{old['verifier_l1']:.2f}/{new['verifier_l1']:.2f}"
             rates = [60 * side["trials"] / side["seconds"] for side in (old, new)]
-            print(f"{mode:<9} {new['tasks']:>5} {old['passed']:>3}/{new['passed']:<3} "
-                  f"{rates[0]:>11.1f}/{rates[1]:<12.1f} {rates[1] / rates[0]:>6.2f} {old['seconds']:>9.1f} "
-                  f"{new['seconds']:>8.1f} {l2:>27} "
-                  f"{new['verifier_l2'] / max(old['verifier_l2'], 1e-9):>6.2f} {l1:>27}")
+            print(
+                f"{mode:<9} {new['tasks']:>5} {old['passed']:>3}/{new['passed']:<3} "
+                f"{rates[0]:>11.1f}/{rates[1]:<12.1f} {rates[1] / rates[0]:>6.2f} {old['seconds']:>9.1f} "
+                f"{new['seconds']:>8.1f} {l2:>27} "
+                f"{new['verifier_l2'] / max(old['verifier_l2'], 1e-9):>6.2f} {l1:>27}"
+            )
             sides[mode] = (old, new)
         print("\nmean seconds per trial, phase by phase (Harbor's own timings in each trial's result.json)")
         print(f"{'mode':<9} {'phase':<18} {'before':>8} {'after':>8} {'ratio':>6}")

@@ -33,10 +33,19 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict
 from pathlib import Path
 
-from orharbor.benchmark.ladder import (POLICIES, LadderError, aggregate, algorithm_tasks, applicable, program,
-                                      run_policy, table)
+from orharbor.benchmark.ladder import (
+    POLICIES,
+    LadderError,
+    aggregate,
+    algorithm_tasks,
+    applicable,
+    program,
+    run_policy,
+    table,
+)
 from orharbor.check.output import columns
 from orharbor.task_toml import read_task_toml
+
 
 def markdown(cells: list[list[str]]) -> str:
     lines = ["| " + " | ".join(cells[0]) + " |", "|" + "---|" * len(cells[0])]
@@ -46,10 +55,16 @@ def markdown(cells: list[list[str]]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("tasks", type=Path, nargs="?")
-    parser.add_argument("--program", metavar="CLASS/POLICY",
-                        help="print one ladder program as a standalone solve.py (e.g. jobshop/search) and exit")
-    parser.add_argument("--built", metavar="RELEASE",
-                        help="print the ladder a built release recorded (a folder or a shipped name) and exit")
+    parser.add_argument(
+        "--program",
+        metavar="CLASS/POLICY",
+        help="print one ladder program as a standalone solve.py (e.g. jobshop/search) and exit",
+    )
+    parser.add_argument(
+        "--built",
+        metavar="RELEASE",
+        help="print the ladder a built release recorded (a folder or a shipped name) and exit",
+    )
     parser.add_argument("--budget", type=float, default=10.0, help="seconds of the search and ortools rungs")
     parser.add_argument("-j", "--jobs", type=int, default=2)
     parser.add_argument("--policies", default=",".join(POLICIES))
@@ -86,16 +101,25 @@ def main() -> int:
         for done, future in enumerate(as_completed(futures), 1):
             result = future.result()
             results.append(result)
-            print(f"[{done}/{len(jobs)}] {result.task} {result.policy}: {result.reward:+.3f}"
-                  + (f" ({result.error})" if result.error else ""), file=sys.stderr, flush=True)
+            print(
+                f"[{done}/{len(jobs)}] {result.task} {result.policy}: {result.reward:+.3f}"
+                + (f" ({result.error})" if result.error else ""),
+                file=sys.stderr,
+                flush=True,
+            )
     rows = aggregate(results, policies)
     cells = table(rows, policies)
     print(markdown(cells) if args.markdown else columns(cells))
-    print(f"\n{len(jobs)} runs on {len(tasks)} tasks in {time.monotonic() - start:.0f} s, budget {args.budget:g} s, "
-          f"{args.jobs} at a time", file=sys.stderr)
+    print(
+        f"\n{len(jobs)} runs on {len(tasks)} tasks in {time.monotonic() - start:.0f} s, budget {args.budget:g} s, "
+        f"{args.jobs} at a time",
+        file=sys.stderr,
+    )
     if args.json:
-        args.json.write_text(json.dumps({"budget_s": args.budget, "rows": rows,
-                                         "results": [asdict(r) for r in results]}, indent=1) + "\n")
+        args.json.write_text(
+            json.dumps({"budget_s": args.budget, "rows": rows, "results": [asdict(r) for r in results]}, indent=1)
+            + "\n"
+        )
     return 0
 
 

@@ -42,7 +42,7 @@ def gaps(new: Path, old: Path | None) -> list[tuple[str, int, float | None, int,
             now.append((reference - known) / known)
             if key in before:
                 then.append((before[key] - known) / known)
-        mean = (lambda xs: sum(xs) / len(xs) if xs else None)
+        mean = lambda xs: sum(xs) / len(xs) if xs else None
         table.append((path.stem, len(now), mean(now), len(then), mean(then)))
     return table
 
@@ -56,9 +56,11 @@ def main() -> int:
         if release is not None and not any(release.glob("*.jsonl")):
             print(f"{release}: no parts (*.jsonl) there", file=sys.stderr)
             return 1
-    pct = (lambda x: "-" if x is None else f"{100 * x:.2f}%")
-    print(f"| part | instances | {args.new.name} reference gap |"
-          + (f" shared | {args.old.name} reference gap |" if args.old else ""))
+    pct = lambda x: "-" if x is None else f"{100 * x:.2f}%"
+    print(
+        f"| part | instances | {args.new.name} reference gap |"
+        + (f" shared | {args.old.name} reference gap |" if args.old else "")
+    )
     print("|---|---|---|" + ("---|---|" if args.old else ""))
     for part, n, now, shared, then in gaps(args.new, args.old):
         print(f"| {part} | {n} | {pct(now)} |" + (f" {shared} | {pct(then)} |" if args.old else ""))

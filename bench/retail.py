@@ -50,8 +50,11 @@ def main() -> int:
     kind.add_argument("--integer", action="store_true", help="only scenarios with integer orders")
     kind.add_argument("--lp", action="store_true", help="only scenarios without integer orders")
     parser.add_argument("--variants", default="", help="comma-separated seeds: variants of the integer v0 rows")
-    parser.add_argument("--reference-limit", type=float,
-                        help="with --variants: first solve each variant this long, and grade against that plan")
+    parser.add_argument(
+        "--reference-limit",
+        type=float,
+        help="with --variants: first solve each variant this long, and grade against that plan",
+    )
     args = parser.parse_args()
 
     try:
@@ -61,12 +64,23 @@ def main() -> int:
         return 2
     if args.variants:
         seeds = [int(s) for s in args.variants.split(",")]
-        rows = [{**r, "scenario_id": f"{r['scenario_id'][:-3]}_s{seed}", "reference_objective": None,
-                 "data": retailopt.perturb(r["data"], seed)}
-                for r in rows if r["scenario_id"].endswith("_v0") and retailopt.integer_orders(r["data"])
-                for seed in seeds]
-    rows = [r for r in rows if not (args.integer and not retailopt.integer_orders(r["data"]))
-            and not (args.lp and retailopt.integer_orders(r["data"]))]
+        rows = [
+            {
+                **r,
+                "scenario_id": f"{r['scenario_id'][:-3]}_s{seed}",
+                "reference_objective": None,
+                "data": retailopt.perturb(r["data"], seed),
+            }
+            for r in rows
+            if r["scenario_id"].endswith("_v0") and retailopt.integer_orders(r["data"])
+            for seed in seeds
+        ]
+    rows = [
+        r
+        for r in rows
+        if not (args.integer and not retailopt.integer_orders(r["data"]))
+        and not (args.lp and retailopt.integer_orders(r["data"]))
+    ]
     if not rows:
         print("no scenarios to run", file=sys.stderr)
         return 1
@@ -77,8 +91,11 @@ def main() -> int:
     for row in rows:
         if args.reference_limit:
             long = retail_model.solve(row["data"], args.reference_limit)
-            row = {**row, "reference_status": "OPTIMAL" if long["objective"] is not None else long["status"],
-                   "reference_objective": long["objective"]}
+            row = {
+                **row,
+                "reference_status": "OPTIMAL" if long["objective"] is not None else long["status"],
+                "reference_objective": long["objective"],
+            }
         result, wall, cpu = solve(row["data"], args.time_limit)
         expected = retailopt.expected_answer(row)
         objective, reference = result["objective"], row["reference_objective"]
@@ -93,12 +110,18 @@ def main() -> int:
             diff = f"{100 * (objective - reference) / abs(reference):+.3f}%"
         within_count += ok
         proven += result["status"] == "OPTIMAL"
-        print(f"{row['scenario_id']:44s} {result['status']:10s} "
-              f"{'' if objective is None else f'{objective:13.2f}':>13s} "
-              f"{'' if reference is None else f'{reference:13.2f}':>13s} {diff:>8s}  {'yes' if ok else 'NO ':3s} "
-              f"{wall:5.1f} {cpu:5.1f}", flush=True)
-    what = "proven within 1% of the optimum" if args.variants and not args.reference_limit \
+        print(
+            f"{row['scenario_id']:44s} {result['status']:10s} "
+            f"{'' if objective is None else f'{objective:13.2f}':>13s} "
+            f"{'' if reference is None else f'{reference:13.2f}':>13s} {diff:>8s}  {'yes' if ok else 'NO ':3s} "
+            f"{wall:5.1f} {cpu:5.1f}",
+            flush=True,
+        )
+    what = (
+        "proven within 1% of the optimum"
+        if args.variants and not args.reference_limit
         else "within the graded tolerance"
+    )
     print(f"\n{within_count} of {len(rows)} {what}; {proven} reported OPTIMAL; time limit {args.time_limit:g} s")
     return 0
 

@@ -59,6 +59,7 @@ PHASES = ("env start", "agent setup", "agent run", "handoff", "verifier", "stop"
 
 # ---------------------------------------------------------------- pure parts (tests/test_bench_rollouts.py)
 
+
 def _when(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value) if value else None
 
@@ -86,10 +87,15 @@ def phase_seconds(result: dict) -> dict[str, float | None]:
     verify_start, verify_end = _span(result.get("verifier"))
     started, finished = _when(result.get("started_at")), _when(result.get("finished_at"))
     ends = [end for end in (env_end, setup_end, run_end, verify_end) if end]
-    return {"env start": _seconds(env_start, env_end), "agent setup": _seconds(setup_start, setup_end),
-            "agent run": _seconds(run_start, run_end), "handoff": _seconds(run_end, verify_start),
-            "verifier": _seconds(verify_start, verify_end),
-            "stop": _seconds(max(ends), finished) if ends else None, "total": _seconds(started, finished)}
+    return {
+        "env start": _seconds(env_start, env_end),
+        "agent setup": _seconds(setup_start, setup_end),
+        "agent run": _seconds(run_start, run_end),
+        "handoff": _seconds(run_end, verify_start),
+        "verifier": _seconds(verify_start, verify_end),
+        "stop": _seconds(max(ends), finished) if ends else None,
+        "total": _seconds(started, finished),
+    }
 
 
 def median_p90(values: list[float]) -> tuple[float, float] | None:
@@ -141,8 +147,10 @@ def _ratio(value: float | None, base: float | None) -> str:
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    return "\n".join("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
-                     for row in [header, *rows])
+    return "\n".join(
+        "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+        for row in [header, *rows]
+    )
 
 
 def render(runs: list[EnvRun]) -> str:
@@ -156,21 +164,43 @@ def render(runs: list[EnvRun]) -> str:
             phase_rows.append([run.name, *["-"] * len(PHASES)])
             continue
         total, cold_total, rate = median_p90(run.phase("total")), median_p90(run.phase("total", True)), run.per_minute
-        rows.append([run.name, f"{run.ok}/{len(run.trials)}", f"{run.seconds:.1f}",
-                     "-" if rate is None else f"{rate:.1f}", _ratio(rate, base.per_minute if base else None),
-                     _cell(total), _ratio(total and total[0], base_total and base_total[0]),
-                     f"{_cell(cold_total)} ({len(run.cold)})" if run.cold else "-"])
+        rows.append(
+            [
+                run.name,
+                f"{run.ok}/{len(run.trials)}",
+                f"{run.seconds:.1f}",
+                "-" if rate is None else f"{rate:.1f}",
+                _ratio(rate, base.per_minute if base else None),
+                _cell(total),
+                _ratio(total and total[0], base_total and base_total[0]),
+                f"{_cell(cold_total)} ({len(run.cold)})" if run.cold else "-",
+            ]
+        )
         phase_rows.append([run.name, *(_cell(median_p90(run.phase(p))) for p in PHASES)])
         if run.cold:
             phase_rows.append([f"{run.name} cold", *(_cell(median_p90(run.phase(p, True))) for p in PHASES)])
-    throughput = _table(["environment", "ok/trials", "wall s", "trials/min", "ratio", "trial s med/p90",
-                         "ratio", "cold trial s med/p90 (n)"], rows)
+    throughput = _table(
+        [
+            "environment",
+            "ok/trials",
+            "wall s",
+            "trials/min",
+            "ratio",
+            "trial s med/p90",
+            "ratio",
+            "cold trial s med/p90 (n)",
+        ],
+        rows,
+    )
     phases = _table(["environment", *(f"{p} s" for p in PHASES)], phase_rows)
-    return (f"{throughput}\n\nphases of the trials that scored as expected, median/p90 seconds "
-            f"(cold: the warm-up trial of each task):\n{phases}")
+    return (
+        f"{throughput}\n\nphases of the trials that scored as expected, median/p90 seconds "
+        f"(cold: the warm-up trial of each task):\n{phases}"
+    )
 
 
 # ---------------------------------------------------------------- the run
+
 
 def missing_reason(env: str, base_image: str) -> str | None:
     """Why ``env`` cannot run here (shown in its row), or None."""
@@ -180,8 +210,13 @@ def missing_reason(env: str, base_image: str) -> str | None:
         try:
             require_bwrap()
         except SandboxUnavailable:
-            return ("not installed" if shutil.which("bwrap") is None else "needs root" if os.geteuid() != 0
-                    else "cannot sandbox here")
+            return (
+                "not installed"
+                if shutil.which("bwrap") is None
+                else "needs root"
+                if os.geteuid() != 0
+                else "cannot sandbox here"
+            )
         return None
     if shutil.which("podman") is None:
         return "not installed"
@@ -200,8 +235,9 @@ def export_tasks(out: Path, problem: str, level: int, mode: str, base_image: str
     rows = [r for p in shipped_datasets() for r in read_rows(p) if r["problem"] == problem and r["level"] == level]
     if not rows:
         raise SystemExit(f"no shipped rows of {problem} at level {level}")
-    options = ExportOptions(verifier_mode=mode, base_image=base_image,
-                            verifier_network="public" if public_verifier else "no-network")
+    options = ExportOptions(
+        verifier_mode=mode, base_image=base_image, verifier_network="public" if public_verifier else "no-network"
+    )
     return export_dataset(rows, out, options)
 
 
@@ -216,8 +252,9 @@ def scripted_agent(task_dir: Path, policy: str) -> tuple[dict, float]:
     return trials[policy].agent, trials[policy].expected
 
 
-async def run_trials(tasks: list[Path], names: list[str], environment: dict, jobs: int, trials_dir: Path,
-                     policy: str, delete: bool) -> list[dict]:
+async def run_trials(
+    tasks: list[Path], names: list[str], environment: dict, jobs: int, trials_dir: Path, policy: str, delete: bool
+) -> list[dict]:
     """Each task's trial as Harbor's ``Trial.create(config).run()``, ``jobs`` at a time; their TrialResults as JSON."""
     from harbor.models.trial.config import AgentConfig, EnvironmentConfig, TaskConfig, TrialConfig
     from harbor.trial.trial import Trial
@@ -226,8 +263,13 @@ async def run_trials(tasks: list[Path], names: list[str], environment: dict, job
 
     async def one(task: Path, name: str) -> dict:
         agent, _ = scripted_agent(task, policy)
-        config = TrialConfig(task=TaskConfig(path=task.resolve()), trial_name=name, trials_dir=trials_dir,
-                             agent=AgentConfig(**agent), environment=EnvironmentConfig(delete=delete, **environment))
+        config = TrialConfig(
+            task=TaskConfig(path=task.resolve()),
+            trial_name=name,
+            trials_dir=trials_dir,
+            agent=AgentConfig(**agent),
+            environment=EnvironmentConfig(delete=delete, **environment),
+        )
         async with semaphore:
             result = await (await Trial.create(config)).run()
         return json.loads(result.model_dump_json())
@@ -237,8 +279,9 @@ async def run_trials(tasks: list[Path], names: list[str], environment: dict, job
 
 def podman_image_names() -> set[str]:
     """Names of the local podman images Harbor builds (``hb__...``), to remove those a run added."""
-    listing = subprocess.run(["podman", "images", "--format", "{{.Repository}}:{{.Tag}}"],
-                             capture_output=True, text=True)
+    listing = subprocess.run(
+        ["podman", "images", "--format", "{{.Repository}}:{{.Tag}}"], capture_output=True, text=True
+    )
     return {name for name in listing.stdout.split() if "hb__" in name}
 
 
@@ -251,12 +294,26 @@ async def measure(env: str, tasks: list[Path], args: argparse.Namespace, jobs_di
     before = podman_image_names() if env == "podman" and not args.delete else None
     trials_dir = jobs_dir / env
     try:
-        run.cold = await run_trials(tasks, [f"{t.name}__{env}__cold" for t in tasks], ENVIRONMENTS[env], args.jobs,
-                                    trials_dir, args.agent, args.delete)
+        run.cold = await run_trials(
+            tasks,
+            [f"{t.name}__{env}__cold" for t in tasks],
+            ENVIRONMENTS[env],
+            args.jobs,
+            trials_dir,
+            args.agent,
+            args.delete,
+        )
         chosen = [tasks[i % len(tasks)] for i in range(args.trials)]
         start = time.monotonic()
-        run.trials = await run_trials(chosen, [f"{t.name}__{env}__{i}" for i, t in enumerate(chosen)],
-                                      ENVIRONMENTS[env], args.jobs, trials_dir, args.agent, args.delete)
+        run.trials = await run_trials(
+            chosen,
+            [f"{t.name}__{env}__{i}" for i, t in enumerate(chosen)],
+            ENVIRONMENTS[env],
+            args.jobs,
+            trials_dir,
+            args.agent,
+            args.delete,
+        )
         run.seconds = time.monotonic() - start
         print(f"{env}: {len(run.cold)} warm-up and {len(run.trials)} measured trials done", flush=True)
     finally:
@@ -287,17 +344,33 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-N", "--trials", type=int, default=8, help="measured trials per environment")
     parser.add_argument("-n", "--jobs", type=int, default=2, help="trials at once")
-    parser.add_argument("--env", nargs="+", choices=list(ENVIRONMENTS), default=list(ENVIRONMENTS),
-                        help="environments, the first is the baseline of the ratios")
+    parser.add_argument(
+        "--env",
+        nargs="+",
+        choices=list(ENVIRONMENTS),
+        default=list(ENVIRONMENTS),
+        help="environments, the first is the baseline of the ratios",
+    )
     parser.add_argument("--problem", default="jobshop", help="problem class of the shipped rows")
     parser.add_argument("--level", type=int, choices=(1, 2), default=1)
     parser.add_argument("--verifier-mode", choices=("separate", "shared"), default="separate")
-    parser.add_argument("--agent", choices=("oracle", "naive", "nothing"), default="oracle",
-                        help="scripted agent: Harbor's oracle, orharbor's naive answer, Harbor's nop")
-    parser.add_argument("--base-image", default=None, help="base image of the exported Dockerfiles "
-                        "(podman needs it locally; default: the exporter's)")
-    parser.add_argument("--delete", action="store_true", help="Harbor's default: remove a trial's images at its "
-                        "stop (every podman trial builds again from the layer cache)")
+    parser.add_argument(
+        "--agent",
+        choices=("oracle", "naive", "nothing"),
+        default="oracle",
+        help="scripted agent: Harbor's oracle, orharbor's naive answer, Harbor's nop",
+    )
+    parser.add_argument(
+        "--base-image",
+        default=None,
+        help="base image of the exported Dockerfiles (podman needs it locally; default: the exporter's)",
+    )
+    parser.add_argument(
+        "--delete",
+        action="store_true",
+        help="Harbor's default: remove a trial's images at its "
+        "stop (every podman trial builds again from the layer cache)",
+    )
     parser.add_argument("--jobs-dir", type=Path, default=None, help="keep Harbor's trial folders here")
     args = parser.parse_args()
     if args.trials < 1 or args.jobs < 1:
@@ -313,15 +386,19 @@ def main() -> None:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"  # podman-compose
     public = "podman" in args.env
-    offline = (" (network public: podman cannot take it offline here)"
-               if public and args.verifier_mode == "separate" else "")
-    print(f"{args.trials} {args.agent} trials per environment, -n {args.jobs}, after one warm-up trial per task; "
-          f"{args.problem} level {args.level}, {args.verifier_mode} verifier{offline}"
-          f"; podman images {'removed at each trial' if args.delete else 'kept while the run lasts'}")
+    offline = (
+        " (network public: podman cannot take it offline here)" if public and args.verifier_mode == "separate" else ""
+    )
+    print(
+        f"{args.trials} {args.agent} trials per environment, -n {args.jobs}, after one warm-up trial per task; "
+        f"{args.problem} level {args.level}, {args.verifier_mode} verifier{offline}"
+        f"; podman images {'removed at each trial' if args.delete else 'kept while the run lasts'}"
+    )
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
     with tempfile.TemporaryDirectory(prefix="orharbor-rollouts-") as scratch:
-        tasks = export_tasks(Path(scratch) / "tasks", args.problem, args.level, args.verifier_mode, args.base_image,
-                             public)
+        tasks = export_tasks(
+            Path(scratch) / "tasks", args.problem, args.level, args.verifier_mode, args.base_image, public
+        )
         jobs_dir = args.jobs_dir or Path(scratch) / "jobs"
         print(f"tasks: {', '.join(t.name for t in tasks)}")
         runs = run_async(measure_all(tasks, args, jobs_dir))

@@ -34,7 +34,9 @@ def measure(name: str, size: str, repeat: int) -> dict:
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     return {
-        "problem": name, "size": size, "solution_kb": len(text) / 1024,
+        "problem": name,
+        "size": size,
+        "solution_kb": len(text) / 1024,
         "generate_ms": 1e3 * best_of(repeat, lambda: module.generate(0, size)),
         "baseline_ms": 1e3 * best_of(repeat, lambda: module.baseline(instance)),
         "parse_ms": 1e3 * best_of(repeat, lambda: safe_json.parse_strict(text, "solution.json")),
@@ -48,8 +50,16 @@ def main() -> None:
     parser.add_argument("--problem", action="append", help="problem class (default: all)")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    columns = ["problem", "size", "solution_kb", "generate_ms", "baseline_ms", "parse_ms", "verify_ms",
-               "verify_peak_kb"]
+    columns = [
+        "problem",
+        "size",
+        "solution_kb",
+        "generate_ms",
+        "baseline_ms",
+        "parse_ms",
+        "verify_ms",
+        "verify_peak_kb",
+    ]
     print(" | ".join(f"{c:>14}" for c in columns))
     print("-|-".join("-" * 14 for _ in columns))
     for name in args.problem or problem_modules.names():

@@ -41,8 +41,11 @@ def _in_ci() -> bool:
 def pytest_sessionstart(session):
     """CI must run the published-fixture tests, so a CI run without ../shared stops here, loudly."""
     if _in_ci() and not SHARED_DATA.is_dir():
-        pytest.exit(f"CI needs the published fixtures: {NO_SHARED} (check out the shared repository "
-                    "as ../shared, as .github/workflows/ci.yml does)", returncode=pytest.ExitCode.USAGE_ERROR)
+        pytest.exit(
+            f"CI needs the published fixtures: {NO_SHARED} (check out the shared repository "
+            "as ../shared, as .github/workflows/ci.yml does)",
+            returncode=pytest.ExitCode.USAGE_ERROR,
+        )
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects, so -m published sees the marker
@@ -111,8 +114,6 @@ def retail_rows(retail_v0) -> list[dict]:
     from orharbor.modelling.retailopt import import_file
 
     return import_file(retail_v0)
-
-
 
 
 @pytest.fixture(scope="session")

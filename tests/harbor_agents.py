@@ -32,8 +32,11 @@ def _dependency_names(cls: type) -> set[str]:
             continue
         tree = ast.parse(inspect.getsource(klass))
         for node in ast.walk(tree):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and node.func.attr == "ensure_system_dependencies"):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "ensure_system_dependencies"
+            ):
                 argument = node.args[1] if len(node.args) > 1 else node.keywords[-1].value
                 names |= set(ast.literal_eval(argument))  # a computed argument fails here: read it by hand
     return names
@@ -50,18 +53,26 @@ def harbor_installed_agent_packages(name: str) -> set[str]:
 def harbor_terminus_packages() -> set[str]:
     """The tools terminus-2 puts on its apt-get line (``tools_needed.append(...)`` in its tmux session)."""
     tree = ast.parse((HARBOR / "agents" / "terminus_2" / "tmux_session.py").read_text())
-    tools = {node.args[0].value for node in ast.walk(tree)
-             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append"
-             and isinstance(node.func.value, ast.Name) and node.func.value.id == "tools_needed"
-             and isinstance(node.args[0], ast.Constant)}
+    tools = {
+        node.args[0].value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "append"
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "tools_needed"
+        and isinstance(node.args[0], ast.Constant)
+    }
     assert "tmux" in tools, "terminus-2's tool list not found where it was"
     return tools
 
 
 def harbor_requirements() -> dict[str, set[str]]:
     """Agent name -> Debian packages, all read from Harbor's code."""
-    return {"terminus-2": harbor_terminus_packages(),
-            **{name: harbor_installed_agent_packages(name) for name in INSTALLED_AGENTS}}
+    return {
+        "terminus-2": harbor_terminus_packages(),
+        **{name: harbor_installed_agent_packages(name) for name in INSTALLED_AGENTS},
+    }
 
 
 def harbor_commands() -> dict[str, set[str]]:
@@ -69,6 +80,7 @@ def harbor_commands() -> dict[str, set[str]]:
     commands = {"terminus-2": harbor_terminus_packages()}  # its tool names are its commands and packages
     for name in INSTALLED_AGENTS:
         cls = AgentFactory.get_agent_class(AgentName(name))
-        commands[name] = {command for dependency in _dependency_names(cls)
-                          for command in cls.SYSTEM_PACKAGES[dependency].commands}
+        commands[name] = {
+            command for dependency in _dependency_names(cls) for command in cls.SYSTEM_PACKAGES[dependency].commands
+        }
     return commands

@@ -27,8 +27,12 @@ def tasks(tmp_path_factory, shipped_rows, shipped_specs, retail_rows) -> dict[st
     rows = {row["id"]: row for row in shipped_rows}
     spec = next(s for s in shipped_specs if s.data_files)
     retail = next(r for r in retail_rows if r["scenario_id"] == "retail_f1_base_v0")
-    return {"level1": export_row(rows["jobshop-4x4-l1-s0"], out), "level2": export_row(rows["jobshop-4x4-l2-s0"], out),
-            "spec": export_spec(spec, out), "retail": export_retail(retail, out, prompt="schema")}
+    return {
+        "level1": export_row(rows["jobshop-4x4-l1-s0"], out),
+        "level2": export_row(rows["jobshop-4x4-l2-s0"], out),
+        "spec": export_spec(spec, out),
+        "retail": export_retail(retail, out, prompt="schema"),
+    }
 
 
 def _copy(task: Path, tmp_path: Path) -> Path:

@@ -38,12 +38,12 @@ def dockerfiles(tmp_path_factory, shipped_rows, shipped_specs) -> dict[str, Path
 def test_agent_images_install_what_harbors_agents_install_at_setup(dockerfiles, kind):
     """Every package an agent's setup would apt-get is installed at build time by the exported image."""
     installed = set(read_dockerfile(dockerfiles[kind]).apt_packages)
-    missing = {name: sorted(packages - installed) for name, packages in harbor_requirements().items()
-               if packages - installed}
+    missing = {
+        name: sorted(packages - installed) for name, packages in harbor_requirements().items() if packages - installed
+    }
     assert not missing, f"{kind} image lacks what Harbor's agents apt-get at setup: {missing}"
 
 
 def test_requirement_table_says_what_harbor_says():
     """image_facts/agent_requirements.py is Harbor's answer, agent by agent (its documentation stays true)."""
     assert {name: set(packages) for name, packages in AGENT_REQUIREMENTS.items()} == harbor_requirements()
-

@@ -71,19 +71,28 @@ def _edit_json(path: Path, change) -> None:
 
 #: What an attack can touch, changed in one task of a pair that shares a key: each must split the pair.
 SPLITS = {
-    "a verifier bundle file": (LEVEL1_PAIR, lambda t: edit_bundled(t / "tests", "orharbor/verifiers/strict.py", "def ",
-                                                                   "def _unused():\n    pass\n\n\ndef ")),
+    "a verifier bundle file": (
+        LEVEL1_PAIR,
+        lambda t: edit_bundled(
+            t / "tests", "orharbor/verifiers/strict.py", "def ", "def _unused():\n    pass\n\n\ndef "
+        ),
+    ),
     "test.sh": (LEVEL1_PAIR, lambda t: _edit(t / "tests/test.sh", "\n", "\ntrue\n")),
     "the agent's Dockerfile": (LEVEL1_PAIR, lambda t: _edit(t / "environment/Dockerfile", "\n", "\n# and more\n")),
-    "a task.toml verifier setting": (LEVEL1_PAIR, lambda t: _edit(t / "task.toml", "[verifier]\ntimeout_sec = 120.0",
-                                                                  "[verifier]\ntimeout_sec = 121.0")),
+    "a task.toml verifier setting": (
+        LEVEL1_PAIR,
+        lambda t: _edit(t / "task.toml", "[verifier]\ntimeout_sec = 120.0", "[verifier]\ntimeout_sec = 121.0"),
+    ),
     "a level-2 limit in task.json's metadata": (
-        LEVEL2_PAIR, lambda t: _edit_json(t / "tests/task.json",
-                                          lambda d: d["metadata"].update(solve_time_limit_s=11.0))),
+        LEVEL2_PAIR,
+        lambda t: _edit_json(t / "tests/task.json", lambda d: d["metadata"].update(solve_time_limit_s=11.0)),
+    ),
     "an unknown file": (LEVEL1_PAIR, lambda t: (t / "tests" / "notes.txt").write_text("x")),
     "an unknown JSON file": (LEVEL1_PAIR, lambda t: (t / "environment" / "extra.json").write_text("{}")),
     "an unknown field in task.json's metadata": (
-        LEVEL1_PAIR, lambda t: _edit_json(t / "tests/task.json", lambda d: d["metadata"].update(future_limit=1))),
+        LEVEL1_PAIR,
+        lambda t: _edit_json(t / "tests/task.json", lambda d: d["metadata"].update(future_limit=1)),
+    ),
     "the mode of a tests file": (LEVEL1_PAIR, lambda t: (t / "tests" / "task.json").chmod(0o644)),
 }
 
@@ -202,8 +211,9 @@ def test_group_attacks_run_once_per_group_and_every_member_gets_them(recorded, f
 def test_a_member_reports_only_after_its_representatives_group_trials(recorded, four_tasks):
     """A member's result (and on_result) waits until every group trial of its representative has ended."""
     _, recorder = recorded(four_tasks)
-    last_group_trial = max(i for i, e in enumerate(recorder.events)
-                           if e[0] == "trial" and e[1] == REPRESENTATIVE and e[3])
+    last_group_trial = max(
+        i for i, e in enumerate(recorder.events) if e[0] == "trial" and e[1] == REPRESENTATIVE and e[3]
+    )
     for member in GROUP_OF_THREE[1:]:
         assert recorder.events.index(("result", member)) > last_group_trial
 
@@ -250,8 +260,10 @@ def test_the_attack_table_counts_the_trials_that_ran_and_the_groups(recorded, fo
     text = check.format_attacks(results)
     [reward_file] = [line for line in text.splitlines() if line.startswith("reward-file ")]
     assert reward_file.split()[1] == "2/2"  # one trial per group, not one per task
-    assert text.splitlines()[-1] == ("group attacks ran once per group of tasks with the same images, verifier "
-                                     "and configuration: 2 groups for 4 tasks (--each-task runs them on every task)")
+    assert text.splitlines()[-1] == (
+        "group attacks ran once per group of tasks with the same images, verifier "
+        "and configuration: 2 groups for 4 tasks (--each-task runs them on every task)"
+    )
     member = next(r for r in results if r.task == GROUP_OF_THREE[1])
     assert "29/29 held" in check.format_line(member, 30)
     each, _ = recorded(four_tasks, attack_groups=False)

@@ -26,8 +26,11 @@ from orharbor.verifiers import contract
 
 
 #: Every registered class: level 1 in both verifier modes, level 2 in separate mode; job shop also level 2 shared.
-SMOKE_TASKS = [(name, level, mode) for name in problem_modules.names()
-               for level, mode in ((1, "separate"), (1, "shared"), (2, "separate"))] + [("jobshop", 2, "shared")]
+SMOKE_TASKS = [
+    (name, level, mode)
+    for name in problem_modules.names()
+    for level, mode in ((1, "separate"), (1, "shared"), (2, "separate"))
+] + [("jobshop", 2, "shared")]
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +46,14 @@ def attack_tasks(tmp_path_factory, shipped_rows) -> dict[tuple[str, int, str], P
         smoke = problem_modules.get(problem).SIZES[0]
         row = dict(next(r for r in shipped_rows if (r["problem"], r["level"], r["size"]) == (problem, level, smoke)))
         if level == 2:
-            for key in ("eval_seeds", "eval_references", "eval_baselines", "eval_reference_solutions",
-                        "eval_baseline_solutions", "eval_reference_metas"):
+            for key in (
+                "eval_seeds",
+                "eval_references",
+                "eval_baselines",
+                "eval_reference_solutions",
+                "eval_baseline_solutions",
+                "eval_reference_metas",
+            ):
                 row[key] = row[key][:2]
             row["solve_time_limit_s"] = 10.0
         folder = tmp_path_factory.mktemp(f"attack-{problem}-l{level}-{mode}")
@@ -83,9 +92,13 @@ def test_every_attack_scores_minus_one_without_crashing_the_verifier(attack_task
     assert {"reward-file", "sitecustomize"} <= names
     if not only:
         assert {"reward-rewriter", "replace-python"} <= names
-    assert ({"bool-for-int", "huge-file", "symlink-dev-zero"} if level == 1 else
-            {"read-tests", "other-instance"} if only else
-            {"fork-bomb", "outlive-run", "read-tests", "import-ortools", "other-instance"}) <= names
+    assert (
+        {"bool-for-int", "huge-file", "symlink-dev-zero"}
+        if level == 1
+        else {"read-tests", "other-instance"}
+        if only
+        else {"fork-bomb", "outlive-run", "read-tests", "import-ortools", "other-instance"}
+    ) <= names
     assert result.ok, result.problem_text()
 
 
@@ -118,19 +131,27 @@ def _mutate(task: Path, tmp_path: Path, edits: list[tuple[str, str, str]]) -> Pa
     return copy
 
 
-MAIN, SOLVER, STRICT, SAFE = ("orharbor/verifiers/main.py", "orharbor/verifiers/solver_run.py",
-                              "orharbor/verifiers/strict.py", "orharbor/verifiers/safe_json.py")
-NO_FOREIGN_KILL = ("orharbor/verifiers/processes.py", '    keep = ancestors(os.getpid())\n',
-                   '    return 0\n    keep = ancestors(os.getpid())\n')
+MAIN, SOLVER, STRICT, SAFE = (
+    "orharbor/verifiers/main.py",
+    "orharbor/verifiers/solver_run.py",
+    "orharbor/verifiers/strict.py",
+    "orharbor/verifiers/safe_json.py",
+)
+NO_FOREIGN_KILL = (
+    "orharbor/verifiers/processes.py",
+    "    keep = ancestors(os.getpid())\n",
+    "    return 0\n    keep = ancestors(os.getpid())\n",
+)
 #: Shared mode's collect hook, which Harbor runs as root between the agent and the verifier.
 NO_COLLECT_HOOK = ("../task.toml", 'command = "for round', 'command = "true" # ')
 UNSEAL = ("", "unseal", "")
 OPEN_LOGS = (MAIN, "os.chmod(logs_dir, 0o755)", "os.chmod(logs_dir, 0o777)")
 PROCESSES, LOCKDOWN = "orharbor/verifiers/processes.py", "orharbor/verifiers/lockdown.py"
 #: Processes chosen by state, as before: a zombie-looking thread group is skipped, nothing is killed by uid.
-KILL_BY_STATE = [(PROCESSES, 'startswith(("Z", "X")) and status.get("Threads", "1").strip() == "1"',
-                  'startswith(("Z", "X"))'),
-                 (PROCESSES, "    if uid == 0 or os.geteuid() != 0:\n        return\n", "    return\n")]
+KILL_BY_STATE = [
+    (PROCESSES, 'startswith(("Z", "X")) and status.get("Threads", "1").strip() == "1"', 'startswith(("Z", "X"))'),
+    (PROCESSES, "    if uid == 0 or os.geteuid() != 0:\n        return\n", "    return\n"),
+]
 NO_LOCKDOWN = (LOCKDOWN, "        for root in writable_mounts():\n", "        for root in ():\n")
 NO_DISK_LIMIT = (SOLVER, "if size > max_bytes or count > limits.max_files:", "if False:")
 #: The weakened run of a disk probe must finish its writing (50,000 files, 384 MB) to win, which a loaded machine
@@ -141,21 +162,40 @@ SHORT_VERIFIER_TIMEOUT = ("../task.toml", "[verifier]\ntimeout_sec = 120.0\n", "
 
 MUTATIONS = {
     # attack: (level, mode, edits that remove its defence)
-    "bool-for-int": (1, "separate", [(STRICT, "if isinstance(value, bool) or not isinstance(value, int):",
-                                      "if not isinstance(value, int):")]),
+    "bool-for-int": (
+        1,
+        "separate",
+        [(STRICT, "if isinstance(value, bool) or not isinstance(value, int):", "if not isinstance(value, int):")],
+    ),
     "duplicate-keys": (1, "separate", [(SAFE, "object_pairs_hook=_no_duplicates,", "")]),
     "reward-rewriter": (1, "shared", [NO_COLLECT_HOOK, NO_FOREIGN_KILL, OPEN_LOGS]),
     "write-reward": (2, "separate", [OPEN_LOGS, NO_LOCKDOWN]),
     "outlive-run": (2, "separate", [(SOLVER, "                _kill_uid(uid)\n", "")]),
     "cache-across-runs": (2, "separate", [(SOLVER, "        remove_files_of(uid, open_dirs)  #", "        None  #")]),
-    "read-tests": (2, "separate", [("test.sh", "chmod -R go-rwx /tests 2>/dev/null", "true"), UNSEAL,
-                                   ("Dockerfile", " && chmod -R go-rwx /tests", "")]),
+    "read-tests": (
+        2,
+        "separate",
+        [
+            ("test.sh", "chmod -R go-rwx /tests 2>/dev/null", "true"),
+            UNSEAL,
+            ("Dockerfile", " && chmod -R go-rwx /tests", ""),
+        ],
+    ),
     "memory-hog": (2, "separate", [(SOLVER, "        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))\n", "")]),
     # issue 12, one per class of defect
     "zombie-rewriter": (1, "shared", [NO_COLLECT_HOOK, OPEN_LOGS, *KILL_BY_STATE]),
     "zombie-solver": (2, "shared", [NO_COLLECT_HOOK, *KILL_BY_STATE]),
-    "deep-folders": (2, "separate", [(SOLVER, "        remove_path(workdir)\n",
-                                      "        __import__('shutil').rmtree(workdir, ignore_errors=True)\n")]),
+    "deep-folders": (
+        2,
+        "separate",
+        [
+            (
+                SOLVER,
+                "        remove_path(workdir)\n",
+                "        __import__('shutil').rmtree(workdir, ignore_errors=True)\n",
+            )
+        ],
+    ),
     "nested-cache": (2, "shared", [NO_LOCKDOWN]),
     "disk-total": (2, "separate", [NO_DISK_LIMIT, LONGER_RUNS]),
     "many-files": (2, "separate", [NO_DISK_LIMIT, LONGER_RUNS]),
@@ -185,7 +225,7 @@ def _without_transfer_limits(monkeypatch) -> None:
 
     for name in TRANSFER_LIMITS:
         if hasattr(environment.transfer, name):
-            monkeypatch.setattr(environment.transfer, name, 10 ** 12)
+            monkeypatch.setattr(environment.transfer, name, 10**12)
 
 
 @pytest.mark.parametrize("attack", sorted(MUTATIONS))
@@ -257,8 +297,12 @@ def test_the_probes_that_wait_out_a_limit_try_on_the_first_hidden_instance_only(
         (scratch / "solve.py").write_text(program)
         for made in ("solution.json", "called"):
             (scratch / made).unlink(missing_ok=True)
-        return subprocess.run([sys.executable, "-I", "solve.py", str(instance), "solution.json"], cwd=scratch,
-                              capture_output=True, timeout=timeout)
+        return subprocess.run(
+            [sys.executable, "-I", "solve.py", str(instance), "solution.json"],
+            cwd=scratch,
+            capture_output=True,
+            timeout=timeout,
+        )
 
     recording = "def capability():\n    open('called', 'w').close()\n    return True\n" + gate + lookup_program(naive)
     for instance in elsewhere:

@@ -29,8 +29,10 @@ def layout(root: Path, link: str = "python3.12", ensurepip: bool = True, without
     but ``without``."""
     local = root / "usr" / "local" / "bin"
     local.mkdir(parents=True)
-    (local / "python3.12").write_text("#!/bin/sh\n" + ("exit 0\n" if ensurepip else
-                                      "echo \"ModuleNotFoundError: No module named 'ensurepip'\" >&2; exit 1\n"))
+    (local / "python3.12").write_text(
+        "#!/bin/sh\n"
+        + ("exit 0\n" if ensurepip else "echo \"ModuleNotFoundError: No module named 'ensurepip'\" >&2; exit 1\n")
+    )
     (local / "python3.12").chmod(0o755)
     (local / "python3").symlink_to(link)
     tools = root / "tools"
@@ -43,8 +45,9 @@ def layout(root: Path, link: str = "python3.12", ensurepip: bool = True, without
 
 def check(root: Path) -> subprocess.CompletedProcess:
     """CHECK as an image's /bin/sh runs it (dash here, as in Debian images), on the fake layout."""
-    return subprocess.run(["/bin/sh", "-c", CHECK], env={"R": str(root), "PATH": str(root / "tools")},
-                          capture_output=True, text=True)
+    return subprocess.run(
+        ["/bin/sh", "-c", CHECK], env={"R": str(root), "PATH": str(root / "tools")}, capture_output=True, text=True
+    )
 
 
 def test_the_python_slim_layout_passes_silently(tmp_path):
@@ -52,17 +55,24 @@ def test_the_python_slim_layout_passes_silently(tmp_path):
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
 
 
-@pytest.mark.parametrize("kind, expected", [
-    ("absolute link", "/usr/local/bin/python3 as a link to python3.X beside it (it is /usr/bin/python3)"),
-    ("dangling link", "/usr/local/bin/python3.11"),
-    ("no ensurepip", "venv and ensurepip for python3.12"),
-    ("no sha256sum", "sha256sum"),
-    ("no apt-get", "apt-get"),
-])
+@pytest.mark.parametrize(
+    "kind, expected",
+    [
+        ("absolute link", "/usr/local/bin/python3 as a link to python3.X beside it (it is /usr/bin/python3)"),
+        ("dangling link", "/usr/local/bin/python3.11"),
+        ("no ensurepip", "venv and ensurepip for python3.12"),
+        ("no sha256sum", "sha256sum"),
+        ("no apt-get", "apt-get"),
+    ],
+)
 def test_an_image_laid_out_otherwise_gets_one_line_naming_what_it_lacks(tmp_path, kind, expected):
     link = {"absolute link": "/usr/bin/python3", "dangling link": "python3.11"}.get(kind, "python3.12")
-    root = layout(tmp_path, link=link, ensurepip=kind != "no ensurepip",
-                  without=(kind.removeprefix("no "),) if kind in ("no sha256sum", "no apt-get") else ())
+    root = layout(
+        tmp_path,
+        link=link,
+        ensurepip=kind != "no ensurepip",
+        without=(kind.removeprefix("no "),) if kind in ("no sha256sum", "no apt-get") else (),
+    )
     done = check(root)
     assert done.returncode == 1 and done.stdout == ""
     (line,) = done.stderr.splitlines()
@@ -72,8 +82,9 @@ def test_an_image_laid_out_otherwise_gets_one_line_naming_what_it_lacks(tmp_path
 def test_several_gaps_are_named_together(tmp_path):
     root = layout(tmp_path, link="python3", without=("useradd", "xargs"))
     (line,) = check(root).stderr.splitlines()
-    assert line.endswith("lacks: /usr/local/bin/python3 as a link to python3.X beside it (it is python3); "
-                         "xargs; useradd")
+    assert line.endswith(
+        "lacks: /usr/local/bin/python3 as a link to python3.X beside it (it is python3); xargs; useradd"
+    )
 
 
 def test_every_dockerfile_runs_the_check_first(tmp_path):
@@ -87,7 +98,7 @@ def test_every_dockerfile_runs_the_check_first(tmp_path):
         assert any("/tests/" in str(d) for d in dockerfiles) and any("/environment/" in str(d) for d in dockerfiles)
         for dockerfile in dockerfiles:
             text = dockerfile.read_text()
-            after_from = text[text.index("\nFROM "):].split("\n", 2)[2]
+            after_from = text[text.index("\nFROM ") :].split("\n", 2)[2]
             assert after_from.startswith(dockerfile_step() + "\n"), dockerfile
 
 
@@ -102,8 +113,10 @@ exit 0
 @pytest.fixture
 def image_export(tmp_path):
     out = tmp_path / "export"
-    done = CliRunner().invoke(main, ["export", "--out", str(out), "--problem", "wtardiness", "--image-prefix",
-                                     "registry.example.com/or/tasks"])
+    done = CliRunner().invoke(
+        main,
+        ["export", "--out", str(out), "--problem", "wtardiness", "--image-prefix", "registry.example.com/or/tasks"],
+    )
     assert done.exit_code == 0, done.output
     engine = tmp_path / "engine"
     engine.write_text(FAKE_ENGINE)
@@ -130,4 +143,5 @@ def test_images_checks_the_base_image_before_it_builds_anything(image_export, tm
         error = [line for line in done.output.splitlines() if line.startswith("Error:")]
         assert len(error) == 1 and error[0].endswith(
             "this base image cannot carry an orharbor task, it lacks: /usr/local/bin/python3 as a link to "
-            "python3.X beside it (it is /usr/bin/python3); nothing was built")
+            "python3.X beside it (it is /usr/bin/python3); nothing was built"
+        )

@@ -37,34 +37,56 @@ def span(start: float, end: float) -> TimingInfo:
 
 def trial_result(tmp_path: Path, reward: float | None = 1.0, total: float = 10.25, **spans: TimingInfo) -> dict:
     """A TrialResult built with Harbor's own model, as the dict its result.json holds."""
-    result = TrialResult(task_name="t", trial_name=f"t__{total}", trial_uri="file:///t",
-                         task_id=LocalTaskId(path=tmp_path), task_checksum="0",
-                         config=TrialConfig(task=TaskConfig(path=tmp_path)), agent_info=AgentInfo(name="oracle",
-                                                                                                   version="1"),
-                         started_at=at(0), finished_at=at(total),
-                         verifier_result=None if reward is None else VerifierResult(rewards={"reward": reward}),
-                         **spans)
+    result = TrialResult(
+        task_name="t",
+        trial_name=f"t__{total}",
+        trial_uri="file:///t",
+        task_id=LocalTaskId(path=tmp_path),
+        task_checksum="0",
+        config=TrialConfig(task=TaskConfig(path=tmp_path)),
+        agent_info=AgentInfo(name="oracle", version="1"),
+        started_at=at(0),
+        finished_at=at(total),
+        verifier_result=None if reward is None else VerifierResult(rewards={"reward": reward}),
+        **spans,
+    )
     return json.loads(result.model_dump_json())
 
 
 def full_trial(tmp_path: Path, reward: float = 1.0, scale: float = 1.0) -> dict:
-    return trial_result(tmp_path, reward, 10.25 * scale, environment_setup=span(0.1 * scale, 2 * scale),
-                        agent_setup=span(2 * scale, 2.5 * scale), agent_execution=span(2.5 * scale, 5 * scale),
-                        verifier=span(7 * scale, 10 * scale))
+    return trial_result(
+        tmp_path,
+        reward,
+        10.25 * scale,
+        environment_setup=span(0.1 * scale, 2 * scale),
+        agent_setup=span(2 * scale, 2.5 * scale),
+        agent_execution=span(2.5 * scale, 5 * scale),
+        verifier=span(7 * scale, 10 * scale),
+    )
 
 
 def test_phase_seconds_reads_each_phase_from_a_trial_result(tmp_path):
     """Every phase, handoff and stop included, is the span Harbor recorded, to the microsecond."""
     phases = rollouts.phase_seconds(full_trial(tmp_path))
-    assert phases == pytest.approx({"env start": 1.9, "agent setup": 0.5, "agent run": 2.5, "handoff": 2.0,
-                                    "verifier": 3.0, "stop": 0.25, "total": 10.25})
+    assert phases == pytest.approx(
+        {
+            "env start": 1.9,
+            "agent setup": 0.5,
+            "agent run": 2.5,
+            "handoff": 2.0,
+            "verifier": 3.0,
+            "stop": 0.25,
+            "total": 10.25,
+        }
+    )
     assert list(phases) == list(rollouts.PHASES)
 
 
 def test_phase_seconds_of_a_trial_without_verifier(tmp_path):
     """A trial that never reached its verifier has no verifier or handoff; stop runs from the agent's end."""
-    result = trial_result(tmp_path, None, 6.0, environment_setup=span(0, 1), agent_setup=span(1, 1.5),
-                          agent_execution=span(1.5, 4))
+    result = trial_result(
+        tmp_path, None, 6.0, environment_setup=span(0, 1), agent_setup=span(1, 1.5), agent_execution=span(1.5, 4)
+    )
     phases = rollouts.phase_seconds(result)
     assert phases["verifier"] is None and phases["handoff"] is None
     assert phases["stop"] == pytest.approx(2.0) and phases["total"] == pytest.approx(6.0)
@@ -83,8 +105,12 @@ def test_median_p90_of_one_value_and_none():
 
 def test_table_rows_ratios_cold_trials_and_a_missing_engine(tmp_path):
     """One row per environment, ratios to the first, failed trials out of the phase times, a missing engine a row."""
-    base = rollouts.EnvRun("bubblewrap", seconds=10.0, trials=[full_trial(tmp_path)] * 3 + [full_trial(tmp_path, 0.0)],
-                           cold=[full_trial(tmp_path, scale=3.0)])
+    base = rollouts.EnvRun(
+        "bubblewrap",
+        seconds=10.0,
+        trials=[full_trial(tmp_path)] * 3 + [full_trial(tmp_path, 0.0)],
+        cold=[full_trial(tmp_path, scale=3.0)],
+    )
     slow = rollouts.EnvRun("podman", seconds=40.0, trials=[full_trial(tmp_path, scale=2.0)] * 4)
     gone = rollouts.EnvRun("docker", missing="not installed")
     assert base.ok == 3 and base.phase("total") == pytest.approx([10.25] * 3)
@@ -119,8 +145,11 @@ def test_two_bubblewrap_trials_through_harbor(monkeypatch, capsys, tmp_path):
     monkeypatch.setattr(rollouts.shutil, "which", without_podman)
     for name in ("PATH", "HARBOR_TELEMETRY", "LITELLM_LOCAL_MODEL_COST_MAP"):  # main() sets them
         monkeypatch.setenv(name, os.environ.get(name, "0" if name == "HARBOR_TELEMETRY" else "True"))
-    monkeypatch.setattr(sys, "argv", ["rollouts.py", "-N", "2", "-n", "2", "--env", "bubblewrap", "podman",
-                                      "--jobs-dir", str(tmp_path / "jobs")])
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        ["rollouts.py", "-N", "2", "-n", "2", "--env", "bubblewrap", "podman", "--jobs-dir", str(tmp_path / "jobs")],
+    )
     rollouts.main()
     out = capsys.readouterr().out
     bubblewrap = next(line for line in out.splitlines() if line.startswith("bubblewrap ")).split()

@@ -88,8 +88,12 @@ def test_a_tier_grows_by_a_part_of_its_own_with_seeds_of_its_own():
     recipe = parse_recipe(TINY + GROWN, "tiny.toml")
     parts = {part.name: part.plan for part in recipe.parts}
     assert [name for name in parts if name.startswith("rcpsp")] == [
-        "rcpsp-j30-l1", "rcpsp-j30-l2", "rcpsp-j30-more-l1", "rcpsp-j30-more-l2"]
-    assert parts["rcpsp-j30-l1"] == parse_recipe(TINY, "tiny.toml").parts[0].plan   # the built part is unchanged
+        "rcpsp-j30-l1",
+        "rcpsp-j30-l2",
+        "rcpsp-j30-more-l1",
+        "rcpsp-j30-more-l2",
+    ]
+    assert parts["rcpsp-j30-l1"] == parse_recipe(TINY, "tiny.toml").parts[0].plan  # the built part is unchanged
     assert [r["id"] for r in planned_rows(parts["rcpsp-j30-more-l1"])] == ["rcpsp-j30-l1-s1100", "rcpsp-j30-l1-s1101"]
     first = {s for r in planned_rows(parts["rcpsp-j30-l2"]) for s in r["eval_seeds"]}
     grown = {s for r in planned_rows(parts["rcpsp-j30-more-l2"]) for s in r["eval_seeds"]}
@@ -106,10 +110,12 @@ reason = "its rule and search overlap"
 
 def test_a_dropped_tier_takes_its_growth_parts_and_both_levels_unless_one_is_named():
     recipe = parse_recipe(TINY + GROWN + DROPPED, "tiny.toml")
-    assert recipe.dropped == {name: "its rule and search overlap" for name in (
-        "rcpsp-j30-l1", "rcpsp-j30-l2", "rcpsp-j30-more-l1", "rcpsp-j30-more-l2")}
+    assert recipe.dropped == {
+        name: "its rule and search overlap"
+        for name in ("rcpsp-j30-l1", "rcpsp-j30-l2", "rcpsp-j30-more-l1", "rcpsp-j30-more-l2")
+    }
     assert [part.name for part in recipe.released_parts] == ["wtardiness-n40-l1", "jobshop-taillard"]
-    one_level = parse_recipe(TINY + GROWN + DROPPED.replace('reason', 'level = 2\nreason'), "tiny.toml")
+    one_level = parse_recipe(TINY + GROWN + DROPPED.replace("reason", "level = 2\nreason"), "tiny.toml")
     assert sorted(one_level.dropped) == ["rcpsp-j30-l2", "rcpsp-j30-more-l2"]
     # only the recipe's text differs from the undropped one: the parts, and so the build, are the same
     assert recipe.parts == parse_recipe(TINY + GROWN, "tiny.toml").parts
@@ -150,16 +156,19 @@ def test_a_recipe_is_checked_against_the_schema_and_the_problem_classes():
         TINY.replace("reference_time_limit_s = 0.2", "reference_time_limit_s = -1"): "reference_time_limit_s",
         TINY.replace("[export]", "[export]\ncolour = 1"): "colour",
         TINY + '[[tiers]]\nproblem = "rcpsp"\nsize = "j30"\nlevel1_rows = 1\nlevel2_rows = 0\n'
-               'solve_time_limit_s = 5\nagent_timeout_s = 9\n': "rcpsp-j30-l1 is declared twice",
+        "solve_time_limit_s = 5\nagent_timeout_s = 9\n": "rcpsp-j30-l1 is declared twice",
         TINY + DROPPED.replace('"j30"', '"j60"'): "dropped[0]: no tier rcpsp j60 to drop",
-        TINY + DROPPED.replace('reason', 'level = 3\nreason'): "level",
+        TINY + DROPPED.replace("reason", "level = 3\nreason"): "level",
         TINY + DROPPED.replace('reason = "its rule and search overlap"', 'reason = ""'): "reason",
-        TINY + DROPPED.replace('reason = "its rule and search overlap"\n', ''): "reason",
-        re.sub(r"\[\[published\]\].*?(?=\[\[tiers\]\])", "", TINY, flags=re.S) + DROPPED
+        TINY + DROPPED.replace('reason = "its rule and search overlap"\n', ""): "reason",
+        re.sub(r"\[\[published\]\].*?(?=\[\[tiers\]\])", "", TINY, flags=re.S)
+        + DROPPED
         + DROPPED.replace("rcpsp", "wtardiness").replace("j30", "n40"): "every part is dropped",
-        TINY + GROWN.replace("start_seed = 1100", "start_seed = 1030"):
-            "rcpsp-j30-more-l1 and rcpsp-j30-l1 can draw the same instance seeds (e.g. 1030); give "
-            "rcpsp-j30-more-l1 a start_seed beyond 1039",
+        TINY
+        + GROWN.replace(
+            "start_seed = 1100", "start_seed = 1030"
+        ): "rcpsp-j30-more-l1 and rcpsp-j30-l1 can draw the same instance seeds (e.g. 1030); give "
+        "rcpsp-j30-more-l1 a start_seed beyond 1039",
     }
     for text, message in cases.items():
         with pytest.raises(RecipeError, match=re.escape(message)):
@@ -175,8 +184,16 @@ def test_taillards_eighty_instances_come_from_his_seeds_with_their_published_bou
     instances = taillard_set()
     assert [e["name"] for e in instances] == [f"ta{i:02d}" for i in range(1, 81)]
     sizes = [e["size"] for e in instances]
-    assert [sizes[i] for i in range(0, 80, 10)] == ["15x15", "20x15", "20x20", "30x15", "30x20", "50x15", "50x20",
-                                                    "100x20"]
+    assert [sizes[i] for i in range(0, 80, 10)] == [
+        "15x15",
+        "20x15",
+        "20x20",
+        "30x15",
+        "30x20",
+        "50x15",
+        "50x20",
+        "100x20",
+    ]
     for entry in instances:
         known, instance = entry["best_known"], entry["instance"]
         assert set(known) == {"value", "source", "bound"} and 0 < known["bound"] <= known["value"]
@@ -185,10 +202,18 @@ def test_taillards_eighty_instances_come_from_his_seeds_with_their_published_bou
         assert set(instance) == {"problem", "name", "n_jobs", "n_machines", "machines", "durations"}
         assert entry["name"] not in json.dumps(instance) and "seed" not in json.dumps(instance)
         # the trivial lower bound (longest job, busiest machine) must be below every published value
-        trivial = max(max(map(sum, instance["durations"])),
-                      max(sum(d for row_m, row_d in zip(instance["machines"], instance["durations"])
-                              for m, d in zip(row_m, row_d) if m == machine)
-                          for machine in range(instance["n_machines"])))
+        trivial = max(
+            max(map(sum, instance["durations"])),
+            max(
+                sum(
+                    d
+                    for row_m, row_d in zip(instance["machines"], instance["durations"])
+                    for m, d in zip(row_m, row_d)
+                    if m == machine
+                )
+                for machine in range(instance["n_machines"])
+            ),
+        )
         assert trivial <= known["bound"]
     assert instances[0]["best_known"]["value"] == 1231  # ta01's optimum, as ../shared/data SOURCES.md says
     assert expand_names("jobshop", "taillard", ["ta09-ta11", "ta80"]) == ["ta09", "ta10", "ta11", "ta80"]
@@ -224,8 +249,14 @@ def test_a_recipe_builds_every_part_with_its_provenance(built):
     assert "tiny-bench@0.1: 4 of 4 parts to build (7 rows, 8 instances at 0.2 s)" in stderr
     assert (release / "recipe.toml").read_text() == TINY
     files = sorted(p.name for p in release.iterdir())
-    assert files == ["jobshop-taillard.jsonl", "rcpsp-j30-l1.jsonl", "rcpsp-j30-l2.jsonl", "recipe.toml",
-                     "release.json", "wtardiness-n40-l1.jsonl"]
+    assert files == [
+        "jobshop-taillard.jsonl",
+        "rcpsp-j30-l1.jsonl",
+        "rcpsp-j30-l2.jsonl",
+        "recipe.toml",
+        "release.json",
+        "wtardiness-n40-l1.jsonl",
+    ]
     taillard = read_rows(release / "jobshop-taillard.jsonl")
     assert [r["id"] for r in taillard] == ["jobshop-ta01-l1", "jobshop-ta02-l1", "jobshop-ta71-l1"]
     for row in taillard:
@@ -285,14 +316,19 @@ def test_an_unreleased_build_resumes_into_a_grown_recipe_and_a_released_one_does
     assert refused.returncode == 1 and "built from another recipe" in refused.stderr
     done = run("build-dataset", "--recipe", grown, "--out", unreleased, "--resume", "--workers", "2")
     assert done.returncode == 0, done.stderr
-    assert ("the recipe grew by 2 parts (rcpsp-j30-more-l1, rcpsp-j30-more-l2)" in done.stderr
-            and "2 of 6 parts to build (3 rows, 4 instances" in done.stderr), done.stderr
+    assert (
+        "the recipe grew by 2 parts (rcpsp-j30-more-l1, rcpsp-j30-more-l2)" in done.stderr
+        and "2 of 6 parts to build (3 rows, 4 instances" in done.stderr
+    ), done.stderr
     after = {p.name: p.read_bytes() for p in unreleased.iterdir()}
     assert {name: after[name] for name in before if name != "recipe.toml"} == {
-        name: data for name, data in before.items() if name != "recipe.toml"}
+        name: data for name, data in before.items() if name != "recipe.toml"
+    }
     assert after["recipe.toml"].decode() == TINY + GROWN
     assert [r["id"] for r in read_rows(unreleased / "rcpsp-j30-more-l1.jsonl")] == [
-        "rcpsp-j30-l1-s1100", "rcpsp-j30-l1-s1101"]
+        "rcpsp-j30-l1-s1100",
+        "rcpsp-j30-l1-s1101",
+    ]
     assert json.loads(after["release.json"])["instances"] == 12
 
 
@@ -313,29 +349,43 @@ def test_a_dropped_tier_is_built_and_recorded_but_never_exported(built, tmp_path
     dropped = unreleased_copy(release, tmp_path)
     build_release(parse_recipe(TINY + DROPPED), dropped, no_solving, resume=True)
     provenance = json.loads((dropped / "release.json").read_text())
-    assert provenance["dropped"] == [{"file": f"rcpsp-j30-l{level}.jsonl", "reason": "its rule and search overlap"}
-                                     for level in (1, 2)]
+    assert provenance["dropped"] == [
+        {"file": f"rcpsp-j30-l{level}.jsonl", "reason": "its rule and search overlap"} for level in (1, 2)
+    ]
     assert provenance["instances"] == 8  # the dropped rows are still the release's: its evidence
     done = run("export", "--release", dropped, "--out", tmp_path / "tasks")
     assert done.returncode == 0, done.stderr
     tasks = sorted(p.name for p in (tmp_path / "tasks").iterdir() if (p / "task.toml").exists())
     assert tasks == ["jobshop-ta01-l1", "jobshop-ta02-l1", "jobshop-ta71-l1", "wtardiness-n40-l1-s1000"]
-    assert ("left out, as the recipe drops them: rcpsp-j30-l1, rcpsp-j30-l2: its rule and search overlap"
-            in done.stdout), done.stdout
+    assert (
+        "left out, as the recipe drops them: rcpsp-j30-l1, rcpsp-j30-l2: its rule and search overlap" in done.stdout
+    ), done.stdout
     smoke = run("export", "--release", dropped, "--smoke", "--out", tmp_path / "smoke")
     assert smoke.returncode == 0, smoke.stderr
     assert sorted(p.name for p in (tmp_path / "smoke").iterdir() if (p / "task.toml").exists()) == [
-        "jobshop-ta01-l1", "wtardiness-n40-l1-s1000"]
+        "jobshop-ta01-l1",
+        "wtardiness-n40-l1-s1000",
+    ]
 
 
 def test_the_built_ladder_scores_each_recorded_rung_by_reward_and_quality():
     """Hand-computed: naive 100, reference 80, best known 75; the rule's 90 and a search that found nothing."""
     from orharbor.benchmark.built_ladder import rung_scores
 
-    row = {"id": "x", "level": 1, "baseline": 100, "reference": 80, "best_known": {"value": 75, "source": "x", "bound": 70},
-           "reference_meta": {"ladder": {"budget_s": 10.0, "rule": 90, "search": None}}}
-    assert rung_scores(row) == {"naive": [(0.0, 0.75)], "rule": [(0.5, 75 / 90)], "search": [(-1.0, 0.0)],
-                                "reference": [(1.0, 75 / 80)]}
+    row = {
+        "id": "x",
+        "level": 1,
+        "baseline": 100,
+        "reference": 80,
+        "best_known": {"value": 75, "source": "x", "bound": 70},
+        "reference_meta": {"ladder": {"budget_s": 10.0, "rule": 90, "search": None}},
+    }
+    assert rung_scores(row) == {
+        "naive": [(0.0, 0.75)],
+        "rule": [(0.5, 75 / 90)],
+        "search": [(-1.0, 0.0)],
+        "reference": [(1.0, 75 / 80)],
+    }
     row["reference_meta"] = {}  # a build without ladder answers records naive and reference only
     assert set(rung_scores(row)) == {"naive", "reference"}
 
@@ -348,13 +398,20 @@ def test_the_built_ladder_pools_a_tiers_parts_and_keeps_dropped_ones_apart(built
     _, rows = read_release(release)
     recipe = parse_recipe(TINY + DROPPED)
     tiers = {(t["problem"], t["size"], t["level"]): t for t in built_ladder(recipe, rows)}
-    assert set(tiers) == {("jobshop", "15x15", 1), ("jobshop", "100x20", 1), ("rcpsp", "j30", 1),
-                          ("rcpsp", "j30", 2), ("wtardiness", "n40", 1)}
+    assert set(tiers) == {
+        ("jobshop", "15x15", 1),
+        ("jobshop", "100x20", 1),
+        ("rcpsp", "j30", 1),
+        ("rcpsp", "j30", 2),
+        ("wtardiness", "n40", 1),
+    }
     j30 = tiers[("rcpsp", "j30", 2)]
     assert j30["dropped"] == "its rule and search overlap" and j30["parts"] == ["rcpsp-j30-l2"]
     assert j30["policies"]["naive"]["n"] == 2  # one row of two hidden instances
-    assert tiers[("jobshop", "15x15", 1)]["parts"] == ["jobshop-taillard"] and tiers[("jobshop", "15x15", 1)][
-        "dropped"] is None
+    assert (
+        tiers[("jobshop", "15x15", 1)]["parts"] == ["jobshop-taillard"]
+        and tiers[("jobshop", "15x15", 1)]["dropped"] is None
+    )
     for tier in tiers.values():
         assert tier["policies"]["reference"]["mean"] == 1.0  # the reference scores 1 against itself
         # the tiny recipe sets no ladder_budget_s: its build ran no ladder, so no tier can be judged
@@ -398,8 +455,10 @@ def test_the_release_exports_with_the_recipes_budgets_and_registers_by_name(buil
     assert all(t["digest"].startswith("sha256:") for t in manifest["tasks"])
     # the best known value is for the report, never for the agent
     ta01 = tmp_path / "tasks" / "jobshop-ta01-l1"
-    seen = [ta01 / "instruction.md",  # and what the image holds (the Dockerfile itself is not in it)
-            *(p for p in (ta01 / "environment").rglob("*") if p.is_file() and p.name != "Dockerfile")]
+    seen = [
+        ta01 / "instruction.md",  # and what the image holds (the Dockerfile itself is not in it)
+        *(p for p in (ta01 / "environment").rglob("*") if p.is_file() and p.name != "Dockerfile"),
+    ]
     for text in (p.read_text() for p in seen):
         assert "1231" not in text and "ta01" not in text and "840612802" not in text
 
@@ -436,8 +495,11 @@ def test_an_unbuilt_release_is_refused_with_how_to_go_on(built, tmp_path):
 def test_an_interrupted_release_build_keeps_finished_parts_and_resumes_to_the_same_rows(built, tmp_path):
     recipe, reference, _ = built
     out = tmp_path / "rel"
-    process = subprocess.Popen([str(ORHARBOR), "build-dataset", "--recipe", str(recipe), "--out", str(out),
-                                "--workers", "1"], stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [str(ORHARBOR), "build-dataset", "--recipe", str(recipe), "--out", str(out), "--workers", "1"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     wait_until(lambda: any(out.glob("*.jsonl")), timeout=240, what="a finished part")
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=120)
@@ -520,8 +582,11 @@ def test_every_rung_is_scored_by_the_tasks_own_verifier(built, tiny_tasks):
     from orharbor.benchmark.ladder import aggregate, algorithm_tasks, run_policy
 
     tasks = {task.name: task for task in algorithm_tasks(tiny_tasks, [], None)}
-    results = [run_policy(tasks[name], policy, 1.0)
-               for name in ("jobshop-ta01-l1", "rcpsp-j30-l2-s1000") for policy in ("naive", "rule", "search")]
+    results = [
+        run_policy(tasks[name], policy, 1.0)
+        for name in ("jobshop-ta01-l1", "rcpsp-j30-l2-s1000")
+        for policy in ("naive", "rule", "search")
+    ]
     results.append(run_policy(tasks["jobshop-ta01-l1"], "ortools", 1.0))
     results.append(run_policy(tasks["rcpsp-j30-l2-s1000"], "ortools", 1.0))
     by = {(r.task, r.policy): r for r in results}
@@ -578,8 +643,11 @@ def test_harbor_runs_the_smoke_subset_by_name_and_report_gives_the_gap_to_the_be
     _, release, _ = built
     smoke = tmp_path / "smoke"
     assert run("export", "--release", release, "--smoke", "--verifier-mode", "separate", "--out", smoke).returncode == 0
-    job, trials = harbor_run(["-d", "tiny-bench@0.1-smoke", "--registry-path", str(smoke / "registry.json"),
-                              "-a", "oracle"], tmp_path / "jobs", "smoke")
+    job, trials = harbor_run(
+        ["-d", "tiny-bench@0.1-smoke", "--registry-path", str(smoke / "registry.json"), "-a", "oracle"],
+        tmp_path / "jobs",
+        "smoke",
+    )
     assert job["n_total_trials"] == len(trials) == 4
     for trial in trials:
         assert trial["exception_info"] is None and trial["verifier_result"]["rewards"] == {"reward": 1.0}

@@ -105,16 +105,33 @@ def _start_cluster(folder: Path, workers: int) -> tuple[str, Path, list[subproce
 
     def spawn(name: str, *args: str) -> None:
         log = open(folder / f"{name}.log", "wb")
-        procs.append(subprocess.Popen([str(DASK), *args], cwd=folder, stdout=log, stderr=subprocess.STDOUT,
-                                      stdin=subprocess.DEVNULL, start_new_session=True))
+        procs.append(
+            subprocess.Popen(
+                [str(DASK), *args],
+                cwd=folder,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        )
         log.close()
 
     def logs() -> str:
         return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-2000:]}" for p in sorted(folder.glob("*.log")))
 
     try:
-        spawn("scheduler", "scheduler", "--host", "127.0.0.1", "--port", "0",
-              "--scheduler-file", str(sched_file), "--no-dashboard")
+        spawn(
+            "scheduler",
+            "scheduler",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--scheduler-file",
+            str(sched_file),
+            "--no-dashboard",
+        )
         address = None
         deadline = time.monotonic() + PATIENCE_S
         while address is None:
@@ -125,11 +142,26 @@ def _start_cluster(folder: Path, workers: int) -> tuple[str, Path, list[subproce
             except (OSError, ValueError, KeyError):
                 time.sleep(0.1)
         for i in range(workers):
-            spawn(f"worker{i}", "worker", "--scheduler-file", str(sched_file), "--nthreads", "2",
-                  "--resources", "cores=2", "--no-dashboard", "--host", "127.0.0.1", "--memory-limit", "0",
-                  "--local-directory", str(folder / f"worker{i}"))
+            spawn(
+                f"worker{i}",
+                "worker",
+                "--scheduler-file",
+                str(sched_file),
+                "--nthreads",
+                "2",
+                "--resources",
+                "cores=2",
+                "--no-dashboard",
+                "--host",
+                "127.0.0.1",
+                "--memory-limit",
+                "0",
+                "--local-directory",
+                str(folder / f"worker{i}"),
+            )
         if workers:
             from distributed import Client
+
             with Client(address, timeout=60, set_as_default=False) as client:
                 try:
                     client.wait_for_workers(workers, timeout=PATIENCE_S)
@@ -296,13 +328,32 @@ def test_build_dataset_on_the_cluster_gives_the_rows_of_a_local_build(cluster, t
     with it the seeds --min-gap passes over, so only the row ids are compared then.
     """
     address, _ = cluster
-    args = ["build-dataset", "--problem", "rcpsp", "--sizes", "j10", "--level", "2", "--num-rows", "3",
-            "--eval-instances", "2", "--reference-time-limit", f"{QUICK_S:g}", "--min-gap", "0.01"]
+    args = [
+        "build-dataset",
+        "--problem",
+        "rcpsp",
+        "--sizes",
+        "j10",
+        "--level",
+        "2",
+        "--num-rows",
+        "3",
+        "--eval-instances",
+        "2",
+        "--reference-time-limit",
+        f"{QUICK_S:g}",
+        "--min-gap",
+        "0.01",
+    ]
     outs = {}
     for name, extra in (("local", ["--workers", "2"]), ("dask", ["--dask-scheduler", address])):
         outs[name] = tmp_path / f"{name}.jsonl"
-        done = subprocess.run([Path(sys.executable).with_name("orharbor"), *args, *extra, "--out", str(outs[name])],
-                              capture_output=True, text=True, timeout=600)
+        done = subprocess.run(
+            [Path(sys.executable).with_name("orharbor"), *args, *extra, "--out", str(outs[name])],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert done.returncode == 0, done.stderr
 
     dask, local = _rows(outs["dask"]), _rows(outs["local"])
@@ -320,26 +371,45 @@ def plain_cluster():
     """A LocalCluster as a 2-core machine makes it by default: 2 one-thread workers, no resources declared."""
     from distributed import LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None, memory_limit=0) as cluster:
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None, memory_limit=0
+    ) as cluster:
         yield cluster.scheduler_address
 
 
 def _build(args: list[str], out: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([Path(sys.executable).with_name("orharbor"), "build-dataset", *args, "--out", str(out)],
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [Path(sys.executable).with_name("orharbor"), "build-dataset", *args, "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def test_a_cluster_without_cores_runs_one_solve_per_worker_thread_and_builds_the_local_rows(plain_cluster, tmp_path):
-    args = ["--problem", "jobshop", "--sizes", "4x4", "--level", "1", "--num-rows", "4",
-            "--reference-time-limit", f"{QUICK_S:g}"]  # 4x4 references are proved optimal in milliseconds
-    local, dask = _build([*args, "--workers", "2"], tmp_path / "local.jsonl"), \
-        _build([*args, "--dask-scheduler", plain_cluster], tmp_path / "dask.jsonl")
+    args = [
+        "--problem",
+        "jobshop",
+        "--sizes",
+        "4x4",
+        "--level",
+        "1",
+        "--num-rows",
+        "4",
+        "--reference-time-limit",
+        f"{QUICK_S:g}",
+    ]  # 4x4 references are proved optimal in milliseconds
+    local, dask = (
+        _build([*args, "--workers", "2"], tmp_path / "local.jsonl"),
+        _build([*args, "--dask-scheduler", plain_cluster], tmp_path / "dask.jsonl"),
+    )
     assert local.returncode == 0, local.stderr
     assert dask.returncode == 0, dask.stderr
     said = [line for line in dask.stderr.splitlines() if "`cores`" in line]
-    assert said == [f"warning: no worker of the Dask cluster at {plain_cluster} declares the resource `cores`: "
-                    "each solve takes one worker thread (2 worker(s), 2 thread(s) in all)"]
+    assert said == [
+        f"warning: no worker of the Dask cluster at {plain_cluster} declares the resource `cores`: "
+        "each solve takes one worker thread (2 worker(s), 2 thread(s) in all)"
+    ]
 
     rows, local_rows = _rows(tmp_path / "dask.jsonl"), _rows(tmp_path / "local.jsonl")
     assert len(rows) == 4
@@ -348,15 +418,32 @@ def test_a_cluster_without_cores_runs_one_solve_per_worker_thread_and_builds_the
     else:  # a reference cut off by its limit (a machine loaded past all reason): the rest must still agree
         for row, local in zip(rows, local_rows, strict=True):
             _same_solves(row, local)
-            assert {k: v for k, v in row.items() if k not in (*FOUND, "reference_meta")} == \
-                {k: v for k, v in local.items() if k not in (*FOUND, "reference_meta")}
+            assert {k: v for k, v in row.items() if k not in (*FOUND, "reference_meta")} == {
+                k: v for k, v in local.items() if k not in (*FOUND, "reference_meta")
+            }
 
 
 def test_without_cores_a_solve_of_more_threads_than_any_worker_has_is_refused(plain_cluster, tmp_path):
     out = tmp_path / "two.jsonl"
-    done = _build(["--problem", "jobshop", "--sizes", "4x4", "--level", "1", "--num-rows", "2",
-                   "--reference-time-limit", f"{QUICK_S:g}", "--solver-workers", "2", "--dask-scheduler", plain_cluster],
-                  out)
+    done = _build(
+        [
+            "--problem",
+            "jobshop",
+            "--sizes",
+            "4x4",
+            "--level",
+            "1",
+            "--num-rows",
+            "2",
+            "--reference-time-limit",
+            f"{QUICK_S:g}",
+            "--solver-workers",
+            "2",
+            "--dask-scheduler",
+            plain_cluster,
+        ],
+        out,
+    )
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     [error] = [line for line in done.stderr.splitlines() if line.startswith("Error:")]
     assert "declares the resource `cores` and none has the 2 threads" in error
@@ -379,6 +466,8 @@ def test_without_cores_multi_thread_solves_are_said_to_oversubscribe_once():
         finally:
             pool.close()
     [note] = notes
-    assert note.endswith("(1 worker(s), 2 thread(s) in all); a solve runs its 2 CP-SAT threads in that one thread, "
-                         "so a busy worker runs 2 times as many solver threads as it has (start workers with "
-                         '--resources "cores=N" to pack them)')
+    assert note.endswith(
+        "(1 worker(s), 2 thread(s) in all); a solve runs its 2 CP-SAT threads in that one thread, "
+        "so a busy worker runs 2 times as many solver threads as it has (start workers with "
+        '--resources "cores=N" to pack them)'
+    )

@@ -20,8 +20,20 @@ from orharbor.datasets.rows import write_rows
 
 ORHARBOR = Path(sys.executable).with_name("orharbor")
 #: 120 small job shops, each proved optimal in milliseconds; the limit is far above that, for a loaded machine.
-BUILD = ["build-dataset", "--problem", "jobshop", "--sizes", "4x4", "6x6", "--num-rows", "120",
-         "--reference-time-limit", "60", "--workers", "2"]
+BUILD = [
+    "build-dataset",
+    "--problem",
+    "jobshop",
+    "--sizes",
+    "4x4",
+    "6x6",
+    "--num-rows",
+    "120",
+    "--reference-time-limit",
+    "60",
+    "--workers",
+    "2",
+]
 TIMING = ("wall_time_s", "cpu_time_s", "cpu")
 #: What a solve that hit its time limit may find differently from one run to the next.
 FOUND = ("reference", "reference_solution", "reference_meta")
@@ -45,10 +57,9 @@ def comparable(path: Path) -> list[dict]:
 
 
 def start(args: list[str], out: Path) -> subprocess.Popen:
-    return subprocess.Popen([ORHARBOR, *args, "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-
-
+    return subprocess.Popen(
+        [ORHARBOR, *args, "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 @pytest.fixture(scope="module")
@@ -82,14 +93,18 @@ def test_interrupts_at_random_moments_stop_promptly_and_resume_to_the_same_rows(
         _, stderr = process.communicate(timeout=60)
         if out.exists() and not Path(f"{out}.journal").exists():
             break  # it finished before the signal arrived: nothing left to resume
-        shown = [line for line in stderr.splitlines()  # beside the progress lines and the fresh start's note
-                 if not line.startswith(("rows ", "no journal at "))]
+        shown = [
+            line
+            for line in stderr.splitlines()  # beside the progress lines and the fresh start's note
+            if not line.startswith(("rows ", "no journal at "))
+        ]
         assert process.returncode == 128 + signum, stderr
         assert len(shown) == 1 and signal.Signals(signum).name in shown[0] and "Traceback" not in stderr, stderr
         assert not out.exists()
     if not out.exists():
-        done = subprocess.run([ORHARBOR, *BUILD, "--resume", "--out", str(out)], capture_output=True, text=True,
-                              timeout=300)
+        done = subprocess.run(
+            [ORHARBOR, *BUILD, "--resume", "--out", str(out)], capture_output=True, text=True, timeout=300
+        )
         assert done.returncode == 0, done.stderr
     assert comparable(out) == uninterrupted
     assert not Path(f"{out}.journal").exists()
@@ -113,15 +128,18 @@ def test_a_journal_is_refused_without_resume_or_force_and_with_other_arguments(t
     assert journal.read_bytes() == before
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--reference-time-limit", "nan"], "not a finite number"),
-    (["--reference-time-limit", "inf"], "not a finite number"),
-    (["--reference-time-limit", "0.000001"], "0.01"),
-    (["--num-rows", "1000000000"], "100000"),
-    (["--min-gap", "nan"], "not a finite number"),
-    (["--resume", "--force"], "pass one of them"),
-    (["--sizes", "5x5"], "unknown size"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--reference-time-limit", "nan"], "not a finite number"),
+        (["--reference-time-limit", "inf"], "not a finite number"),
+        (["--reference-time-limit", "0.000001"], "0.01"),
+        (["--num-rows", "1000000000"], "100000"),
+        (["--min-gap", "nan"], "not a finite number"),
+        (["--resume", "--force"], "pass one of them"),
+        (["--sizes", "5x5"], "unknown size"),
+    ],
+)
 def test_bad_arguments_fail_at_once_and_touch_nothing(tmp_path, args, message):
     out = tmp_path / "rows.jsonl"
     out.write_text("keep me\n")
@@ -136,12 +154,32 @@ def test_bad_arguments_fail_at_once_and_touch_nothing(tmp_path, args, message):
     assert not Path(f"{out}.journal").exists()
 
 
-@pytest.mark.parametrize("out, message", [
-    ("/proc/x.jsonl", "Error: cannot create /proc/x.jsonl: No such file or directory"),
-    ("{tmp}/missing/x.jsonl", "does not exist"), ("{tmp}", "is a folder; give a file name")])
+@pytest.mark.parametrize(
+    "out, message",
+    [
+        ("/proc/x.jsonl", "Error: cannot create /proc/x.jsonl: No such file or directory"),
+        ("{tmp}/missing/x.jsonl", "does not exist"),
+        ("{tmp}", "is a folder; give a file name"),
+    ],
+)
 def test_an_unusable_output_path_fails_before_solving(tmp_path, out, message):
-    done = subprocess.run([ORHARBOR, "build-dataset", "--problem", "jobshop", "--sizes", "4x4", "--num-rows", "2",
-                           "--out", out.format(tmp=tmp_path)], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [
+            ORHARBOR,
+            "build-dataset",
+            "--problem",
+            "jobshop",
+            "--sizes",
+            "4x4",
+            "--num-rows",
+            "2",
+            "--out",
+            out.format(tmp=tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode in (1, 2) and message in done.stderr and "Traceback" not in done.stderr
 
 
@@ -159,8 +197,22 @@ def test_an_existing_output_is_refused_and_resume_refuses_another_builds_output(
 def test_resume_is_idempotent_a_fresh_start_then_success_on_the_finished_build(tmp_path):
     """A requeued job runs the same --resume command again and again: it builds, then says it is built."""
     out = tmp_path / "rows.jsonl"
-    small = ["build-dataset", "--problem", "jobshop", "--sizes", "4x4", "--num-rows", "3",
-             "--reference-time-limit", "5", "--workers", "1", "--resume", "--out", str(out)]
+    small = [
+        "build-dataset",
+        "--problem",
+        "jobshop",
+        "--sizes",
+        "4x4",
+        "--num-rows",
+        "3",
+        "--reference-time-limit",
+        "5",
+        "--workers",
+        "1",
+        "--resume",
+        "--out",
+        str(out),
+    ]
     first = subprocess.run([ORHARBOR, *small], capture_output=True, text=True, timeout=300)
     assert first.returncode == 0, first.stderr
     assert "no journal" in first.stderr and "starts from the beginning" in first.stderr
@@ -168,8 +220,9 @@ def test_resume_is_idempotent_a_fresh_start_then_success_on_the_finished_build(t
     assert len(built.splitlines()) == 3 and not Path(f"{out}.journal").exists()
     again = subprocess.run([ORHARBOR, *small], capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr
-    assert again.stderr.strip().splitlines() == [f"{out} is already built (3 rows) and has no journal: "
-                                                 "nothing to resume"]
+    assert again.stderr.strip().splitlines() == [
+        f"{out} is already built (3 rows) and has no journal: nothing to resume"
+    ]
     assert out.read_bytes() == built
     other = [*small]
     other[other.index("--num-rows") + 1] = "4"  # another build's arguments: its rows are not these
@@ -240,9 +293,28 @@ def test_a_reference_starved_of_cpu_is_reported(tmp_path):
     """
     hog = subprocess.Popen([sys.executable, "-c", "while True: pass"], preexec_fn=_on_cpu0)
     try:
-        done = subprocess.run([ORHARBOR, "build-dataset", "--problem", "jobshop", "--sizes", "30x20", "--num-rows", "1",
-                               "--reference-time-limit", "3", "--workers", "1", "--out", str(tmp_path / "rows.jsonl")],
-                              capture_output=True, text=True, timeout=300, preexec_fn=_on_cpu0)
+        done = subprocess.run(
+            [
+                ORHARBOR,
+                "build-dataset",
+                "--problem",
+                "jobshop",
+                "--sizes",
+                "30x20",
+                "--num-rows",
+                "1",
+                "--reference-time-limit",
+                "3",
+                "--workers",
+                "1",
+                "--out",
+                str(tmp_path / "rows.jsonl"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            preexec_fn=_on_cpu0,
+        )
     finally:
         hog.kill()
         hog.wait()

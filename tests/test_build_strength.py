@@ -46,7 +46,8 @@ def test_a_strengthened_solve_keeps_the_best_of_every_answer(problem):
     check_best_known(module, instance, result)
     meta = result["reference_meta"]
     assert meta["hint"]["from"] in ("ladder rule", "ladder search") or meta["hint"]["objective"] <= min(
-        v for k, v in meta["ladder"].items() if k != "budget_s" and v is not None), meta["hint"]
+        v for k, v in meta["ladder"].items() if k != "budget_s" and v is not None
+    ), meta["hint"]
     assert meta["time_limit_s"] == 0.5
     if meta["solver"] == "ortools-cp-sat" and problem_modules.one_thread_portfolio(problem):
         # one thread: CP-SAT's interleaved portfolio, LNS included
@@ -64,8 +65,10 @@ def test_the_best_known_run_is_skipped_for_a_proven_optimum_and_a_literature_val
     ran = []
     monkeypatch.setattr(build, "_strong_run", lambda *a, **k: ran.append(a) or (solution, {"solver": "x"}))
     answers = {"reference": (solution, objective)}
-    for meta_, literature in ((dict(meta, status="OPTIMAL"), None),
-                              (dict(meta, status="FEASIBLE"), {"value": objective, "source": "lit", "bound": 1})):
+    for meta_, literature in (
+        (dict(meta, status="OPTIMAL"), None),
+        (dict(meta, status="FEASIBLE"), {"value": objective, "source": "lit", "bound": 1}),
+    ):
         out = best_known_of("jobshop", module, instance, answers, meta_, QUICK, literature, 0)
         assert out["best_known"]["value"] == objective
     assert ran == []
@@ -80,11 +83,27 @@ def test_a_literature_value_wins_unless_an_answer_beats_it():
     objective = module.evaluate(instance, solution)
     answers = {"reference": (solution, objective)}
     meta = {"status": "FEASIBLE", "bound": 1}
-    lower = best_known_of("jobshop", module, instance, answers, meta, Strength(), {
-        "value": objective - 1, "source": "the literature", "bound": objective - 3}, 0)["best_known"]
+    lower = best_known_of(
+        "jobshop",
+        module,
+        instance,
+        answers,
+        meta,
+        Strength(),
+        {"value": objective - 1, "source": "the literature", "bound": objective - 3},
+        0,
+    )["best_known"]
     assert lower == {"value": objective - 1, "source": "the literature", "bound": objective - 3}
-    higher = best_known_of("jobshop", module, instance, answers, meta, Strength(), {
-        "upper_bound": objective + 5, "lower_bound": 2, "source": "old shape"}, 0)["best_known"]
+    higher = best_known_of(
+        "jobshop",
+        module,
+        instance,
+        answers,
+        meta,
+        Strength(),
+        {"upper_bound": objective + 5, "lower_bound": 2, "source": "old shape"},
+        0,
+    )["best_known"]
     assert higher == {"value": objective, "source": "reference", "bound": 2}
 
 
@@ -92,8 +111,19 @@ def test_a_literature_value_wins_unless_an_answer_beats_it():
 def test_strengthened_rows_of_both_levels_validate_and_carry_their_best_known(tmp_path):
     module = problem_modules.get("wtardiness")
     for level in (1, 2):
-        plan = BuildPlan("wtardiness", ("n8",), level, 2, 0.5, 1, 0, 2, 5.0, ladder_budget_s=QUICK.ladder_budget_s,
-                         best_known_time_limit_s=QUICK.best_known_time_limit_s)
+        plan = BuildPlan(
+            "wtardiness",
+            ("n8",),
+            level,
+            2,
+            0.5,
+            1,
+            0,
+            2,
+            5.0,
+            ladder_budget_s=QUICK.ladder_budget_s,
+            best_known_time_limit_s=QUICK.best_known_time_limit_s,
+        )
         out = tmp_path / f"l{level}.jsonl"
         run_build(plan, out, LocalPool(2))
         for row in read_rows(out):
@@ -103,8 +133,12 @@ def test_strengthened_rows_of_both_levels_validate_and_carry_their_best_known(tm
             assert len(row["eval_best_known"]) == len(row["eval_seeds"])
             assert row["reference_workload_s"] > 0  # the machine the level-2 limits were built on
             for i, seed in enumerate(row["eval_seeds"]):
-                result = {"reference": row["eval_references"][i], "baseline": row["eval_baselines"][i],
-                          "reference_meta": row["eval_reference_metas"][i], "best_known": row["eval_best_known"][i]}
+                result = {
+                    "reference": row["eval_references"][i],
+                    "baseline": row["eval_baselines"][i],
+                    "reference_meta": row["eval_reference_metas"][i],
+                    "best_known": row["eval_best_known"][i],
+                }
                 solutions = row.get("eval_best_known_solutions") or [None] * len(row["eval_seeds"])
                 if solutions[i] is not None:
                     result["best_known_solution"] = solutions[i]
@@ -115,8 +149,9 @@ def test_a_plan_without_strength_keeps_the_journal_key_of_earlier_builds():
     plain = BuildPlan("jobshop", ("4x4",), 1, 2, 1.0)
     assert not {"ladder_budget_s", "best_known_time_limit_s", "best_known_workers"} & set(plain.key())
     assert plain.cores == 1
-    strong = BuildPlan("jobshop", ("4x4",), 1, 2, 1.0, ladder_budget_s=10, best_known_time_limit_s=60,
-                       best_known_workers=2)
+    strong = BuildPlan(
+        "jobshop", ("4x4",), 1, 2, 1.0, ladder_budget_s=10, best_known_time_limit_s=60, best_known_workers=2
+    )
     assert strong.key()["ladder_budget_s"] == 10 and strong.key()["best_known_workers"] == 2
     assert strong.cores == 2
 
@@ -197,7 +232,7 @@ def test_a_strengthened_one_thread_solve_runs_cp_sats_interleaved_portfolio(monk
     seen.clear()
     solve_instance("jobshop", module.generate(1, "6x6"), 0.5, 1)
     assert seen == [{}]
-    rostering = problem_modules.get("rostering")                 # ONE_THREAD_PORTFOLIO = False
+    rostering = problem_modules.get("rostering")  # ONE_THREAD_PORTFOLIO = False
     assert not problem_modules.one_thread_portfolio("rostering") and problem_modules.one_thread_portfolio("jobshop")
     result = solve_instance("rostering", rostering.generate(1, rostering.SIZES[0]), 0.5, 1, strength=QUICK)
     assert seen[1:] and all(extra == {} for extra in seen[1:]) and "parameters" not in result["reference_meta"]

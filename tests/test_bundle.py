@@ -31,8 +31,9 @@ write_bundle(None if sys.argv[1] == "-" else sys.argv[1], Path(sys.argv[2]))
 
 def _written(folder: Path, problem: str | None, busy: bool) -> bytes:
     folder.mkdir()
-    subprocess.run([sys.executable, "-c", WRITE, problem or "-", str(folder), "busy" if busy else "plain"],
-                   check=True, timeout=120)
+    subprocess.run(
+        [sys.executable, "-c", WRITE, problem or "-", str(folder), "busy" if busy else "plain"], check=True, timeout=120
+    )
     return (folder / BUNDLE).read_bytes()
 
 
@@ -60,19 +61,31 @@ def test_each_problem_bundle_holds_the_verifier_package_and_its_own_verify_only(
         names = set(bundle_files(problem))
         assert f"orharbor/problem_modules/{problem}/verify.py" in names
         assert "orharbor/verifiers/main.py" in names
-        assert not [n for n in names if n.startswith("orharbor/problem_modules/") and f"/{problem}/" not in n
-                    and n != "orharbor/problem_modules/__init__.py"], problem
+        assert not [
+            n
+            for n in names
+            if n.startswith("orharbor/problem_modules/")
+            and f"/{problem}/" not in n
+            and n != "orharbor/problem_modules/__init__.py"
+        ], problem
     assert not [n for n in bundle_files(None) if "problem_modules" in n]
 
 
 #: Imports two bundled modules and json from the bundle given, and prints where each came from.
-IMPORTS = ("import sys; sys.path.insert(0, sys.argv[1]); import orharbor.problem_modules.jobshop.verify as v, "
-           "orharbor.verifiers.main as m, json; print(v.__file__); print(m.__file__); print(json.__file__)")
+IMPORTS = (
+    "import sys; sys.path.insert(0, sys.argv[1]); import orharbor.problem_modules.jobshop.verify as v, "
+    "orharbor.verifiers.main as m, json; print(v.__file__); print(m.__file__); print(json.__file__)"
+)
 
 
 def _imported(bundle: Path) -> list[str]:
-    return subprocess.run([sys.executable, "-I", "-S", "-B", "-c", IMPORTS, str(bundle)],
-                          capture_output=True, text=True, check=True, timeout=60).stdout.split()
+    return subprocess.run(
+        [sys.executable, "-I", "-S", "-B", "-c", IMPORTS, str(bundle)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout.split()
 
 
 def test_the_verifier_imports_bytecode_from_the_zip_and_nothing_from_the_tests_folder(tmp_path):
@@ -89,9 +102,11 @@ def test_the_verifier_imports_bytecode_from_the_zip_and_nothing_from_the_tests_f
 
 
 #: Evaluates the answer on stdin ({"instance": ..., "solution": ...}) with the problem's verify.py of the bundle given.
-EVALUATE = ("import json, sys; sys.path.insert(0, sys.argv[1]); import importlib; "
-            "given = json.load(sys.stdin); verify = importlib.import_module(sys.argv[2]); "
-            "print(json.dumps([verify.__file__, verify.evaluate(given['instance'], given['solution'])]))")
+EVALUATE = (
+    "import json, sys; sys.path.insert(0, sys.argv[1]); import importlib; "
+    "given = json.load(sys.stdin); verify = importlib.import_module(sys.argv[2]); "
+    "print(json.dumps([verify.__file__, verify.evaluate(given['instance'], given['solution'])]))"
+)
 
 
 @pytest.mark.parametrize("problem", problem_modules.names())
@@ -104,9 +119,13 @@ def test_every_class_s_verifier_runs_from_the_bundle_alone(tmp_path, problem):
     solution = cls.baseline(instance)
     bundle = write_bundle(problem, tmp_path)
     module = problem_modules.verifier_module_name(problem)
-    done = subprocess.run([sys.executable, "-I", "-S", "-B", "-c", EVALUATE, str(bundle), module],
-                          input=json.dumps({"instance": instance, "solution": solution}), capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-B", "-c", EVALUATE, str(bundle), module],
+        input=json.dumps({"instance": instance, "solution": solution}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     where, objective = json.loads(done.stdout)
     assert where.startswith(str(bundle)) and objective == cls.evaluate(instance, solution)

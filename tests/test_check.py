@@ -90,8 +90,11 @@ def test_a_reward_file_with_more_than_one_key_fails(exported, tmp_path):
     """Harbor's mean and pass@k need one key: a reward.json with two is a failure, whatever its reward."""
     task = _copy_task(exported, "-l1-", tmp_path)
     test_sh = task / "tests" / "test.sh"
-    test_sh.write_text(test_sh.read_text().replace(
-        "exit 0", "printf '{\"reward\": 1.0, \"feasible\": 1}' > /logs/verifier/reward.json\nexit 0"))
+    test_sh.write_text(
+        test_sh.read_text().replace(
+            "exit 0", 'printf \'{"reward": 1.0, "feasible": 1}\' > /logs/verifier/reward.json\nexit 0'
+        )
+    )
     [result] = check.check_tasks(task, jobs=1, only=("oracle",))
     assert not result.ok and "not the one key 'reward'" in result.problem_text()
 
@@ -155,17 +158,18 @@ def test_solve_py_can_use_numpy_scipy_and_processes_under_the_limits(exported, t
     run["limits"]["solve_time_limit_s"] = 60.0
     _edit_task_json(task, run=run)
     naive = task / "solution" / "naive" / "solve.py"
-    naive.write_text("import multiprocessing, tempfile\n"
-                     "import numpy, scipy.optimize, scipy.sparse\n"
-                     "assert numpy.linalg.norm(numpy.ones(4)) == 2.0\n"
-                     "assert abs(scipy.optimize.minimize_scalar(lambda x: (x - 3) ** 2).x - 3) < 1e-6\n"
-                     "def _square(x):\n    return x * x\n"
-                     "if __name__ == '__main__':\n"
-                     "    with multiprocessing.Pool(2) as pool:\n"
-                     "        assert pool.map(_square, range(4)) == [0, 1, 4, 9]\n"
-                     "    with tempfile.NamedTemporaryFile() as scratch:\n"
-                     "        scratch.write(b'x')\n"
-                     + naive.read_text())
+    naive.write_text(
+        "import multiprocessing, tempfile\n"
+        "import numpy, scipy.optimize, scipy.sparse\n"
+        "assert numpy.linalg.norm(numpy.ones(4)) == 2.0\n"
+        "assert abs(scipy.optimize.minimize_scalar(lambda x: (x - 3) ** 2).x - 3) < 1e-6\n"
+        "def _square(x):\n    return x * x\n"
+        "if __name__ == '__main__':\n"
+        "    with multiprocessing.Pool(2) as pool:\n"
+        "        assert pool.map(_square, range(4)) == [0, 1, 4, 9]\n"
+        "    with tempfile.NamedTemporaryFile() as scratch:\n"
+        "        scratch.write(b'x')\n" + naive.read_text()
+    )
     [result] = check.check_tasks(task, jobs=1, only=("naive",))
     [policy] = result.policies
     assert (policy.reward, policy.error, policy.verifier_crashed) == (0.0, None, False)
@@ -187,8 +191,10 @@ def test_first_error_names_the_hidden_reason_and_the_public_examples_stderr():
     """check's one-line reason: a hidden row's fixed reason, and the program's words only from the example run."""
     from orharbor.check.results import first_error
 
-    details = {"instances": [{"index": 0, "error": "timed out after 2 s"}],
-               "example": {"error": "timed out after 2 s", "stderr_tail": "Traceback: boom"}}
+    details = {
+        "instances": [{"index": 0, "error": "timed out after 2 s"}],
+        "example": {"error": "timed out after 2 s", "stderr_tail": "Traceback: boom"},
+    }
     assert first_error(details) == "instance 0: timed out after 2 s Traceback: boom"
     details["example"] = {"error": None, "stderr_tail": "fine run's chatter"}
     assert first_error(details) == "instance 0: timed out after 2 s"

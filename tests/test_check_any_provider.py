@@ -24,8 +24,9 @@ from orharbor.errors import UserError
 #: ``check --env`` names the provider by this.
 FAKE = f"{__name__}:FakeCloudEnvironment"
 OFFLINE_ONLY = EnvironmentCapabilities(disable_internet=True)
-EVERYTHING = EnvironmentCapabilities(disable_internet=True, network_allowlist=True, network_allowlist_hostnames=True,
-                                     dynamic_network_policy=True)
+EVERYTHING = EnvironmentCapabilities(
+    disable_internet=True, network_allowlist=True, network_allowlist_hostnames=True, dynamic_network_policy=True
+)
 
 
 class FakeCloudEnvironment(BaseEnvironment):
@@ -102,17 +103,30 @@ def tasks(tmp_path, shipped_rows) -> dict[str, Path]:
     from orharbor.exporter import ExportOptions, export_row
 
     public, allowlist = [r for r in shipped_rows if r["level"] == 1][:2]
-    return {"public": export_row(public, tmp_path / "tasks", ExportOptions()),
-            "allowlist": export_row(allowlist, tmp_path / "tasks", ExportOptions(
-                agent_network="allowlist", allowed_hosts=("api.anthropic.com",)))}
+    return {
+        "public": export_row(public, tmp_path / "tasks", ExportOptions()),
+        "allowlist": export_row(
+            allowlist,
+            tmp_path / "tasks",
+            ExportOptions(agent_network="allowlist", allowed_hosts=("api.anthropic.com",)),
+        ),
+    }
 
 
-@pytest.mark.parametrize("refusal, shown", [
-    (SystemExit("fakecloud needs FAKECLOUD_TOKEN in the environment"),
-     f"Error: {FAKE}: fakecloud needs FAKECLOUD_TOKEN in the environment"),
-    (UserError("fakecloud needs FAKECLOUD_TOKEN in the environment"),  # raised as SystemExit from it, below
-     "Error: fakecloud needs FAKECLOUD_TOKEN in the environment"),
-], ids=["exit", "exit-from-user-error"])
+@pytest.mark.parametrize(
+    "refusal, shown",
+    [
+        (
+            SystemExit("fakecloud needs FAKECLOUD_TOKEN in the environment"),
+            f"Error: {FAKE}: fakecloud needs FAKECLOUD_TOKEN in the environment",
+        ),
+        (
+            UserError("fakecloud needs FAKECLOUD_TOKEN in the environment"),  # raised as SystemExit from it, below
+            "Error: fakecloud needs FAKECLOUD_TOKEN in the environment",
+        ),
+    ],
+    ids=["exit", "exit-from-user-error"],
+)
 def test_its_preflight_runs_first_and_its_refusal_is_one_line(fake, tasks, monkeypatch, refusal, shown):
     """Harbor's preflight of the class runs before anything else; its SystemExit reaches the user as one line."""
     if isinstance(refusal, UserError):
@@ -143,8 +157,12 @@ def test_without_dynamic_networks_an_allowlist_export_is_refused_before_its_tria
     # its preflight, then its preflight of both tasks, once, before any trial
     assert fake.calls == [("preflight", {}), ("preflight_tasks", sorted(t.name for t in tasks.values()))]
     public, allowlist = results[tasks["public"].name], results[tasks["allowlist"].name]
-    assert not allowlist.policies and "which the fakecloud environment cannot enforce (it cannot switch networks " \
-        "after start, and Harbor refuses the trial)" in allowlist.problem_text()
+    assert (
+        not allowlist.policies
+        and "which the fakecloud environment cannot enforce (it cannot switch networks "
+        "after start, and Harbor refuses the trial)"
+        in allowlist.problem_text()
+    )
     assert "--agent-network public" in allowlist.problem_text()
     assert {p.policy for p in public.policies} == {"oracle", "naive", "nothing"}
     assert {c.environment.import_path for c in fake.trials} == {FAKE}

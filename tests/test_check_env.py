@@ -71,8 +71,16 @@ def task(tmp_path, shipped_rows) -> Path:
 # ------------------------------------------------------------------ the selection
 
 
-@pytest.mark.parametrize("value, expected", [("docker", "docker"), ("podman", "podman"), ("Docker", "docker"),
-                                             ("apple_container", "apple-container"), ("modal", "modal")])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ("docker", "docker"),
+        ("podman", "podman"),
+        ("Docker", "docker"),
+        ("apple_container", "apple-container"),
+        ("modal", "modal"),
+    ],
+)
 def test_a_harbor_name_selects_that_environment_type(value, expected):
     env = resolve_environment(value)
     assert (env.type, env.import_path) == (expected, None)
@@ -90,9 +98,14 @@ def test_an_import_path_selects_that_class():
     assert docker.import_path and not issubclass(environment_class(docker), BubblewrapEnvironment)
 
 
-@pytest.mark.parametrize("value, message", [("dokcer", "unknown Harbor environment 'dokcer'"),
-                                            ("nosuch.module:Env", "cannot load the environment class"),
-                                            ("orharbor.errors:UserError", "must subclass BaseEnvironment")])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("dokcer", "unknown Harbor environment 'dokcer'"),
+        ("nosuch.module:Env", "cannot load the environment class"),
+        ("orharbor.errors:UserError", "must subclass BaseEnvironment"),
+    ],
+)
 def test_an_unknown_environment_is_a_clear_error(value, message):
     with pytest.raises(UnknownEnvironment, match=message):
         resolve_environment(value)
@@ -150,6 +163,7 @@ def test_the_default_socket_is_used_without_docker_host(monkeypatch):
 
 def test_the_cli_header_names_the_default_docker_and_bubblewrap_is_not_required(daemon, task, monkeypatch):
     """With a daemon answering, check runs on docker: Harbor's preflight runs, bubblewrap is never asked for."""
+
     def no_bwrap(cls, kwargs=None):
         raise AssertionError("require_bwrap called for docker")
 
@@ -159,8 +173,9 @@ def test_the_cli_header_names_the_default_docker_and_bubblewrap_is_not_required(
     monkeypatch.setattr(BubblewrapEnvironment, "preflight", classmethod(no_bwrap))
     monkeypatch.setattr(trials, "preflight", preflight)
     result = CliRunner().invoke(main, ["check", str(task.parent)])
-    assert result.output.splitlines()[0].startswith("environment: docker (Harbor environment; a Docker daemon "
-                                                    "answers at unix://")
+    assert result.output.splitlines()[0].startswith(
+        "environment: docker (Harbor environment; a Docker daemon answers at unix://"
+    )
     assert result.exit_code == 1 and "Error: docker: preflight reached" in result.output
 
 
@@ -173,9 +188,11 @@ def test_the_cli_header_names_the_bubblewrap_default(no_daemon, task, monkeypatc
 
     monkeypatch.setattr(bubblewrap_environment, "require_bwrap", bwrap)
     result = CliRunner().invoke(main, ["check", str(task.parent)])
-    assert result.output.splitlines()[0] == ("environment: orharbor.harbor_env:BubblewrapEnvironment (environment "
-                                             "class; no Docker daemon answers at "
-                                             f"{environment.docker_host()})")
+    assert result.output.splitlines()[0] == (
+        "environment: orharbor.harbor_env:BubblewrapEnvironment (environment "
+        "class; no Docker daemon answers at "
+        f"{environment.docker_host()})"
+    )
     assert result.exit_code == 1 and "bwrap reached" in result.output
 
 
@@ -201,8 +218,9 @@ def test_trials_get_the_chosen_environment_and_harbor_decides_an_allowlist(tmp_p
     from orharbor.exporter import ExportOptions, export_row
 
     row = next(r for r in shipped_rows if r["level"] == 1)
-    task = export_row(row, tmp_path / "tasks", ExportOptions(agent_network="allowlist",
-                                                              allowed_hosts=("api.anthropic.com",)))
+    task = export_row(
+        row, tmp_path / "tasks", ExportOptions(agent_network="allowlist", allowed_hosts=("api.anthropic.com",))
+    )
     seen = []
 
     async def create(config, *args, **kwargs):
@@ -212,7 +230,9 @@ def test_trials_get_the_chosen_environment_and_harbor_decides_an_allowlist(tmp_p
     monkeypatch.setattr(Trial, "create", staticmethod(create))
     monkeypatch.setattr(trials, "preflight", lambda env: None)
     [result] = check.check_tasks(task, env="podman")
-    assert {c.environment.type.value for c in seen} == {"podman"} and {c.environment.import_path for c in seen} == {None}
+    assert {c.environment.type.value for c in seen} == {"podman"} and {c.environment.import_path for c in seen} == {
+        None
+    }
     assert {p.policy for p in result.policies} == {"oracle", "naive", "nothing"}
     assert all("no engine in this test" in p.error for p in result.policies)
     assert "bubblewrap" not in result.problem_text()
@@ -235,8 +255,9 @@ def test_check_runs_with_the_bubblewrap_import_path(task, tmp_path):
     """`--env orharbor.harbor_env:BubblewrapEnvironment` runs the trials, and the job folder records it."""
     import json
 
-    result = CliRunner().invoke(main, ["check", str(task.parent), "-j", "2", "--env", BUBBLEWRAP,
-                                       "--jobs-dir", str(tmp_path / "jobs")])
+    result = CliRunner().invoke(
+        main, ["check", str(task.parent), "-j", "2", "--env", BUBBLEWRAP, "--jobs-dir", str(tmp_path / "jobs")]
+    )
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[0] == (f"environment: {BUBBLEWRAP} (environment class; chosen with --env)")
     assert "1/1 tasks passed" in result.output
@@ -262,8 +283,18 @@ def test_verifier_network_public_is_a_labelled_testing_only_export_option(tmp_pa
     assert plain.exit_code == 0, plain.output
     config = tomllib.loads((tmp_path / "a" / row["id"] / "task.toml").read_text())
     assert config["verifier"]["environment"]["network_mode"] == "no-network" and "warning" not in plain.output
-    public = runner.invoke(main, ["export", "--dataset", str(tmp_path / "rows.jsonl"), "--out", str(tmp_path / "b"),
-                                  "--verifier-network", "public"])
+    public = runner.invoke(
+        main,
+        [
+            "export",
+            "--dataset",
+            str(tmp_path / "rows.jsonl"),
+            "--out",
+            str(tmp_path / "b"),
+            "--verifier-network",
+            "public",
+        ],
+    )
     assert public.exit_code == 0, public.output
     config = tomllib.loads((tmp_path / "b" / row["id"] / "task.toml").read_text())
     assert config["verifier"]["environment"]["network_mode"] == "public"
@@ -277,8 +308,11 @@ def test_docker_without_the_compose_plugin_is_refused_before_any_trial(monkeypat
     from harbor.environments.docker.docker import DockerEnvironment
 
     monkeypatch.setattr(DockerEnvironment, "preflight", classmethod(lambda cls, kwargs=None: None))
-    monkeypatch.setattr(subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(
-        a[0], 1, "", "docker: unknown command: docker compose"))
+    monkeypatch.setattr(
+        subprocess,
+        "run",
+        lambda *a, **k: subprocess.CompletedProcess(a[0], 1, "", "docker: unknown command: docker compose"),
+    )
     with pytest.raises(environment.EnvironmentUnavailable, match="Compose v2.*unknown command"):
         environment.preflight(resolve_environment("docker"))
     monkeypatch.setattr(subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a[0], 0, "v2.40.3", ""))

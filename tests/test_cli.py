@@ -33,8 +33,24 @@ def assert_clean_error(result, message: str) -> None:
 def cli_dataset(tmp_path_factory) -> Path:
     """A 3-row level-1 dataset built by the CLI with --sizes 4x4 6x6."""
     out = tmp_path_factory.mktemp("ds") / "jobshop.jsonl"
-    result = run("build-dataset", "--problem", "jobshop", "--sizes", "4x4", "6x6", "--level", "1",
-                 "--num-rows", "3", "--reference-time-limit", "1", "--workers", "1", "--out", out)
+    result = run(
+        "build-dataset",
+        "--problem",
+        "jobshop",
+        "--sizes",
+        "4x4",
+        "6x6",
+        "--level",
+        "1",
+        "--num-rows",
+        "3",
+        "--reference-time-limit",
+        "1",
+        "--workers",
+        "1",
+        "--out",
+        out,
+    )
     assert result.exit_code == 0, result.output
     return out
 
@@ -57,8 +73,10 @@ def cli_tasks(cli_dataset, tmp_path_factory) -> Path:
         (["--sizes", "a", "b", "--level", "1"], ["--sizes", "a", "--sizes", "b", "--level", "1"]),
         (["--sizes", "a"], ["--sizes", "a"]),
         (["--sizes", "a", "--level", "1"], ["--sizes", "a", "--level", "1"]),
-        (["export", "--dataset", "x", "y", "z", "--out", "d"],
-         ["export", "--dataset", "x", "--dataset", "y", "--dataset", "z", "--out", "d"]),
+        (
+            ["export", "--dataset", "x", "y", "z", "--out", "d"],
+            ["export", "--dataset", "x", "--dataset", "y", "--dataset", "z", "--out", "d"],
+        ),
         (["--level", "1", "2"], ["--level", "1", "2"]),  # not a multi-value option: untouched
         (["--sizes", "a", "--sizes", "b"], ["--sizes", "a", "--sizes", "b"]),
         ([], []),
@@ -111,8 +129,10 @@ def test_generate_standard_format_reads_back(fmt, tmp_path):
         (["generate", "--problem", "jobshp", "--size", "4x4"], "unknown problem 'jobshp'; did you mean 'jobshop'?"),
         (["generate", "--problem", "knapsack", "--size", "4x4"], "unknown problem 'knapsack' (known: jobshop, "),
         (["generate", "--problem", "jobshop", "--size", "5x5"], "unknown jobshop size '5x5'; valid sizes: 4x4, 6x6"),
-        (["generate", "--problem", "jobshop", "--size", "4x4", "--format", "csv"],
-         "unknown jobshop format 'csv'; known: taillard, orlib"),
+        (
+            ["generate", "--problem", "jobshop", "--size", "4x4", "--format", "csv"],
+            "unknown jobshop format 'csv'; known: taillard, orlib",
+        ),
         (["generate", "--problem", "jobshop", "--size", "4x4", "--seed", "-1"], "Invalid value for '--seed'"),
     ],
     ids=["close-problem", "far-problem", "unknown-size", "unknown-format", "negative-seed"],
@@ -191,16 +211,29 @@ def test_build_dataset_rows(cli_dataset):
 def test_build_dataset_unknown_size(tmp_path):
     """build-dataset with an unknown size fails cleanly, naming it, and writes nothing."""
     out = tmp_path / "x.jsonl"
-    result = run("build-dataset", "--problem", "jobshop", "--sizes", "4x4", "9x9", "--num-rows", "2",
-                 "--workers", "1", "--out", out)
+    result = run(
+        "build-dataset",
+        "--problem",
+        "jobshop",
+        "--sizes",
+        "4x4",
+        "9x9",
+        "--num-rows",
+        "2",
+        "--workers",
+        "1",
+        "--out",
+        out,
+    )
     assert_clean_error(result, "unknown size '9x9' for jobshop")
     assert not out.exists()
 
 
 def test_build_dataset_unknown_problem(tmp_path):
     """build-dataset with a misspelt problem suggests the right one."""
-    result = run("build-dataset", "--problem", "jobshp", "--sizes", "4x4", "--num-rows", "1", "--out",
-                 tmp_path / "x.jsonl")
+    result = run(
+        "build-dataset", "--problem", "jobshp", "--sizes", "4x4", "--num-rows", "1", "--out", tmp_path / "x.jsonl"
+    )
     assert_clean_error(result, "did you mean 'jobshop'?")
 
 
@@ -306,8 +339,10 @@ def test_export_refuses_a_base_image_that_is_not_one_token(tmp_path, image):
 
 
 def test_export_unknown_problem_is_a_clean_error(tmp_path):
-    assert_clean_error(run("export", "--problem", "jobshp", "--out", tmp_path / "tasks"),
-                       "unknown problem 'jobshp'; did you mean 'jobshop'?")
+    assert_clean_error(
+        run("export", "--problem", "jobshp", "--out", tmp_path / "tasks"),
+        "unknown problem 'jobshp'; did you mean 'jobshop'?",
+    )
 
 
 # ------------------------------------------------------------------ verify
@@ -325,8 +360,13 @@ def test_verify_oracle_solution_scores_one(cli_dataset, cli_tasks):
     task = cli_tasks / row["id"]
     out = _verify_output(run("verify", task, "--solution", task / "solution" / "solution.json", "--json"))
     assert {k: out[k] for k in ("reward", "feasible", "objective", "naive", "reference", "error")} == {
-        "reward": 1.0, "feasible": 1, "objective": row["reference"], "naive": row["baseline"],
-        "reference": row["reference"], "error": None}
+        "reward": 1.0,
+        "feasible": 1,
+        "objective": row["reference"],
+        "naive": row["baseline"],
+        "reference": row["reference"],
+        "error": None,
+    }
 
 
 def test_verify_naive_solution_scores_zero(cli_dataset, cli_tasks):
@@ -338,8 +378,9 @@ def test_verify_naive_solution_scores_zero(cli_dataset, cli_tasks):
     assert out["reward"] == 0.0 and out["objective"] == row["baseline"]
     text = run("verify", task, "--solution", naive)
     assert text.exit_code == 0
-    assert text.stdout.splitlines()[0] == (f"reward 0.0000  objective {row['baseline']} "
-                                           f"(naive {row['baseline']}, reference {row['reference']})")
+    assert text.stdout.splitlines()[0] == (
+        f"reward 0.0000  objective {row['baseline']} (naive {row['baseline']}, reference {row['reference']})"
+    )
 
 
 def test_verify_infeasible_solution_scores_fail(cli_dataset, cli_tasks, tmp_path):
@@ -387,6 +428,7 @@ def test_the_commands_are_python_functions(cli_dataset, tmp_path):
 @pytest.mark.parametrize("bug", [ValueError("a bug"), KeyError("a bug")], ids=["ValueError", "KeyError"])
 def test_a_bug_is_not_shown_as_a_user_error(monkeypatch, bug):
     """Only a UserError becomes one 'Error:' line; any other exception escapes with its traceback."""
+
     def broken(*args, **kwargs):
         raise bug
 
@@ -399,6 +441,7 @@ def test_a_bug_is_not_shown_as_a_user_error(monkeypatch, bug):
 def test_every_command_speaks_one_option_vocabulary():
     """--workers: processes or concurrent runs; --solver-workers: CP-SAT threads; a time limit says whose;
     the problem class is always --problem."""
+
     def commands(group, prefix=""):
         for name, command in group.commands.items():
             if isinstance(command, click.Group):
@@ -412,8 +455,9 @@ def test_every_command_speaks_one_option_vocabulary():
     assert {"-j", "--workers"} <= options["check"] and {"-j", "--workers"} <= options["validate-specs"]
     assert {"--problem", "--reference-time-limit", "--solver-workers"} <= options["solve"]
     assert {"--problem", "--size"} <= options["generate"]
-    assert {"--problem", "--reference-time-limit", "--solve-time-limit", "--workers", "--solver-workers"} <= \
-        options["build-dataset"]
+    assert {"--problem", "--reference-time-limit", "--solve-time-limit", "--workers", "--solver-workers"} <= options[
+        "build-dataset"
+    ]
     assert {"--problem", "--agent-timeout"} <= options["export"]
 
 
@@ -424,12 +468,38 @@ def test_module_entry_points_match_the_cli(tmp_path):
     import sys
 
     out = tmp_path / "rows.jsonl"
-    subprocess.run([sys.executable, "-m", "orharbor.build_dataset", "--problem", "jobshop", "--sizes", "4x4", "6x6",
-                    "--level", "1", "--num-rows", "2", "--reference-time-limit", "1", "--workers", "1",
-                    "--out", str(out)], check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "orharbor.build_dataset",
+            "--problem",
+            "jobshop",
+            "--sizes",
+            "4x4",
+            "6x6",
+            "--level",
+            "1",
+            "--num-rows",
+            "2",
+            "--reference-time-limit",
+            "1",
+            "--workers",
+            "1",
+            "--out",
+            str(out),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     assert [json.loads(line)["size"] for line in out.read_text().splitlines()] == ["4x4", "6x6"]
-    subprocess.run([sys.executable, "-m", "orharbor.export_harbor", "--dataset", str(out), "--out",
-                    str(tmp_path / "tasks")], check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [sys.executable, "-m", "orharbor.export_harbor", "--dataset", str(out), "--out", str(tmp_path / "tasks")],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     assert task_names(tmp_path / "tasks") == ["jobshop-4x4-l1-s0", "jobshop-6x6-l1-s1"]
 
 
@@ -444,12 +514,25 @@ def test_export_env_refuses_before_writing_anything_what_harbor_would_refuse(tmp
 
 def test_export_env_warns_where_the_answer_depends_on_the_machine(tmp_path):
     """--env docker: refused only without Harbor's egress sidecar, so a warning naming --verifier-mode shared."""
-    result = CliRunner().invoke(main, ["export", "--problem", "jobshop", "--out", str(tmp_path / "t"),
-                                       "--env", "docker"])
+    result = CliRunner().invoke(
+        main, ["export", "--problem", "jobshop", "--out", str(tmp_path / "t"), "--env", "docker"]
+    )
     assert result.exit_code == 0, result.output
     assert "warning: docker (no sidecar)" in result.output and "--verifier-mode shared" in result.output
-    shared = CliRunner().invoke(main, ["export", "--problem", "jobshop", "--out", str(tmp_path / "s"),
-                                       "--env", "docker", "--verifier-mode", "shared"])
+    shared = CliRunner().invoke(
+        main,
+        [
+            "export",
+            "--problem",
+            "jobshop",
+            "--out",
+            str(tmp_path / "s"),
+            "--env",
+            "docker",
+            "--verifier-mode",
+            "shared",
+        ],
+    )
     assert shared.exit_code == 0 and "warning" not in shared.output
 
 
@@ -485,9 +568,14 @@ def test_providers_is_an_orharbor_command():
     assert "no: no-network" in rows["docker (no sidecar)"]
 
 
-@pytest.mark.parametrize("name, text", [("registry.json", "my notes, not JSON\n"),
-                                        ("registry.json", '{"not": "a list"}\n'),
-                                        ("dataset.toml", "this is = not [ a manifest\n")])
+@pytest.mark.parametrize(
+    "name, text",
+    [
+        ("registry.json", "my notes, not JSON\n"),
+        ("registry.json", '{"not": "a list"}\n'),
+        ("dataset.toml", "this is = not [ a manifest\n"),
+    ],
+)
 def test_export_refuses_to_replace_a_file_of_the_users_beside_the_tasks(tmp_path, name, text):
     """A registry.json or dataset.toml export cannot extend is refused before any task is written, and kept."""
     out = tmp_path / "tasks"

@@ -46,12 +46,23 @@ def _command(name: str, tmp_path: Path, target: Path) -> list:
     """The command ``name`` writing its output to ``target``; its inputs exist."""
     source = tmp_path / "retail.jsonl"
     source.write_text("")
-    return {"build-dataset": ["build-dataset", "--problem", "jobshop", "--sizes", "4x4", "--num-rows", "2",
-                              "--out", target],
-            "export": ["export", "--problem", "jobshop", "--out", target],
-            "import retailopt": ["import", "retailopt", source, "--out", target],
-            "check": ["check", tmp_path, "--jobs-dir", target],
-            "report": ["report", tmp_path, "--html", target]}[name]
+    return {
+        "build-dataset": [
+            "build-dataset",
+            "--problem",
+            "jobshop",
+            "--sizes",
+            "4x4",
+            "--num-rows",
+            "2",
+            "--out",
+            target,
+        ],
+        "export": ["export", "--problem", "jobshop", "--out", target],
+        "import retailopt": ["import", "retailopt", source, "--out", target],
+        "check": ["check", tmp_path, "--jobs-dir", target],
+        "report": ["report", tmp_path, "--html", target],
+    }[name]
 
 
 COMMANDS = ["build-dataset", "export", "import retailopt", "check", "report"]
@@ -61,8 +72,7 @@ COMMANDS = ["build-dataset", "export", "import retailopt", "check", "report"]
 def test_an_output_whose_folder_is_missing_is_refused_before_any_work(tmp_path, name):
     """One rule for every output: it may be created, the folder above it must exist; nothing is created."""
     missing = tmp_path / "no" / "such"
-    line = one_error_line(run(*_command(name, tmp_path, missing / "out")),
-                          f"the folder {missing} does not exist")
+    line = one_error_line(run(*_command(name, tmp_path, missing / "out")), f"the folder {missing} does not exist")
     assert line.startswith("Error: --")  # names the option too
     assert not (tmp_path / "no").exists()
 
@@ -84,8 +94,7 @@ def test_the_output_folder_itself_may_be_created(tmp_path):
 
 def test_an_output_where_no_file_can_be_made_says_so_truly():
     """/proc exists but no file can be made there: the reason is the system's, for the file itself."""
-    result = run("build-dataset", "--problem", "jobshop", "--sizes", "4x4", "--num-rows", "2",
-                 "--out", "/proc/x.jsonl")
+    result = run("build-dataset", "--problem", "jobshop", "--sizes", "4x4", "--num-rows", "2", "--out", "/proc/x.jsonl")
     one_error_line(result, "cannot create /proc/x.jsonl: No such file or directory")
     assert "not writable" not in result.output
 
@@ -97,8 +106,9 @@ def _broken(task: Path, how: str) -> Path:
     """Break the task's task.toml: not TOML at all, or a [metadata] that is a number (Harbor refuses both)."""
     path = task / "task.toml"
     text = path.read_text()
-    path.write_text("schema_version = \n" if how == "not TOML" else "metadata = 3\n" + text.replace("[metadata]",
-                                                                                                   "[old]"))
+    path.write_text(
+        "schema_version = \n" if how == "not TOML" else "metadata = 3\n" + text.replace("[metadata]", "[old]")
+    )
     return path
 
 

@@ -16,9 +16,17 @@ import pytest
 import tomli_w
 
 from orharbor.exporter import ExportOptions
-from orharbor.exporter.collect_hook import (ARTIFACTS_MAX_BYTES, ARTIFACTS_MAX_DEPTH, ARTIFACTS_MAX_ENTRIES,
-                                            DELIVERABLE_MAX_BYTES, HOOK_TIMEOUT_S, LIMIT_NOTE, bounded_artifacts,
-                                            collect_command, regular_deliverable)
+from orharbor.exporter.collect_hook import (
+    ARTIFACTS_MAX_BYTES,
+    ARTIFACTS_MAX_DEPTH,
+    ARTIFACTS_MAX_ENTRIES,
+    DELIVERABLE_MAX_BYTES,
+    HOOK_TIMEOUT_S,
+    LIMIT_NOTE,
+    bounded_artifacts,
+    collect_command,
+    regular_deliverable,
+)
 from orharbor.exporter.task_dir import task_toml
 
 SHELL = shutil.which("dash") or "sh"
@@ -51,12 +59,18 @@ def test_the_hook_holds_the_stated_limits():
     assert f"-v d=32 -v n=10000 -v b={256 * 1024 * 1024} " in command and str(DELIVERABLE_MAX_BYTES) in command
 
 
-@pytest.mark.parametrize("plant, limit", [
-    (lambda a: _chain(a, 7), "deeper than 6 levels"),
-    (lambda a: [(a / f"f{i}").touch() for i in range(41)], "with more than 40 entries"),
-    (lambda a: os.truncate(a / "sparse", 4097) if (a / "sparse").touch() is None else None,
-     "with more than 4096 bytes"),
-], ids=["depth", "entries", "bytes"])
+@pytest.mark.parametrize(
+    "plant, limit",
+    [
+        (lambda a: _chain(a, 7), "deeper than 6 levels"),
+        (lambda a: [(a / f"f{i}").touch() for i in range(41)], "with more than 40 entries"),
+        (
+            lambda a: os.truncate(a / "sparse", 4097) if (a / "sparse").touch() is None else None,
+            "with more than 4096 bytes",
+        ),
+    ],
+    ids=["depth", "entries", "bytes"],
+)
 def test_an_artifacts_tree_over_a_limit_is_replaced_by_an_empty_folder_with_a_note(tmp_path, plant, limit):
     artifacts = tmp_path / "artifacts"
     artifacts.mkdir()
@@ -102,13 +116,17 @@ def test_artifacts_that_are_a_symlink_become_an_empty_folder(tmp_path):
     assert list((tmp_path / "artifacts").iterdir()) == [] and (tmp_path / "elsewhere" / "kept").exists()
 
 
-@pytest.mark.parametrize("plant", [
-    lambda p: _chain(p, 1100),
-    lambda p: os.mkfifo(p),
-    lambda p: p.symlink_to("/etc/passwd"),
-    lambda p: p.symlink_to("/nonexistent/x"),
-    lambda p: os.truncate(p, DELIVERABLE_MAX_BYTES + 1) if p.touch() is None else None,
-], ids=["folder-chain", "fifo", "symlink", "dangling-symlink", "over-size"])
+@pytest.mark.parametrize(
+    "plant",
+    [
+        lambda p: _chain(p, 1100),
+        lambda p: os.mkfifo(p),
+        lambda p: p.symlink_to("/etc/passwd"),
+        lambda p: p.symlink_to("/nonexistent/x"),
+        lambda p: os.truncate(p, DELIVERABLE_MAX_BYTES + 1) if p.touch() is None else None,
+    ],
+    ids=["folder-chain", "fifo", "symlink", "dangling-symlink", "over-size"],
+)
 def test_a_deliverable_that_is_not_a_regular_file_within_the_cap_is_removed(tmp_path, plant):
     deliverable = tmp_path / "app" / "solution.json"
     deliverable.parent.mkdir()
@@ -139,8 +157,15 @@ def test_a_deliverable_under_a_symlinked_folder_loses_the_link(tmp_path):
 
 @pytest.mark.parametrize("mode", ["separate", "shared"])
 def test_task_toml_of_either_mode_carries_the_hook_for_its_artifacts(mode):
-    config = task_toml("t", "d", {"tags": []}, ExportOptions(verifier_mode=mode), agent_timeout_s=1.0,
-                       verifier_timeout_s=1.0, artifacts=["/app/solution.json", "/app/out put.csv"])
+    config = task_toml(
+        "t",
+        "d",
+        {"tags": []},
+        ExportOptions(verifier_mode=mode),
+        agent_timeout_s=1.0,
+        verifier_timeout_s=1.0,
+        artifacts=["/app/solution.json", "/app/out put.csv"],
+    )
     [hook] = tomllib.loads(tomli_w.dumps(config))["verifier"]["collect"]
     assert hook["user"] == "root" and hook["timeout_sec"] == HOOK_TIMEOUT_S
     command = hook["command"]

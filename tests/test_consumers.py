@@ -39,9 +39,23 @@ def exports(tmp_path_factory) -> dict[str, Path]:
     roots = {}
     for mode in ("separate", "shared"):
         root = tmp_path_factory.mktemp(mode)
-        subprocess.run([Path(sys.executable).with_name("orharbor"), "export", "--dataset", str(rows),
-                        "--problem", "jobshop", "--verifier-mode", mode, "--out", str(root / "tasks")],
-                       check=True, capture_output=True, text=True)
+        subprocess.run(
+            [
+                Path(sys.executable).with_name("orharbor"),
+                "export",
+                "--dataset",
+                str(rows),
+                "--problem",
+                "jobshop",
+                "--verifier-mode",
+                mode,
+                "--out",
+                str(root / "tasks"),
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         assert (root / "tasks" / TASK / "task.toml").is_file()
         roots[mode] = root
     return roots
@@ -74,10 +88,15 @@ def test_openenv_keeps_every_shipped_task(exported, exported_specs, mode):
     modelling specs) of an export in either verifier mode, and finds no symlink in any."""
     roots = (exported[mode], exported_specs[mode])
     env = {**os.environ, "HARBOR_TELEMETRY": "0"}
-    done = subprocess.run([consumer_python("openenv"), REPO / "tests" / "consumers" / "drive_openenv.py",
-                           "discover", *map(str, roots)], env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [consumer_python("openenv"), REPO / "tests" / "consumers" / "drive_openenv.py", "discover", *map(str, roots)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
-    kept = [json.loads(line) for line in done.stdout.strip().splitlines()[-len(roots):]]
+    kept = [json.loads(line) for line in done.stdout.strip().splitlines()[-len(roots) :]]
     for root, names in zip(roots, kept):
         assert names and names == sorted(p.parent.name for p in root.glob("*/task.toml")), root
 

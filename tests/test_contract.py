@@ -33,8 +33,13 @@ NAMES = problem_modules.names()
 #: Keys every instance may carry that describe where it comes from, not the problem.
 PROVENANCE = ("problem", "name", "generator", "source", "layout")
 #: The sections every statement has, in this order.
-SECTIONS = ("## Instance (JSON)", "## Solution (JSON)", "## Feasibility rules", "## Objective",
-            "## How instances are generated")
+SECTIONS = (
+    "## Instance (JSON)",
+    "## Solution (JSON)",
+    "## Feasibility rules",
+    "## Objective",
+    "## How instances are generated",
+)
 #: What rules.py may import besides the standard library.
 CHECKS = ("orharbor.verifiers", "orharbor.problem_modules.checks")
 #: Files no reader may accept, each of which a reader must reject naming the file.
@@ -53,8 +58,9 @@ def _in_child(name: str, code: str) -> str:
     """Run ``code`` in a fresh interpreter with ``name`` registered as here (``p`` is the registry); its stdout."""
     setup = f"from orharbor import problem_modules as p; p.PROBLEMS[{name!r}] = {problem_modules.PROBLEMS[name]!r}; "
     env = dict(os.environ, PYTHONHASHSEED="12345")
-    return subprocess.run([sys.executable, "-c", setup + code], capture_output=True, text=True, env=env,
-                          check=True).stdout.strip()
+    return subprocess.run(
+        [sys.executable, "-c", setup + code], capture_output=True, text=True, env=env, check=True
+    ).stdout.strip()
 
 
 def _imports(source: Path) -> list[str]:
@@ -145,8 +151,11 @@ def test_same_seed_gives_identical_bytes_in_another_process(name):
     """generate(seed, size) is a pure function: same digest here and in a fresh interpreter."""
     module = problem_modules.get(name)
     here = [digest(module.generate(seed, size)) for seed in (0, 1) for size in module.SIZES[:3]]
-    there = _in_child(name, "from orharbor.jsonio import digest; m = p.get(%r); "
-                            "print([digest(m.generate(s, z)) for s in (0, 1) for z in m.SIZES[:3]])" % name)
+    there = _in_child(
+        name,
+        "from orharbor.jsonio import digest; m = p.get(%r); "
+        "print([digest(m.generate(s, z)) for s in (0, 1) for z in m.SIZES[:3]])" % name,
+    )
     assert repr(here) == there
     assert len(set(here)) == len(here), "different seeds or sizes must give different instances"
 
@@ -263,8 +272,11 @@ def test_reference_starts_from_a_given_hint_and_is_never_worse(solved):
     json.dumps(warm)
 
 
-@pytest.mark.parametrize("garbage", [[], "x", float("nan"), {"unexpected": 1}, {"a": float("nan")}],
-                         ids=["list", "string", "nan", "unknown-key", "nan-value"])
+@pytest.mark.parametrize(
+    "garbage",
+    [[], "x", float("nan"), {"unexpected": 1}, {"a": float("nan")}],
+    ids=["list", "string", "nan", "unknown-key", "nan-value"],
+)
 def test_a_malformed_hint_is_ignored_with_a_note(solved, garbage):
     """A hint of the wrong shape is refused with a note, never an exception; the answer is still feasible."""
     module, instance, _, meta, _ = solved
@@ -320,12 +332,16 @@ def test_loading_a_class_does_not_load_ortools(name):
 def test_class_has_shipped_rows_for_both_levels(name):
     """The package ships smoke-size rows of both levels: the attack and check matrices of every class run on them."""
     path = next((p for p in shipped_datasets() if p.stem == name), None)
-    assert path is not None, (f"no shipped dataset for {name}: run orharbor build-dataset --problem {name} ... "
-                              f"--out src/orharbor/datasets/data/{name}.jsonl, for level 1 and for level 2")
+    assert path is not None, (
+        f"no shipped dataset for {name}: run orharbor build-dataset --problem {name} ... "
+        f"--out src/orharbor/datasets/data/{name}.jsonl, for level 1 and for level 2"
+    )
     smoke = problem_modules.get(name).SIZES[0]
     levels = {row["level"] for row in read_rows(path) if row["problem"] == name and row["size"] == smoke}
-    assert {1, 2} <= levels, (f"{path.name} has rows of the smoke size {smoke} at levels {sorted(levels)} only "
-                              "(tests/test_attacks.py attacks a smoke-size task of each level)")
+    assert {1, 2} <= levels, (
+        f"{path.name} has rows of the smoke size {smoke} at levels {sorted(levels)} only "
+        "(tests/test_attacks.py attacks a smoke-size task of each level)"
+    )
 
 
 # ------------------------------------------------------------------ registry

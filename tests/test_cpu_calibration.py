@@ -49,8 +49,13 @@ def test_the_workload_gives_its_checksum_here_and_in_a_fresh_interpreter():
     assert cpu_calibration.workload() == CHECKSUM
     assert cpu_calibration.workload() == CHECKSUM
     code = "from orharbor.verifiers.cpu_calibration import workload; print(workload())"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONHASHSEED": "4321"}).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONHASHSEED": "4321"},
+    ).stdout
     assert int(out) == CHECKSUM
 
 
@@ -105,10 +110,19 @@ def test_workload_s_keeps_the_fastest_run(monkeypatch):
 # ------------------------------------------------------------------ the factor
 
 
-@pytest.mark.parametrize("measured, reference, expected", [
-    (0.3, 0.3, 1.0), (0.45, 0.3, 1.5), (0.2, 0.4, 0.5), (0.3, 0.4, 0.75),
-    (3.0, 0.3, HIGH), (0.6, 0.3, HIGH), (0.001, 0.3, LOW), (0.1, 0.3, LOW),
-])
+@pytest.mark.parametrize(
+    "measured, reference, expected",
+    [
+        (0.3, 0.3, 1.0),
+        (0.45, 0.3, 1.5),
+        (0.2, 0.4, 0.5),
+        (0.3, 0.4, 0.75),
+        (3.0, 0.3, HIGH),
+        (0.6, 0.3, HIGH),
+        (0.001, 0.3, LOW),
+        (0.1, 0.3, LOW),
+    ],
+)
 def test_the_factor_is_the_time_ratio_clamped_to_the_bound(measured, reference, expected):
     assert BOUND == (0.5, 2.0)
     assert factor(measured, reference) == pytest.approx(expected)
@@ -155,8 +169,14 @@ def test_without_a_reference_nothing_is_measured_and_the_limits_stay():
 def level2_row(shipped_rows) -> dict:
     """The shipped 4x4 job shop level-2 row with one hidden instance and a 1-second limit."""
     row = dict(next(r for r in shipped_rows if r["id"] == "jobshop-4x4-l2-s0"))
-    for key in ("eval_seeds", "eval_references", "eval_baselines", "eval_reference_solutions",
-                "eval_baseline_solutions", "eval_reference_metas"):
+    for key in (
+        "eval_seeds",
+        "eval_references",
+        "eval_baselines",
+        "eval_reference_solutions",
+        "eval_baseline_solutions",
+        "eval_reference_metas",
+    ):
         row[key] = row[key][:1]
     row["solve_time_limit_s"] = 1.0
     return row
@@ -166,8 +186,10 @@ def level2_row(shipped_rows) -> dict:
 def tasks(tmp_path_factory, level2_row) -> dict[str, Path]:
     """The row exported with a reference_workload_s ("calibrated") and without ("plain")."""
     calibrated = validate_row({**level2_row, "reference_workload_s": 0.25})
-    return {"calibrated": export_row(calibrated, tmp_path_factory.mktemp("calibrated")),
-            "plain": export_row(level2_row, tmp_path_factory.mktemp("plain"))}
+    return {
+        "calibrated": export_row(calibrated, tmp_path_factory.mktemp("calibrated")),
+        "plain": export_row(level2_row, tmp_path_factory.mktemp("plain")),
+    }
 
 
 def test_the_verifier_calibrates_after_ending_the_agents_processes(tasks, tmp_path, monkeypatch):
@@ -189,12 +211,26 @@ def test_the_verifier_calibrates_after_ending_the_agents_processes(tasks, tmp_pa
     monkeypatch.setattr(verifier_main, "score_level2", runs)
     monkeypatch.setattr(cpu_calibration, "workload_s", lambda: events.append("calibrate") or 1.0)
     tests = tasks["calibrated"] / "tests"
-    verifier_main.main(["--tests-dir", str(tests), "--deliverable", str(tmp_path / "solve.py"),
-                        "--logs-dir", str(tmp_path / "logs"), "--in-container"])
+    verifier_main.main(
+        [
+            "--tests-dir",
+            str(tests),
+            "--deliverable",
+            str(tmp_path / "solve.py"),
+            "--logs-dir",
+            str(tmp_path / "logs"),
+            "--in-container",
+        ]
+    )
     assert events == ["end processes", "lockdown", "calibrate", ("runs", 1.0 * HIGH), "end processes"]
     details = json.loads((tmp_path / "logs" / "details.json").read_text())
-    assert details["cpu_calibration"] == {"workload_s": 1.0, "reference_workload_s": 0.25, "factor": HIGH,
-                                          "bound": [LOW, HIGH], "solve_time_limit_s": 1.0 * HIGH}
+    assert details["cpu_calibration"] == {
+        "workload_s": 1.0,
+        "reference_workload_s": 0.25,
+        "factor": HIGH,
+        "bound": [LOW, HIGH],
+        "solve_time_limit_s": 1.0 * HIGH,
+    }
 
 
 @pytest.mark.sandbox
@@ -210,8 +246,10 @@ def test_a_calibrated_task_runs_and_records_the_scaled_limit(tasks, tmp_path):
     assert record["solve_time_limit_s"] == 1.0 * record["factor"]
     message = f"timed out after {record['solve_time_limit_s']:g} s"
     assert [row["error"] for row in details["instances"]] == [message] and details["example"]["error"] == message
-    assert all(row["timed_out"] and row["wall_s"] >= record["solve_time_limit_s"] - 0.05
-               for row in [*details["instances"], details["example"]])
+    assert all(
+        row["timed_out"] and row["wall_s"] >= record["solve_time_limit_s"] - 0.05
+        for row in [*details["instances"], details["example"]]
+    )
     assert reward == -1.0
     assert f"cpu factor {record['factor']:.2f}" in summary(details)
 
@@ -238,8 +276,9 @@ def test_the_rows_reference_reaches_task_json_instruction_and_timeout(tasks, lev
     assert sentence in (tasks["calibrated"] / "instruction.md").read_text()
     assert sentence not in (tasks["plain"] / "instruction.md").read_text()
     assert f"factor kept between {LOW:g} and {HIGH:g}" in (tasks["calibrated"] / "instruction.md").read_text()
-    timeout = {name: tomllib.loads((tasks[name] / "task.toml").read_text())["verifier"]["timeout_sec"]
-               for name in tasks}
+    timeout = {
+        name: tomllib.loads((tasks[name] / "task.toml").read_text())["verifier"]["timeout_sec"] for name in tasks
+    }
     runs = len(level2_row["eval_seeds"]) + 1  # and the public example
     assert timeout == {"plain": runs * (1.0 + 15.0) + 120.0, "calibrated": runs * (1.0 * HIGH + 15.0) + 120.0}
 
@@ -250,11 +289,14 @@ def test_the_bundle_in_tests_holds_the_calibration(tasks):
     assert bundled == Path(cpu_calibration.__file__).read_text()
 
 
-@pytest.mark.parametrize("level, value, message", [
-    (2, 0, "reference_workload_s: 0 is less than or equal to the minimum of 0"),
-    (2, "0.3", "reference_workload_s: '0.3' is not of type 'number'"),
-    (1, 0.3, "reference_workload_s: 0.3 should not be valid"),
-])
+@pytest.mark.parametrize(
+    "level, value, message",
+    [
+        (2, 0, "reference_workload_s: 0 is less than or equal to the minimum of 0"),
+        (2, "0.3", "reference_workload_s: '0.3' is not of type 'number'"),
+        (1, 0.3, "reference_workload_s: 0.3 should not be valid"),
+    ],
+)
 def test_the_row_schema_takes_a_positive_reference_on_level2_rows_only(shipped_rows, level, value, message):
     from orharbor.datasets.rows import RowError
 
@@ -267,12 +309,28 @@ def test_the_row_schema_takes_a_positive_reference_on_level2_rows_only(shipped_r
 
 
 def _level2_details(reward: float, cpu_factor: float | None) -> dict:
-    instance = {"index": 0, "reward": reward, "feasible": 1, "objective": 150, "naive": 200, "reference": 100,
-                "bound": None, "timed_out": False, "wall_s": 0.5, "returncode": 0, "error": None}
+    instance = {
+        "index": 0,
+        "reward": reward,
+        "feasible": 1,
+        "objective": 150,
+        "naive": 200,
+        "reference": 100,
+        "bound": None,
+        "timed_out": False,
+        "wall_s": 0.5,
+        "returncode": 0,
+        "error": None,
+    }
     details = algorithm_details("jobshop", "4x4", 2, reward, None, reference=100, naive=200, instances=[instance])
     if cpu_factor is not None:
-        details["cpu_calibration"] = {"workload_s": 0.3 * cpu_factor, "reference_workload_s": 0.3,
-                                      "factor": cpu_factor, "bound": [LOW, HIGH], "solve_time_limit_s": 10 * cpu_factor}
+        details["cpu_calibration"] = {
+            "workload_s": 0.3 * cpu_factor,
+            "reference_workload_s": 0.3,
+            "factor": cpu_factor,
+            "bound": [LOW, HIGH],
+            "solve_time_limit_s": 10 * cpu_factor,
+        }
     return details
 
 
@@ -284,8 +342,9 @@ def job(tmp_path) -> Path:
     write_trial(job, "a", "jobshop-4x4-l2-s0", reward=0.5, details=_level2_details(0.5, 1.2))
     write_trial(job, "b", "jobshop-4x4-l2-s1", reward=0.5, details=_level2_details(0.5, 1.6))
     write_trial(job, "c", "jobshop-4x4-l2-s2", reward=0.5, details=_level2_details(0.5, None))
-    write_trial(job, "d", "jobshop-4x4-l2-s0", agent="oracle", model=None, reward=0.5,
-                details=_level2_details(0.5, None))
+    write_trial(
+        job, "d", "jobshop-4x4-l2-s0", agent="oracle", model=None, reward=0.5, details=_level2_details(0.5, None)
+    )
     return job
 
 

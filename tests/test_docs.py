@@ -21,14 +21,20 @@ REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
 BIN = Path(sys.executable).parent
 KINDS = {"runs", "needs model", "needs engine", "needs network", "needs data", "long"}
-FENCE = re.compile(r"^(?P<marker><!-- example: (?P<kind>[a-z ]+) -->\n)?```(?P<lang>bash|sh|console)\n(?P<body>.*?)^```",
-                   re.M | re.S)
+FENCE = re.compile(
+    r"^(?P<marker><!-- example: (?P<kind>[a-z ]+) -->\n)?```(?P<lang>bash|sh|console)\n(?P<body>.*?)^```", re.M | re.S
+)
 PAGES = sorted(DOCS.glob("*.md")) + [REPO / "README.md"]
 
 
 def mkdocs(config: Path, site: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([BIN / "mkdocs", "build", "--strict", "--config-file", str(config), "--site-dir",
-                           str(site)], capture_output=True, text=True, cwd=config.parent, timeout=900)
+    return subprocess.run(
+        [BIN / "mkdocs", "build", "--strict", "--config-file", str(config), "--site-dir", str(site)],
+        capture_output=True,
+        text=True,
+        cwd=config.parent,
+        timeout=900,
+    )
 
 
 @pytest.mark.slow
@@ -75,7 +81,11 @@ RUNNABLE = [page for page in PAGES if any(kind == "runs" for kind, _ in examples
 def test_the_examples_that_run_on_shipped_data_do(page, tmp_path):
     """A page's runnable examples, in order, in one scratch folder, with the venv's commands first on PATH."""
     script = "set -euo pipefail\n" + "\n".join(body for kind, body in examples(page) if kind == "runs")
-    env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "HARBOR_TELEMETRY": "0",
-           "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env = {
+        **os.environ,
+        "PATH": f"{BIN}:{os.environ['PATH']}",
+        "HARBOR_TELEMETRY": "0",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    }
     done = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=3600)
     assert done.returncode == 0, f"{page.name}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"

@@ -26,9 +26,21 @@ def _row(shipped_rows, level: int, size: str | None = None) -> dict:
 
 def _run_bundle(task: Path, deliverable: Path, logs: Path) -> dict:
     """Run the task's verifier with -I -S: no site-packages, so the standard library alone."""
-    proc = subprocess.run([sys.executable, "-I", "-S", str(task / "tests" / "verify.py"),
-                           "--deliverable", str(deliverable), "--logs-dir", str(logs)],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-I",
+            "-S",
+            str(task / "tests" / "verify.py"),
+            "--deliverable",
+            str(deliverable),
+            "--logs-dir",
+            str(logs),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads((logs / "reward.json").read_text())
 
@@ -51,8 +63,13 @@ def test_level2_reward_json_holds_the_reward_alone(shipped_rows, tmp_path):
     """Level 2 too: reward.json is {"reward": x}; feasible and the per-instance rows go to details.json."""
     row = _row(shipped_rows, 2)
     task = export_row(row, tmp_path)
-    reward, details = verify(str(task / "tests"), str(task / "solution" / "naive" / "solve.py"),
-                             workroot=str(tmp_path), python=sys.executable, drop_privileges=False)
+    reward, details = verify(
+        str(task / "tests"),
+        str(task / "solution" / "naive" / "solve.py"),
+        workroot=str(tmp_path),
+        python=sys.executable,
+        drop_privileges=False,
+    )
     write_result(str(tmp_path / "logs"), reward, details)
     assert json.loads((tmp_path / "logs" / "reward.json").read_text()) == {"reward": reward}
     details = _details(tmp_path / "logs")
@@ -68,15 +85,20 @@ def test_level2_oracle_program_answers_every_hidden_instance(shipped_rows, tmp_p
     assert len(config.cases) == len(row["eval_seeds"])
     for i, case in enumerate(config.cases):
         out = tmp_path / f"sol{i}.json"
-        subprocess.run([sys.executable, "-I", str(task / "solution" / "solve.py"), str(task / "tests" / case.instance),
-                        str(out)], check=True, timeout=60)
+        subprocess.run(
+            [sys.executable, "-I", str(task / "solution" / "solve.py"), str(task / "tests" / case.instance), str(out)],
+            check=True,
+            timeout=60,
+        )
         assert json.loads(out.read_text()) == row["eval_reference_solutions"][i]
 
 
 def test_instruction_states_deliverable_budget_packages_and_reward(shipped_rows, tmp_path):
     """instruction.md says what to write where, the time budget, the packages and the formula."""
     one = (export_row(_row(shipped_rows, 1), tmp_path / "a") / "instruction.md").read_text()
-    two = (export_row(_row(shipped_rows, 2), tmp_path / "b", ExportOptions(allow_ortools=True)) / "instruction.md").read_text()
+    two = (
+        export_row(_row(shipped_rows, 2), tmp_path / "b", ExportOptions(allow_ortools=True)) / "instruction.md"
+    ).read_text()
     assert "/app/instance.json" in one and "/app/solution.json" in one and "30 minutes" in one
     assert "reward = (naive - objective) / (naive - reference)" in one
     assert "OR-Tools is not available" in one and "numpy and scipy" in one
@@ -154,15 +176,18 @@ def test_instruction_says_what_is_scored_when_the_time_is_up(shipped_rows, tmp_p
     assert "a run that overruns it scores -1.0 for that instance" in flat_two
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"verifier_mode": "docker"}, "verifier mode"),
-    ({"agent_network": "none"}, "agent network"),
-    ({"agent_network": "allowlist"}, "allowed-hosts"),
-    ({"base_image": ""}, "base image must be one image reference"),
-    ({"base_image": "python:3.12 AS x"}, "base image must be one image reference"),
-    ({"base_image": "python:3.12\nRUN curl evil"}, "base image must be one image reference"),
-    ({"base_image": " python:3.12"}, "base image must be one image reference"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"verifier_mode": "docker"}, "verifier mode"),
+        ({"agent_network": "none"}, "agent network"),
+        ({"agent_network": "allowlist"}, "allowed-hosts"),
+        ({"base_image": ""}, "base image must be one image reference"),
+        ({"base_image": "python:3.12 AS x"}, "base image must be one image reference"),
+        ({"base_image": "python:3.12\nRUN curl evil"}, "base image must be one image reference"),
+        ({"base_image": " python:3.12"}, "base image must be one image reference"),
+    ],
+)
 def test_bad_export_options_are_refused(kwargs, message):
     """Options are validated when built, with the flag named."""
     with pytest.raises(ExportOptionError, match=message):
@@ -178,8 +203,14 @@ def test_row_from_another_generator_version_is_refused(shipped_rows, tmp_path):
 
 def test_row_without_reference_gets_one_at_export_time(tmp_path):
     """A bare row (seed only) is completed with reference and baseline when exported."""
-    row = {"id": "jobshop-4x4-l1-s5", "problem": "jobshop", "size": "4x4", "level": 1, "instance_seed": 5,
-           "generator_version": 1}
+    row = {
+        "id": "jobshop-4x4-l1-s5",
+        "problem": "jobshop",
+        "size": "4x4",
+        "level": 1,
+        "instance_seed": 5,
+        "generator_version": 1,
+    }
     task = export_row(row, tmp_path, ExportOptions(reference_time_limit_s=2.0))
     config = contract.load(str(task / "tests"))
     assert config.reference <= config.naive

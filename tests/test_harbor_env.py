@@ -24,9 +24,11 @@ from bundled import edit_bundled
 from waiting import wait_until_async
 
 #: A thread group whose main thread left with a raw exit(2) while another thread runs: it shows as a zombie.
-HIDDEN_THREAD = ("import ctypes, threading, time\n"
-                 "threading.Thread(target=time.sleep, args=(1003,)).start()\n"
-                 "ctypes.CDLL(None).syscall(60, 0)\n")
+HIDDEN_THREAD = (
+    "import ctypes, threading, time\n"
+    "threading.Thread(target=time.sleep, args=(1003,)).start()\n"
+    "ctypes.CDLL(None).syscall(60, 0)\n"
+)
 
 
 def _task(exported, mode: str, level: int = 1) -> Path:
@@ -36,12 +38,23 @@ def _task(exported, mode: str, level: int = 1) -> Path:
 def _env(directory: Path, config, tmp_path: Path, network: NetworkMode = NetworkMode.PUBLIC) -> BubblewrapEnvironment:
     paths = TrialPaths(tmp_path / "trial")
     paths.mkdir()
-    logs = [{"type": "bind", "source": str(source), "target": target} for source, target in
-            ((paths.agent_dir, "/logs/agent"), (paths.verifier_dir, "/logs/verifier"),
-             (paths.artifacts_dir, "/logs/artifacts"))]  # as Harbor's Trial passes them
-    return BubblewrapEnvironment(environment_dir=directory, environment_name="t", session_id="t__env",
-                                 trial_paths=paths, task_env_config=config, auto_mounts=logs,
-                                 network_policy=NetworkPolicy(network_mode=network))
+    logs = [
+        {"type": "bind", "source": str(source), "target": target}
+        for source, target in (
+            (paths.agent_dir, "/logs/agent"),
+            (paths.verifier_dir, "/logs/verifier"),
+            (paths.artifacts_dir, "/logs/artifacts"),
+        )
+    ]  # as Harbor's Trial passes them
+    return BubblewrapEnvironment(
+        environment_dir=directory,
+        environment_name="t",
+        session_id="t__env",
+        trial_paths=paths,
+        task_env_config=config,
+        auto_mounts=logs,
+        network_policy=NetworkPolicy(network_mode=network),
+    )
 
 
 def _agent_env(task: Path, tmp_path: Path) -> BubblewrapEnvironment:
@@ -101,6 +114,7 @@ async def _read(env, path: str) -> str:
 @pytest.mark.sandbox
 def test_pid_1_is_the_keepalive_shell_with_sleep_as_its_child(exported, tmp_path):
     """As in Harbor's Docker compose under dash: PID 1 is `sh -c "sleep infinity"`, the sleep its child."""
+
     async def body(env):
         return await _processes(env)
 
@@ -112,6 +126,7 @@ def test_pid_1_is_the_keepalive_shell_with_sleep_as_its_child(exported, tmp_path
 @pytest.mark.sandbox
 def test_killing_the_keepalive_sleep_ends_the_sandbox_like_a_container(exported, tmp_path):
     """Killing the sleep ends PID 1 and every process in the sandbox; later execs fail."""
+
     async def body(env):
         await env.exec("setsid sleep 1000 >/dev/null 2>&1 &", user="agent")
         await env.exec("pkill -KILL -x -P 1 sleep", user="root")
@@ -166,9 +181,9 @@ def test_a_root_daemon_and_the_keepalive_survive_the_verifier_and_agent_processe
     async def body(env):
         async def agent_processes_started() -> bool:
             lines = await _processes(env)
-            return (any("agent sleep 1002" in line for line in lines)
-                    and any("agent [python3] <defunct>" in line or "agent python3 /tmp/hidden.py" in line
-                            for line in lines))
+            return any("agent sleep 1002" in line for line in lines) and any(
+                "agent [python3] <defunct>" in line or "agent python3 /tmp/hidden.py" in line for line in lines
+            )
 
         async def agent_processes_ended() -> bool:
             lines = await _processes(env)
@@ -177,8 +192,9 @@ def test_a_root_daemon_and_the_keepalive_survive_the_verifier_and_agent_processe
 
         await env.exec("setsid sleep 1001 >/dev/null 2>&1 &", user="root")
         await env.upload_file(program, "/tmp/hidden.py")
-        await env.exec("setsid sleep 1002 >/dev/null 2>&1 & setsid python3 /tmp/hidden.py >/dev/null 2>&1 &",
-                       user="agent")
+        await env.exec(
+            "setsid sleep 1002 >/dev/null 2>&1 & setsid python3 /tmp/hidden.py >/dev/null 2>&1 &", user="agent"
+        )
         await wait_until_async(agent_processes_started, "the agent's processes starting")
         await env.upload_file(answer, "/tmp/answer.json")
         await env.exec("cp /tmp/answer.json /app/solution.json", user="agent")
@@ -205,8 +221,12 @@ def test_the_old_cleanup_rule_kills_the_keepalive_and_loses_the_reward(exported,
     """Mutation: ending every process but PID 1 (the old rule) stops the sandbox mid-verify, as on Docker."""
     task = tmp_path / "task"
     shutil.copytree(_task(exported, "separate"), task)
-    edit_bundled(task / "tests", "orharbor/verifiers/processes.py", "non_root_processes().items()",
-                 "{int(p): 0 for p in os.listdir('/proc') if p.isdigit() and p != '1'}.items()")
+    edit_bundled(
+        task / "tests",
+        "orharbor/verifiers/processes.py",
+        "non_root_processes().items()",
+        "{int(p): 0 for p in os.listdir('/proc') if p.isdigit() and p != '1'}.items()",
+    )
     write_manifest(task / "tests")  # the edited verifier is the task's own now, not a plant
     answer = tmp_path / "solution.json"
     answer.write_bytes(_oracle_answer(task))
@@ -224,6 +244,7 @@ def test_the_old_cleanup_rule_kills_the_keepalive_and_loses_the_reward(exported,
 @pytest.mark.sandbox
 def test_exec_runs_as_named_users_with_their_home(exported, tmp_path):
     """root, agent and nobody resolve through the image's /etc/passwd; root keeps Docker's capabilities only."""
+
     async def body(env):
         out = {}
         for user in ("root", "agent", "nobody", None):
@@ -243,6 +264,7 @@ def test_exec_runs_as_named_users_with_their_home(exported, tmp_path):
 @pytest.mark.sandbox
 def test_background_processes_outlive_their_exec_and_exec_does_not_wait_for_them(exported, tmp_path):
     """One sandbox per phase: a process one exec leaves behind is there at the next; exec returns at once."""
+
     async def body(env):
         first = await env.exec("sleep 1000 & echo started", user="agent", timeout_sec=120)  # far below the 1000 s
         second = await env.exec("pgrep -u agent -x sleep", user="root")
@@ -276,7 +298,8 @@ def test_dockerfile_plan_mirrors_provisioning_and_keeps_the_rest(tmp_path):
         "RUN apt-get update \\\n && apt-get install -y curl \\\n && rm -rf /var/lib/apt/lists/*\n"
         "RUN python3 -m venv /opt/v && /opt/v/bin/pip install --no-cache-dir numpy==2.2.6 scipy\n"
         "RUN pip install --no-cache-dir ortools==9.15\nRUN useradd --create-home --shell /bin/bash agent\n"
-        "WORKDIR /app\nCOPY data/ /app/data/\nRUN chown -R agent:agent /app\n")
+        "WORKDIR /app\nCOPY data/ /app/data/\nRUN chown -R agent:agent /app\n"
+    )
     plan = read_dockerfile(tmp_path / "Dockerfile")
     assert plan.venvs == {"/opt/v": ("numpy", "scipy")}
     assert plan.local_packages == ("ortools",)
@@ -284,15 +307,21 @@ def test_dockerfile_plan_mirrors_provisioning_and_keeps_the_rest(tmp_path):
     assert plan.users == ["agent"]
     assert plan.env["A"] == "1" and plan.env["PATH"].startswith("/opt/v/bin:/usr/local/bin:")
     assert plan.workdir == "/app"
-    assert plan.steps == [Run("mkdir -p /app", "/"), Copy((tmp_path / "data").resolve(), "/app/data/"),
-                          Run("chown -R agent:agent /app", "/app")]
+    assert plan.steps == [
+        Run("mkdir -p /app", "/"),
+        Copy((tmp_path / "data").resolve(), "/app/data/"),
+        Run("chown -R agent:agent /app", "/app"),
+    ]
 
 
-@pytest.mark.parametrize("line, message", [
-    ("VOLUME /data", "does not support VOLUME"),
-    ("COPY a b c", "one source and one target"),
-    ("COPY ../outside /x", "not in the build context"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("VOLUME /data", "does not support VOLUME"),
+        ("COPY a b c", "one source and one target"),
+        ("COPY ../outside /x", "not in the build context"),
+    ],
+)
 def test_dockerfile_instructions_the_sandbox_cannot_stand_in_for_are_refused(tmp_path, line, message):
     """An unsupported instruction is an error naming the file and line, not a silently different image."""
     (tmp_path / "Dockerfile").write_text(f"FROM python:3.12-slim\n{line}\n")

@@ -26,13 +26,13 @@ from orharbor.exporter.dataset_index import package_version
 from harbor_runs import harbor_run as _harbor_run
 
 
-
 @pytest.fixture(scope="module")
 def shipped_export(tmp_path_factory) -> Path:
     """`orharbor export --out` with nothing else: every shipped row and spec."""
     out = tmp_path_factory.mktemp("ship") / "tasks"
-    subprocess.run([Path(sys.executable).with_name("orharbor"), "export", "--out", str(out)], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [Path(sys.executable).with_name("orharbor"), "export", "--out", str(out)], check=True, capture_output=True
+    )
     return out
 
 

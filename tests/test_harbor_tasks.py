@@ -73,8 +73,9 @@ def test_separate_tasks_pass_harbor_lint_with_zero_findings(exported):
         assert lint_task(path, selected_rules=set(DEFAULT_RULES)) == []
         assert lint_task(path, selected_rules=set(LintRule)) == []
     harbor_cli = Path(sys.executable).parent / "harbor"
-    cli = subprocess.run([str(harbor_cli), "lint", *map(str, task_dirs(exported["separate"])), "--json"],
-                         capture_output=True, text=True)
+    cli = subprocess.run(
+        [str(harbor_cli), "lint", *map(str, task_dirs(exported["separate"])), "--json"], capture_output=True, text=True
+    )
     assert cli.returncode == 0, cli.stderr
     assert json.loads(cli.stdout) == []
 
@@ -115,7 +116,9 @@ def test_agent_image_has_what_harbors_installed_agents_install(exported, exporte
 def test_agent_image_holds_no_reference_verifier_or_hidden_instance(exported):
     """environment/ holds the Dockerfile and the visible instance(s) only; no reference values."""
     for path in task_dirs(exported["separate"]):
-        files = {p.relative_to(path / "environment").as_posix() for p in (path / "environment").rglob("*") if p.is_file()}
+        files = {
+            p.relative_to(path / "environment").as_posix() for p in (path / "environment").rglob("*") if p.is_file()
+        }
         config = contract.load(str(path / "tests"))
         if config.KIND == "level1":
             assert files == {"Dockerfile", "instance.json"}
@@ -149,9 +152,14 @@ def test_task_toml_round_trips_through_harbors_config_model(exported):
 
 def _network_plan(task: Task) -> TrialNetworkPlan:
     """The plan Harbor's Trial resolves for a task run with default trial settings."""
-    return resolve_trial_network_plan(task.config, TrialAgentConfig(), TrialEnvironmentConfig(),
-                                      TrialVerifierConfig(), None,
-                                      verifier_mode=resolve_task_verifier_mode(task.config))
+    return resolve_trial_network_plan(
+        task.config,
+        TrialAgentConfig(),
+        TrialEnvironmentConfig(),
+        TrialVerifierConfig(),
+        None,
+        verifier_mode=resolve_task_verifier_mode(task.config),
+    )
 
 
 def test_separate_verifier_starts_offline_and_never_switches(exported, exported_specs, exported_retail):
@@ -174,8 +182,9 @@ def test_allowlist_applies_to_the_agent_phase_and_setup_stays_public(shipped_row
     for path in (export_row(shipped_rows[0], tmp_path, options), export_spec(shipped_specs[0], tmp_path, options)):
         plan = _network_plan(Task(path))
         assert plan.agent_env_baseline == NetworkPolicy(network_mode=NetworkMode.PUBLIC)
-        assert plan.agent_phase == NetworkPolicy(network_mode=NetworkMode.ALLOWLIST,
-                                                 allowed_hosts=["api.anthropic.com"])
+        assert plan.agent_phase == NetworkPolicy(
+            network_mode=NetworkMode.ALLOWLIST, allowed_hosts=["api.anthropic.com"]
+        )
         if mode == "separate":
             assert plan.verifier_phase == plan.verifier_env_baseline
             assert plan.verifier_env_baseline.network_mode == NetworkMode.NO_NETWORK
@@ -232,7 +241,7 @@ def test_registry_json_names_every_task_for_harbors_local_registry(tmp_path, mon
     _export(out, "--problem", "cvrp")
     expected = set(task_dirs(out))
     assert {p.name.split("-")[0] for p in expected} == {"jobshop", "cvrp"}
-    monkeypatch.chdir(tmp_path / "..")   # paths must not depend on where `harbor run` starts
+    monkeypatch.chdir(tmp_path / "..")  # paths must not depend on where `harbor run` starts
     dataset = DatasetConfig(name="orharbor", version=package_version(), registry_path=out / "registry.json")
     configs = asyncio.run(dataset.get_task_configs())
     assert {config.get_local_path() for config in configs} == expected and len(configs) == len(expected)
@@ -252,12 +261,14 @@ def test_harbor_run_accepts_the_dataset_by_name(tmp_path):
 
     out = tmp_path / "tasks"
     _export(out, "--problem", "rcpsp")
-    options = signature(build_job_config).bind(dataset_name_version=f"orharbor@{package_version()}",
-                                               registry_path=out / "registry.json")
+    options = signature(build_job_config).bind(
+        dataset_name_version=f"orharbor@{package_version()}", registry_path=out / "registry.json"
+    )
     options.apply_defaults()
     config = build_job_config(**options.arguments)
     assert [(d.name, d.version, d.registry_path) for d in config.datasets] == [
-        ("orharbor", package_version(), out / "registry.json")]
+        ("orharbor", package_version(), out / "registry.json")
+    ]
     report = asyncio.run(validate_local_sources(config))
     assert report.errors == [] and report.n_trials == len(task_dirs(out))
 
@@ -274,8 +285,8 @@ def test_dataset_toml_pins_each_task_with_harbors_own_digest(tmp_path):
     manifest = DatasetManifest.from_toml_file(out / "dataset.toml")
     assert (manifest.dataset.name, manifest.dataset.version) == (MANIFEST_DATASET_NAME, package_version())
     assert {(t.name, t.digest) for t in manifest.tasks} == {
-        (Task(path).config.task.name, f"sha256:{Packager.compute_content_hash(path)[0]}") for path in task_dirs(out)}
-
+        (Task(path).config.task.name, f"sha256:{Packager.compute_content_hash(path)[0]}") for path in task_dirs(out)
+    }
 
 
 @pytest.mark.slow
@@ -291,6 +302,7 @@ def test_harbor_sync_finds_every_digest_of_the_export_current(tmp_path):
     (task / "instruction.md").write_text((task / "instruction.md").read_text() + "\n")
     assert "Updated 1 digest(s) in dataset.toml." in harbor_sync(out)
     assert (out / "dataset.toml").read_bytes() != written
+
 
 def test_gitattributes_beside_the_tasks_leaves_them_unchanged_for_harbor(tmp_path):
     """.gitattributes sits at the root of --out, outside every task, whose lint stays clean."""

@@ -40,8 +40,14 @@ def task(tmp_path_factory, shipped_rows) -> Path:
     start must fit in a run on a loaded machine; no program here runs until it is stopped)."""
     smoke = problem_modules.get(PROBLEM).SIZES[0]
     row = dict(next(r for r in shipped_rows if (r["problem"], r["level"], r["size"]) == (PROBLEM, 2, smoke)))
-    for key in ("eval_seeds", "eval_references", "eval_baselines", "eval_reference_solutions",
-                "eval_baseline_solutions", "eval_reference_metas"):
+    for key in (
+        "eval_seeds",
+        "eval_references",
+        "eval_baselines",
+        "eval_reference_solutions",
+        "eval_baseline_solutions",
+        "eval_reference_metas",
+    ):
         row[key] = row[key][:2]
     row["solve_time_limit_s"] = 10.0
     return export_row(row, tmp_path_factory.mktemp("hidden-output"), ExportOptions())
@@ -76,8 +82,9 @@ def verifier_details(task: Path, program: Path, tmp_path: Path) -> tuple[float, 
     """(reward, details.json's text) as the task's verifier writes them, the program run as us."""
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
-    reward, details = main.verify(str(task / "tests"), str(program), workroot=str(work), python=sys.executable,
-                                  drop_privileges=False)
+    reward, details = main.verify(
+        str(task / "tests"), str(program), workroot=str(work), python=sys.executable, drop_privileges=False
+    )
     logs = tmp_path / "logs"
     main.write_result(str(logs), reward, details)
     return reward, (logs / "details.json").read_text(encoding="utf-8")
@@ -114,7 +121,7 @@ def leaked_windows(details_text: str, hidden: list[str], public: str) -> list[st
     haystacks = [details_text, *strings_of(json.loads(details_text))]
     found = []
     for text in hidden:
-        windows = [text[i:i + WINDOW] for i in range(0, len(text) - WINDOW + 1, WINDOW // 4)]
+        windows = [text[i : i + WINDOW] for i in range(0, len(text) - WINDOW + 1, WINDOW // 4)]
         windows = [w for w in windows if w not in public]
         assert len(windows) >= 5, "the hidden instance is too short to look for"
         found += [w for w in windows if any(w in hay for hay in haystacks)]
@@ -131,8 +138,19 @@ def test_a_program_printing_its_instance_publishes_nothing_of_it(task, tmp_path,
     details = json.loads(text)
     reasons = {template.split("{")[0] for template in score.HIDDEN_REASONS.values()}
     for row in details["instances"]:
-        assert set(row) == {"index", "naive", "reference", "bound", "wall_s", "returncode", "timed_out",
-                            "feasible", "objective", "reward", "error"}
+        assert set(row) == {
+            "index",
+            "naive",
+            "reference",
+            "bound",
+            "wall_s",
+            "returncode",
+            "timed_out",
+            "feasible",
+            "objective",
+            "reward",
+            "error",
+        }
         assert any(row["error"].startswith(reason) for reason in reasons), row["error"]
     example = details["example"]
     assert "instance again:" in example["stderr_tail"] and '"machines"' in example["stderr_tail"]
@@ -181,8 +199,11 @@ def test_mutation_stderr_alone_leaks(task, tmp_path, monkeypatch):
 
 def test_mutation_an_error_message_alone_leaks(task, tmp_path, monkeypatch):
     """So is an error message quoting the solution (an unexpected key's name), from a program printing nothing."""
-    monkeypatch.setattr(score, "hidden_outcome",
-                        lambda *args: {k: v for k, v in old_hidden_outcome(*args).items() if k != "stderr_tail"})
+    monkeypatch.setattr(
+        score,
+        "hidden_outcome",
+        lambda *args: {k: v for k, v in old_hidden_outcome(*args).items() if k != "stderr_tail"},
+    )
     program = tmp_path / "solve.py"
     program.write_text(LEAK.format(carrier=CARRIERS["key-name"]).replace("print(", "(lambda *a, **k: 0)("))
     _, text = verifier_details(task, program, tmp_path)
@@ -197,8 +218,9 @@ def test_mutation_an_error_message_alone_leaks(task, tmp_path, monkeypatch):
 def test_the_example_run_does_not_count_and_keeps_its_output(task, tmp_path):
     """The oracle scores 1.0 whatever its example run does; that run's output and naive value are kept."""
     program = tmp_path / "solve.py"
-    program.write_text("import sys\nprint('hello from the example', file=sys.stderr)\n"
-                       + (task / "solution" / "solve.py").read_text())
+    program.write_text(
+        "import sys\nprint('hello from the example', file=sys.stderr)\n" + (task / "solution" / "solve.py").read_text()
+    )
     reward, text = verifier_details(task, program, tmp_path)
     details = json.loads(text)
     assert reward == 1.0 and len(details["instances"]) == 2 and details["feasible"] == 1
@@ -250,6 +272,7 @@ def test_an_old_task_json_without_example_still_scores(task, tmp_path):
 
 def test_isolated_runs_give_the_example_a_uid_of_its_own(task, tmp_path, monkeypatch):
     """Locked down, program_runs hands out one uid per hidden instance plus one for the example, all distinct."""
+
     class FakeLockdown:
         open_dirs = ("/dev/shm",)
 
@@ -259,7 +282,7 @@ def test_isolated_runs_give_the_example_a_uid_of_its_own(task, tmp_path, monkeyp
     seen = {}
     monkeypatch.setattr(main.lockdown, "lock", lambda: FakeLockdown())
     monkeypatch.setattr(main.lockdown, "restore", lambda state: None)
-    monkeypatch.setattr(main, "score_level2", lambda *args, **kwargs: (seen.update(kwargs) or (0.0, {})))
+    monkeypatch.setattr(main, "score_level2", lambda *args, **kwargs: seen.update(kwargs) or (0.0, {}))
     root = tmp_path / "runs"
     main.verify(str(task / "tests"), str(task / "solution" / "solve.py"), workroot=str(root), isolate=True)
     assert len(seen["uids"]) == 2 and seen["example_uid"] is not None
@@ -280,7 +303,8 @@ def test_a_disk_stop_is_a_fixed_reason(tmp_path):
 
     run = RunResult(-9, False, 0.5, "out", "secret stderr", None, "stopped: whatever", OVER_DISK)
     limits = Limits()
-    outcome = score.hidden_outcome(score.evaluator(PROBLEM), {"instance": {}, "naive": 1, "reference": 0}, run,
-                                   limits, 100)
+    outcome = score.hidden_outcome(
+        score.evaluator(PROBLEM), {"instance": {}, "naive": 1, "reference": 0}, run, limits, 100
+    )
     assert outcome["error"] == f"stopped: kept more than {limits.disk_mb} MiB or {limits.max_files} files on disk"
     assert "secret" not in json.dumps(outcome)

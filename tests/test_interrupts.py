@@ -27,12 +27,11 @@ ORHARBOR = Path(sys.executable).with_name("orharbor")
 SIGNALS = [signal.SIGINT, signal.SIGTERM]
 
 
-
-
 def leftovers(folder: Path) -> list[str]:
     """The hidden staging and set-aside folders a cut-off write would leave in ``folder``."""
-    return sorted(p.name for p in folder.iterdir() if p.name.startswith(".") and (".tmp-" in p.name or
-                                                                                  ".old-" in p.name))
+    return sorted(
+        p.name for p in folder.iterdir() if p.name.startswith(".") and (".tmp-" in p.name or ".old-" in p.name)
+    )
 
 
 class Stop(Exception):
@@ -45,6 +44,7 @@ def sigterm_raises_stop():
 
     (pytest itself must not get a real Ctrl-C: a plugin or library may leave SIGINT at its default action.)
     """
+
     def stop(signum, frame):
         raise Stop
 
@@ -77,8 +77,9 @@ def old_and_new(tmp_path: Path) -> tuple[Path, Path]:
     return built, target
 
 
-def test_replace_dir_finishes_the_swap_and_the_removal_before_an_interrupt(tmp_path, monkeypatch,
-                                                                            sigterm_raises_stop, another_thread):
+def test_replace_dir_finishes_the_swap_and_the_removal_before_an_interrupt(
+    tmp_path, monkeypatch, sigterm_raises_stop, another_thread
+):
     built, target = old_and_new(tmp_path)
     interrupt_inside_rmtree(monkeypatch, files)
     with pytest.raises(Stop):
@@ -100,8 +101,9 @@ def test_without_deferral_an_interrupt_in_the_removal_leaves_the_old_copy(tmp_pa
 
 
 @pytest.mark.parametrize("deferral", [True, False])
-def test_build_task_removes_its_staging_folder_before_an_interrupt(tmp_path, monkeypatch, deferral,
-                                                                   sigterm_raises_stop, another_thread):
+def test_build_task_removes_its_staging_folder_before_an_interrupt(
+    tmp_path, monkeypatch, deferral, sigterm_raises_stop, another_thread
+):
     """With the deferral the staging folder goes; without it (the mutation) a .task.tmp-* stays in --out."""
     import contextlib
 
@@ -155,15 +157,20 @@ def test_export_force_interrupted_at_random_moments_leaves_whole_tasks_and_no_hi
     """export --force again and again over the same folder, cut off at random moments from its first line."""
     out = tmp_path / "tasks"
     dataset = Path(__file__).parents[1] / "src" / "orharbor" / "datasets" / "data" / "jobshop.jsonl"
-    first = subprocess.run([ORHARBOR, "export", "--dataset", str(dataset), "--out", str(out)], capture_output=True,
-                           text=True, timeout=600)
+    first = subprocess.run(
+        [ORHARBOR, "export", "--dataset", str(dataset), "--out", str(out)], capture_output=True, text=True, timeout=600
+    )
     assert first.returncode == 0, first.stderr
     tasks = sorted(p.name for p in out.iterdir() if (p / "task.toml").exists())
     rng = random.Random(signum)
     codes = []
     for _ in range(4):
-        process = subprocess.Popen([ORHARBOR, "export", "--dataset", str(dataset), "--out", str(out), "--force"],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        process = subprocess.Popen(
+            [ORHARBOR, "export", "--dataset", str(dataset), "--out", str(out), "--force"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         wait_until(lambda: catches(signal.SIGTERM, process.pid), "installing the SIGTERM handler")
         time.sleep(rng.uniform(0.0, 2.0))
         process.send_signal(signum)
@@ -215,10 +222,15 @@ def test_check_interrupted_while_sandboxes_run_ends_them_and_removes_their_folde
     """
     temp = tmp_path / "tmp"
     temp.mkdir()
-    task = next(p for p in sorted(exported["separate"].iterdir()) if p.name.startswith("jobshop-") and "-l1-" in
-                p.name)
-    process = subprocess.Popen([ORHARBOR, "check", str(task), "--workers", "2"], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, cwd=tmp_path, env={**os.environ, "TMPDIR": str(temp)})
+    task = next(p for p in sorted(exported["separate"].iterdir()) if p.name.startswith("jobshop-") and "-l1-" in p.name)
+    process = subprocess.Popen(
+        [ORHARBOR, "check", str(task), "--workers", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "TMPDIR": str(temp)},
+    )
     # the verifier's sandbox (its hostname names it): the agent's came and went, the trial is in its last phase
     wait_until(lambda: verifier_running(str(tmp_path)) or process.poll() is not None, "starting a verifier")
     process.send_signal(signum)
@@ -231,19 +243,37 @@ def test_check_interrupted_while_sandboxes_run_ends_them_and_removes_their_folde
     wait_until(lambda: not sandbox_processes(str(tmp_path)), "the sandboxes ending", timeout=120)
 
 
-@pytest.mark.parametrize("entry", [[str(ORHARBOR), "build-dataset"],
-                                   [sys.executable, "-m", "orharbor", "build-dataset"],
-                                   [sys.executable, "-m", "orharbor.build_dataset"]],
-                         ids=["script", "python -m orharbor", "python -m orharbor.build_dataset"])
+@pytest.mark.parametrize(
+    "entry",
+    [
+        [str(ORHARBOR), "build-dataset"],
+        [sys.executable, "-m", "orharbor", "build-dataset"],
+        [sys.executable, "-m", "orharbor.build_dataset"],
+    ],
+    ids=["script", "python -m orharbor", "python -m orharbor.build_dataset"],
+)
 def test_every_entry_point_answers_sigterm_from_its_first_line(tmp_path, entry):
     """SIGTERM the moment the handler is in: one line and 143, however the command was started (the default is -15).
 
     The build asks for more rows than it could make in hours: a busy machine that lets it run on before the signal
     (50 rows were all made once, beside two other workers) cannot let it finish.
     """
-    process = subprocess.Popen([*entry, "--problem", "jobshop", "--sizes", "4x4", "--num-rows", "100000",
-                                "--out", str(tmp_path / "rows.jsonl")], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [
+            *entry,
+            "--problem",
+            "jobshop",
+            "--sizes",
+            "4x4",
+            "--num-rows",
+            "100000",
+            "--out",
+            str(tmp_path / "rows.jsonl"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     wait_until(lambda: catches(signal.SIGTERM, process.pid), "installing the SIGTERM handler")
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=120)
@@ -256,8 +286,9 @@ def test_every_entry_point_answers_sigterm_from_its_first_line(tmp_path, entry):
 def assert_stopped_in_one_line(signum: int, script: str, *args: str) -> None:
     """``python -c script signum args...`` ends as a stopped command does: exit 128 + signal, one stderr line
     naming the signal, nothing on stdout."""
-    done = subprocess.run([sys.executable, "-c", script, str(int(signum)), *args], capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(int(signum)), *args], capture_output=True, text=True, timeout=300
+    )
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 128 + signum and len(lines) == 1, done.stderr
     assert lines[0].startswith(f"interrupted ({signal.Signals(signum).name})") and done.stdout == ""
@@ -295,8 +326,15 @@ def test_an_interrupt_inside_a_native_module_s_init_is_an_interrupt(tmp_path, si
     signal lands inside the init every time.
     """
     instance = tmp_path / "instance.json"
-    instance.write_text(subprocess.run([ORHARBOR, "generate", "--problem", "jobshop", "--size", "4x4"],
-                                       capture_output=True, text=True, check=True, timeout=120).stdout)
+    instance.write_text(
+        subprocess.run(
+            [ORHARBOR, "generate", "--problem", "jobshop", "--size", "4x4"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        ).stdout
+    )
     assert_stopped_in_one_line(signum, SIGNAL_INSIDE_NATIVE_INIT, moment, str(instance))
 
 
@@ -370,6 +408,7 @@ def test_an_interrupt_python_cannot_raise_where_it_lands_still_stops_the_command
     left ``build-dataset`` running)."""
     assert_stopped_in_one_line(signum, SIGNAL_INSIDE_A_CALLBACK)
 
+
 #: A second stop signal while the first is being reported: stderr's write sends it, so it lands between the line
 #: and the exit (a redelivered signal did so once in a suite, and the command died of SIGINT, -2).
 SIGNAL_WHILE_REPORTING = """
@@ -421,11 +460,31 @@ def test_solve_stops_its_search_on_an_interrupt(tmp_path, signum):
 
     jobshop = problem_modules.get("jobshop")
     instance = tmp_path / "big.json"
-    instance.write_text(subprocess.run([ORHARBOR, "generate", "--problem", "jobshop", "--size", jobshop.SIZES[-1]],
-                                       capture_output=True, text=True, check=True, timeout=120).stdout)
-    process = subprocess.Popen([ORHARBOR, "solve", "--problem", "jobshop", str(instance), "--reference-time-limit",
-                                "3600", "--solver-workers", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
+    instance.write_text(
+        subprocess.run(
+            [ORHARBOR, "generate", "--problem", "jobshop", "--size", jobshop.SIZES[-1]],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        ).stdout
+    )
+    process = subprocess.Popen(
+        [
+            ORHARBOR,
+            "solve",
+            "--problem",
+            "jobshop",
+            str(instance),
+            "--reference-time-limit",
+            "3600",
+            "--solver-workers",
+            "1",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     wait_until(lambda: catches(signal.SIGTERM, process.pid), "installing the SIGTERM handler")
     time.sleep(3.0)  # into the search (the interrupt is handled the same before it, as the other tests show)
     process.send_signal(signum)

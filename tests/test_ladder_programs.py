@@ -85,8 +85,13 @@ def run(name: str, policy: str, instance: dict, tmp_path: Path, time_limit_s: fl
     folder.mkdir()
     (folder / "solve.py").write_text(program(name, policy, time_limit_s))
     (folder / "instance.json").write_text(json.dumps(instance))
-    done = subprocess.run([sys.executable, "-I", "solve.py", "instance.json", "solution.json"], cwd=folder,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-I", "solve.py", "instance.json", "solution.json"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     solution = json.loads((folder / "solution.json").read_text())
     return problem_modules.get(name).evaluate(instance, solution)
@@ -129,8 +134,9 @@ def test_imports_only_stdlib_numpy_scipy(name, policy):
         else:
             continue
         for root in roots:
-            assert root in sys.stdlib_module_names or root in ("numpy", "scipy"), \
+            assert root in sys.stdlib_module_names or root in ("numpy", "scipy"), (
                 f"{name} {policy} imports {root} (line {node.lineno})"
+            )
 
 
 @pytest.mark.parametrize("name", LADDERS)
@@ -155,13 +161,17 @@ def test_search_starts_from_the_rule(name):
     the rule's functions run in the search as in the rule, so the search starts from the rule's very answer."""
     rule, added = _ladder_text(name, "rule"), _ladder_text(name, "search")
     shared = [_shared_text(shared) for shared in SHARED_LINE.findall(rule)]
-    head = rule[:rule.rindex('\nif __name__ == "__main__":') + 1]
+    head = rule[: rule.rindex('\nif __name__ == "__main__":') + 1]
     assert program(name, "rule", 2.5) == "".join(text + "\n\n" for text in shared) + rule
-    assert program(name, "search", 2.5) == "".join(text + "\n\n" for text in shared) + head + \
-        TIME_LIMIT_LINE.sub("TIME_LIMIT_S = 2.5", added)
+    assert program(name, "search", 2.5) == "".join(text + "\n\n" for text in shared) + head + TIME_LIMIT_LINE.sub(
+        "TIME_LIMIT_S = 2.5", added
+    )
     bound = set()
-    for part, text in [*((f"shared file {i}", text) for i, text in enumerate(shared)), ("rule.py", head),
-                       ("search.py", added)]:
+    for part, text in [
+        *((f"shared file {i}", text) for i, text in enumerate(shared)),
+        ("rule.py", head),
+        ("search.py", added),
+    ]:
         redefined = bound & _top_level_names(text)
         assert not redefined, f"{name} {part} redefines {sorted(redefined)}"
         bound |= _top_level_names(text)
@@ -209,22 +219,30 @@ def made_up_class(tmp_path, monkeypatch):
     def write(rule: str, search: str = "TIME_LIMIT_S = 1.0\n") -> None:
         (package / "ladder" / "rule.py").write_text(rule)
         (package / "ladder" / "search.py").write_text(search)
+
     return write
 
 
 def test_a_shared_file_comes_first_and_must_exist(made_up_class, tmp_path):
     """A rule.py that opts into a shared file gets it first in both programs, and the program runs standalone;
     an unknown shared name, a ``# ladder:`` line of another form, or one in search.py is a LadderError."""
-    body = ('import sys\n\n# ladder: shared routing\n\n\ndef nothing(instance):\n    return []\n\n\n'
-            'if __name__ == "__main__":\n    main(sys.argv[1], sys.argv[2], nothing)\n')
+    body = (
+        "import sys\n\n# ladder: shared routing\n\n\ndef nothing(instance):\n    return []\n\n\n"
+        'if __name__ == "__main__":\n    main(sys.argv[1], sys.argv[2], nothing)\n'
+    )
     made_up_class(body)
     routing = _shared_text("routing") + "\n\n"
     assert program("madeup", "rule", 1.0) == routing + body
-    assert program("madeup", "search", 2.0) == routing + body[:body.index("if __name__")] + "TIME_LIMIT_S = 2.0\n"
+    assert program("madeup", "search", 2.0) == routing + body[: body.index("if __name__")] + "TIME_LIMIT_S = 2.0\n"
     (tmp_path / "solve.py").write_text(program("madeup", "rule", 1.0))
     (tmp_path / "instance.json").write_text("{}")
-    done = subprocess.run([sys.executable, "-I", "solve.py", "instance.json", "solution.json"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-I", "solve.py", "instance.json", "solution.json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads((tmp_path / "solution.json").read_text()) == {"routes": []}
     made_up_class(body.replace("shared routing", "shared nosuch"))
@@ -247,7 +265,7 @@ def test_search_holds_the_rules_long_body_verbatim(name):
     body = ast.parse(rule).body
     first = max(node.end_lineno for node in body if isinstance(node, (ast.Import, ast.ImportFrom)))
     last = next(node.lineno for node in body if isinstance(node, ast.FunctionDef) and node.name in ("solve", "main"))
-    shared = "".join(rule.splitlines(keepends=True)[first:last - 1]).strip()
+    shared = "".join(rule.splitlines(keepends=True)[first : last - 1]).strip()
     assert len(shared.splitlines()) > 100 and shared in program(name, "search", budget_s)
 
 
@@ -326,8 +344,13 @@ def test_rcpsp_rule_keeps_the_shortest_of_its_priority_rules(tmp_path):
     naive = rcpsp.evaluate(instance, rcpsp.baseline(instance))
     makespans = {}
     for name, values in rule.priority_rules(instance).items():
-        starts, _ = rule.serial_sgs(instance["durations"], instance["demands"], instance["capacities"],
-                                    instance["successors"], [(v, i) for i, v in enumerate(values)])
+        starts, _ = rule.serial_sgs(
+            instance["durations"],
+            instance["demands"],
+            instance["capacities"],
+            instance["successors"],
+            [(v, i) for i, v in enumerate(values)],
+        )
         makespans[name] = rcpsp.evaluate(instance, {"starts": starts})
     assert list(makespans)[0] == "LFT" and makespans["LFT"] > naive
     assert rcpsp.evaluate(instance, {"starts": rule.rule_schedule(instance)}) == min(makespans.values()) < naive

@@ -49,12 +49,50 @@ print(json.dumps({"before": before, "during": during, "after": after, "uids": ui
 def _in_sandbox(script: str) -> dict:
     bwrap = sandbox.require_bwrap()
     base = sys.base_prefix
-    args = [bwrap, *rootfs.base_args(), "--ro-bind", "/etc", "/etc", *rootfs.parents_args(base), "--ro-bind", base, base,
-            "--ro-bind", str(SRC), "/opt/orharbor-src",  # not at its own path: a clone under /tmp would shape /tmp
-            "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm",
-            "--perms", "1777", "--dir", "/tmp", "--tmpfs", "/mnt/agentfs", "--dir", "/home", "--dir", "/srv", "--dir", "/logs",
-            "--unshare-pid", "--unshare-ipc", "--as-pid-1", "--die-with-parent", "--clearenv",
-            f"{base}/bin/python3", "-I", "-c", script, "/opt/orharbor-src"]
+    args = [
+        bwrap,
+        *rootfs.base_args(),
+        "--ro-bind",
+        "/etc",
+        "/etc",
+        *rootfs.parents_args(base),
+        "--ro-bind",
+        base,
+        base,
+        "--ro-bind",
+        str(SRC),
+        "/opt/orharbor-src",  # not at its own path: a clone under /tmp would shape /tmp
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--perms",
+        "1777",
+        "--tmpfs",
+        "/dev/shm",
+        "--perms",
+        "1777",
+        "--dir",
+        "/tmp",
+        "--tmpfs",
+        "/mnt/agentfs",
+        "--dir",
+        "/home",
+        "--dir",
+        "/srv",
+        "--dir",
+        "/logs",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--as-pid-1",
+        "--die-with-parent",
+        "--clearenv",
+        f"{base}/bin/python3",
+        "-I",
+        "-c",
+        script,
+        "/opt/orharbor-src",
+    ]
     result = subprocess.run(args, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
@@ -72,7 +110,11 @@ def test_the_agents_files_are_hidden_and_shared_folders_closed(modes):
         assert during[path] & 0o077 == 0, path  # the agent's: owner only
     for path in ("/tmp", "/logs/agent"):
         assert during[path] & 0o077 == 0, path  # root's shared folders: closed to others entirely
-    for path in ("/app/open-file", "/tmp/agent-share", "/mnt/agentfs/f"):  # unreachable behind a closed folder: left as it is
+    for path in (
+        "/app/open-file",
+        "/tmp/agent-share",
+        "/mnt/agentfs/f",
+    ):  # unreachable behind a closed folder: left as it is
         assert during[path] == modes["before"][path], path
     assert during["/srv/root-open-file"] & 0o077 == 0  # others may have written it: hidden
     assert during["/srv/shared"] == 0o755  # group-writable root folder: write taken away, still readable

@@ -54,9 +54,12 @@ def _prompt(instruction: str) -> str:
 
 
 def _post(api_base: str, messages: list[dict]) -> tuple[int, dict]:
-    request = urllib.request.Request(f"{api_base}/chat/completions", method="POST",
-                                     data=json.dumps({"model": "scripted", "messages": messages}).encode(),
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        f"{api_base}/chat/completions",
+        method="POST",
+        data=json.dumps({"model": "scripted", "messages": messages}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
             return response.status, json.load(response)
@@ -74,8 +77,13 @@ def test_every_shipped_turn_parses_cleanly_with_terminus_2s_parser():
     from harbor.agents.terminus_2.terminus_json_plain_parser import TerminusJSONPlainParser
 
     shipped = transcripts.shipped()
-    assert {t.name for t in shipped} == {"jobshop-level1", "jobshop-level2", "transportation-lp",
-                                         "retailopt-f1-base", "reward-hack"}
+    assert {t.name for t in shipped} == {
+        "jobshop-level1",
+        "jobshop-level2",
+        "transportation-lp",
+        "retailopt-f1-base",
+        "reward-hack",
+    }
     parser = TerminusJSONPlainParser()
     for transcript in shipped:
         complete = []
@@ -92,12 +100,19 @@ def test_each_shipped_transcript_answers_the_task_it_was_written_for(exported, e
     """The first transcript matching an exported task's instruction is the one written for it, and nothing else matches."""
     shipped = transcripts.shipped()
     mode = exported["separate"]
-    expected = {"jobshop-4x4-l1-s0": "jobshop-level1", "jobshop-10x10-l1-s1": "jobshop-level1",
-                "jobshop-4x4-l2-s0": "jobshop-level2", "wtardiness-n8-l1-s0": "reward-hack",
-                "cvrp-n8-l1-s0": None, "wtardiness-n8-l2-s2": None}
-    tasks = {**{name: mode / name for name in expected},
-             "transportation_lp": exported_specs["separate"] / "transportation_lp",
-             "production_planning_lp": exported_specs["separate"] / "production_planning_lp"}
+    expected = {
+        "jobshop-4x4-l1-s0": "jobshop-level1",
+        "jobshop-10x10-l1-s1": "jobshop-level1",
+        "jobshop-4x4-l2-s0": "jobshop-level2",
+        "wtardiness-n8-l1-s0": "reward-hack",
+        "cvrp-n8-l1-s0": None,
+        "wtardiness-n8-l2-s2": None,
+    }
+    tasks = {
+        **{name: mode / name for name in expected},
+        "transportation_lp": exported_specs["separate"] / "transportation_lp",
+        "production_planning_lp": exported_specs["separate"] / "production_planning_lp",
+    }
     expected |= {"transportation_lp": "transportation-lp", "production_planning_lp": None}
     for task, folder in tasks.items():
         prompt = _prompt((folder / "instruction.md").read_text())
@@ -120,10 +135,15 @@ def test_harbors_litellm_chat_plays_the_transcript_in_order(tmp_path, monkeypatc
 
     with ModelServer([_toy(tmp_path)]).start() as server:
         chat = Chat(LiteLLM(model_name="openai/scripted", api_base=server.api_base, api_key="scripted"))
-        replies = [asyncio.run(chat.chat(prompt)).content
-                   for prompt in (_prompt("toy task"), "terminal output", "are you sure?")]
+        replies = [
+            asyncio.run(chat.chat(prompt)).content
+            for prompt in (_prompt("toy task"), "terminal output", "are you sure?")
+        ]
     assert [json.loads(r)["analysis"] for r in replies] == [
-        "[scripted turn 0] look", "[scripted turn 1] done", "[scripted turn 2] sure"]
+        "[scripted turn 0] look",
+        "[scripted turn 1] done",
+        "[scripted turn 2] sure",
+    ]
     assert server.script.served == [("toy", 0), ("toy", 1), ("toy", 2)] and server.script.failures == []
 
 
@@ -170,9 +190,12 @@ def test_a_turn_waiting_for_the_terminal_is_held_until_its_output_appears(tmp_pa
             messages += [{"role": "assistant", "content": _content(reply)}, {"role": "user", "content": output}]
         status, last = _post(server.api_base, messages)
     assert all((r.error, r.warning) == ("", "") for r in replies)
-    assert [r.analysis for r in replies] == ["[scripted turn 0] look", "[scripted turn 0] Waiting for the command "
-                                             "to finish.", "[scripted turn 0] Waiting for the command to finish.",
-                                             "[scripted turn 1] done"]
+    assert [r.analysis for r in replies] == [
+        "[scripted turn 0] look",
+        "[scripted turn 0] Waiting for the command to finish.",
+        "[scripted turn 0] Waiting for the command to finish.",
+        "[scripted turn 1] done",
+    ]
     assert [[(c.keystrokes, c.duration) for c in r.commands] for r in replies[1:3]] == [[("", WAIT_S)]] * 2
     assert not any(r.is_task_complete for r in replies[:3]) and replies[3].is_task_complete
     assert "wait_for" not in _content(last) and json.loads(_content(last))["analysis"] == "[scripted turn 2] sure"
@@ -183,8 +206,11 @@ def test_a_turn_waiting_for_the_terminal_is_held_until_its_output_appears(tmp_pa
 def test_a_conversation_past_the_transcripts_end_gets_http_400_and_a_log_line(tmp_path, caplog):
     """The turn after the last is refused loudly: HTTP 400 naming the transcript, logged and recorded."""
     with ModelServer([_toy(tmp_path)]).start() as server:
-        history = [{"role": "user", "content": _prompt("toy task")},
-                   {"role": "assistant", "content": "[scripted turn 2] ..."}, {"role": "user", "content": "more"}]
+        history = [
+            {"role": "user", "content": _prompt("toy task")},
+            {"role": "assistant", "content": "[scripted turn 2] ..."},
+            {"role": "user", "content": "more"},
+        ]
         status, reply = _post(server.api_base, history)
         no_match, other = _post(server.api_base, [{"role": "user", "content": _prompt("unknown task")}])
     assert status == 400 and "'toy' has 3 turns and was asked for turn 3" in reply["error"]["message"]
@@ -216,18 +242,21 @@ def test_terminus_2_summarisation_hands_off_and_the_transcript_resumes(tmp_path,
     assert server.script.served == [("toy", 0), ("toy", 1), ("toy", 2)] and server.script.failures == []
 
 
-@pytest.mark.parametrize("content, message", [
-    ("[1, 2]", "expected a mapping"),
-    ('{"turns": [{"analysis": "a"}]}', "'match' must be a regular expression"),
-    ('{"match": "(", "turns": [{"analysis": "a"}]}', "'match' is not a regular expression"),
-    ('{"match": "x", "turns": []}', "'turns' must be a non-empty list"),
-    ('{"match": "x", "turns": [{"analysis": "a", "comands": []}]}', r"turn 0: unknown keys \['comands'\]"),
-    ('{"match": "x", "turns": [{"commands": [{"keys": "ls"}]}]}', "turn 0: command 0 must be"),
-    ('{"match": "x", "turns": [{"content": "a", "plan": "b"}]}', "a raw turn has exactly one key"),
-    ('{"match": "x", "turns": [{"analysis": "a", "wait_for": "("}]}', "turn 0: 'wait_for' is not a regular exp"),
-    ('{"match": "x", "turns": [{"analysis": "a", "wait_for": 3}]}', "turn 0: 'wait_for' must be a regular exp"),
-    ("match: [", "cannot read the transcript"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("[1, 2]", "expected a mapping"),
+        ('{"turns": [{"analysis": "a"}]}', "'match' must be a regular expression"),
+        ('{"match": "(", "turns": [{"analysis": "a"}]}', "'match' is not a regular expression"),
+        ('{"match": "x", "turns": []}', "'turns' must be a non-empty list"),
+        ('{"match": "x", "turns": [{"analysis": "a", "comands": []}]}', r"turn 0: unknown keys \['comands'\]"),
+        ('{"match": "x", "turns": [{"commands": [{"keys": "ls"}]}]}', "turn 0: command 0 must be"),
+        ('{"match": "x", "turns": [{"content": "a", "plan": "b"}]}', "a raw turn has exactly one key"),
+        ('{"match": "x", "turns": [{"analysis": "a", "wait_for": "("}]}', "turn 0: 'wait_for' is not a regular exp"),
+        ('{"match": "x", "turns": [{"analysis": "a", "wait_for": 3}]}', "turn 0: 'wait_for' must be a regular exp"),
+        ("match: [", "cannot read the transcript"),
+    ],
+)
 def test_a_broken_transcript_is_refused_with_its_file_and_place(tmp_path, content, message):
     """Each defect of a transcript file is one UserError naming the file and what is wrong."""
     path = tmp_path / "bad.yaml"

@@ -59,28 +59,37 @@ def toy(tmp_path) -> Path:
 
 def test_a_valid_spec_loads_with_its_outputs_in_the_graders_shape(toy):
     spec = load_spec(toy / "toy_lp.yaml")
-    assert spec.outputs == {"profit.txt": {"value": 2300.0, "rel_tol": 1e-6, "abs_tol": 1e-9},
-                            "chairs.txt": {"text": "30"}}
+    assert spec.outputs == {
+        "profit.txt": {"value": 2300.0, "rel_tol": 1e-6, "abs_tol": 1e-9},
+        "chairs.txt": {"text": "30"},
+    }
     assert spec.data_files == ("data.json",) and spec.golden_script.name == "toy_lp.py"
 
 
-@pytest.mark.parametrize("old, new, message", [
-    ("difficulty: easy", "difficulty: trivial", "difficulty: 'trivial' is not one of"),
-    ("difficulty: easy\n", "", "difficulty: 'difficulty' is a required property"),
-    ("id: toy_lp", "id: Toy LP", "id: 'Toy LP' does not match"),
-    ("id: toy_lp", "id: other_lp", "id: 'other_lp' must equal the file name"),
-    ("golden_script: golden/toy_lp.py", "golden_script: golden/missing.py", "golden_script: golden/missing.py does not"),
-    ("golden_script: golden/toy_lp.py", "golden_script: ../../etc/passwd.py", "points outside the spec's folder"),
-    ("template: files/toy", "template: files/none", "template: files/none is not a folder"),
-    ("chairs.txt: \"30\"", "chairs.txt: [30]", "required_outputs.chairs.txt: [30] is not valid"),
-    ("chairs.txt: \"30\"", "chairs.txt: {value: 30, rel_tol: -1}", "required_outputs.chairs.txt"),
-    ("chairs.txt: \"30\"", "data.json: \"30\"", "required_outputs: data.json is also a template file"),
-    ("chairs.txt: \"30\"", "../escape.txt: \"30\"", "required_outputs: '../escape.txt' does not match"),
-    ("type: legit", "type: answer", "hints.0.type: 'answer' is not one of"),
-    ("tags: [lp]", "tags: [lp]\nowner: me", "Additional properties are not allowed ('owner'"),
-    ("description: |", "description: |\n  short\nx: |", "Additional properties"),
-    ("id: toy_lp", "id: [toy_lp", "not valid YAML"),
-])
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        ("difficulty: easy", "difficulty: trivial", "difficulty: 'trivial' is not one of"),
+        ("difficulty: easy\n", "", "difficulty: 'difficulty' is a required property"),
+        ("id: toy_lp", "id: Toy LP", "id: 'Toy LP' does not match"),
+        ("id: toy_lp", "id: other_lp", "id: 'other_lp' must equal the file name"),
+        (
+            "golden_script: golden/toy_lp.py",
+            "golden_script: golden/missing.py",
+            "golden_script: golden/missing.py does not",
+        ),
+        ("golden_script: golden/toy_lp.py", "golden_script: ../../etc/passwd.py", "points outside the spec's folder"),
+        ("template: files/toy", "template: files/none", "template: files/none is not a folder"),
+        ('chairs.txt: "30"', "chairs.txt: [30]", "required_outputs.chairs.txt: [30] is not valid"),
+        ('chairs.txt: "30"', "chairs.txt: {value: 30, rel_tol: -1}", "required_outputs.chairs.txt"),
+        ('chairs.txt: "30"', 'data.json: "30"', "required_outputs: data.json is also a template file"),
+        ('chairs.txt: "30"', '../escape.txt: "30"', "required_outputs: '../escape.txt' does not match"),
+        ("type: legit", "type: answer", "hints.0.type: 'answer' is not one of"),
+        ("tags: [lp]", "tags: [lp]\nowner: me", "Additional properties are not allowed ('owner'"),
+        ("description: |", "description: |\n  short\nx: |", "Additional properties"),
+        ("id: toy_lp", "id: [toy_lp", "not valid YAML"),
+    ],
+)
 def test_broken_specs_name_the_file_and_the_key(toy, old, new, message):
     path = toy / "toy_lp.yaml"
     path.write_text(GOOD.replace(old, new, 1))
@@ -155,8 +164,10 @@ def test_exported_spec_task_holds_data_oracle_and_sealed_tests(toy, tmp_path):
     instruction = (task / "instruction.md").read_text()
     assert spec.description.splitlines()[0] in instruction and "`/app/data.json`" in instruction
     assert "linear programme" not in instruction
-    assert "linear programme" in export_spec(spec, tmp_path / "hinted", ExportOptions(), "all").joinpath(
-        "instruction.md").read_text()
+    assert (
+        "linear programme"
+        in export_spec(spec, tmp_path / "hinted", ExportOptions(), "all").joinpath("instruction.md").read_text()
+    )
     config = contract.load(str(task / "tests"))
     assert config.deliverables == ("/app/profit.txt", "/app/chairs.txt")
     assert config.outputs["chairs.txt"] == {"text": "30"}
@@ -167,16 +178,19 @@ def test_exported_spec_task_holds_data_oracle_and_sealed_tests(toy, tmp_path):
         assert "2300" not in path.read_text() if path.is_file() else True
 
 
-def test_every_modelling_task_ships_a_naive_answer_that_runs_and_scores_zero(exported_specs, exported_retail,
-                                                                           tmp_path):
+def test_every_modelling_task_ships_a_naive_answer_that_runs_and_scores_zero(exported_specs, exported_retail, tmp_path):
     """solution/naive/ holds /app-relative answer files, well-formed (executed 1) and wrong (reward 0.0);
     in a RetailOpt task a model.py that writes such an answer when the verifier runs it."""
     import sys
 
     from orharbor.verifiers.main import verify
 
-    folders = [exported_specs["separate"], exported_specs["shared"], exported_retail["separate"],
-               exported_retail["shared"]]
+    folders = [
+        exported_specs["separate"],
+        exported_specs["shared"],
+        exported_retail["separate"],
+        exported_retail["shared"],
+    ]
     tasks = sorted(p.parent for folder in folders for p in folder.glob("*/task.toml"))
     assert len(tasks) >= 32
     for task in tasks:
@@ -187,8 +201,9 @@ def test_every_modelling_task_ships_a_naive_answer_that_runs_and_scores_zero(exp
         answers = config.outputs if spec else ["model.py"]
         assert files == sorted(answers), task.name
         deliverable = naive if spec else naive / "model.py"
-        reward, details = verify(str(task / "tests"), str(deliverable), workroot=str(tmp_path),
-                                 python=sys.executable, drop_privileges=False)
+        reward, details = verify(
+            str(task / "tests"), str(deliverable), workroot=str(tmp_path), python=sys.executable, drop_privileges=False
+        )
         assert (reward, details["executed"], details["correct"]) == (0.0, 1, 0), (task.name, details)
 
 

@@ -11,8 +11,7 @@ import pytest
 
 from orharbor.verifiers import contract
 from orharbor.verifiers import main as verifier_main
-from orharbor.verifiers.modelling import (check_output, parse_number, read_answer, score_answer, score_outputs,
-                                          within)
+from orharbor.verifiers.modelling import check_output, parse_number, read_answer, score_answer, score_outputs, within
 from orharbor.verifiers.safe_json import BadOutput
 from orharbor.verifiers.solver_run import Limits
 from orharbor.verifiers.strict import Infeasible
@@ -21,14 +20,33 @@ NUMERIC = {"value": 2300.0, "rel_tol": 1e-6, "abs_tol": 1e-9}
 ANSWER = {"status": "OPTIMAL", "objective": 378951.5, "rel_tol": 1e-4}
 
 
-@pytest.mark.parametrize("text, value", [("2300", 2300.0), (" 2300.0\n", 2300.0), ("2.3e3", 2300.0),
-                                         ("-0.5", -0.5), (".5", 0.5), ("+7", 7.0)])
+@pytest.mark.parametrize(
+    "text, value",
+    [("2300", 2300.0), (" 2300.0\n", 2300.0), ("2.3e3", 2300.0), ("-0.5", -0.5), (".5", 0.5), ("+7", 7.0)],
+)
 def test_numbers_are_read_strictly(text, value):
     assert parse_number(text, "x.txt") == value
 
 
-@pytest.mark.parametrize("text", ["", "nan", "NaN", "inf", "-Infinity", "1e99999", "2300 2301", "2,300",
-                                  "about 2300", "0x10", "[2300]", "True", "2300\n2301", "1_000"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "nan",
+        "NaN",
+        "inf",
+        "-Infinity",
+        "1e99999",
+        "2300 2301",
+        "2,300",
+        "about 2300",
+        "0x10",
+        "[2300]",
+        "True",
+        "2300\n2301",
+        "1_000",
+    ],
+)
 def test_anything_but_one_finite_number_is_refused(text):
     with pytest.raises(Infeasible, match="x.txt"):
         parse_number(text, "x.txt")
@@ -62,18 +80,22 @@ def test_all_outputs_must_match_for_a_reward(tmp_path):
 
 
 def test_missing_output_is_not_executed(tmp_path):
-    reward, details = score_outputs(_app(tmp_path, {"profit.txt": b"2300"}), {"profit.txt": NUMERIC,
-                                                                              "chairs.txt": {"text": "30"}})
+    reward, details = score_outputs(
+        _app(tmp_path, {"profit.txt": b"2300"}), {"profit.txt": NUMERIC, "chairs.txt": {"text": "30"}}
+    )
     assert (reward, details["executed"]) == (0.0, 0) and "chairs.txt does not exist" in details["error"]
 
 
-@pytest.mark.parametrize("make, message", [
-    (lambda p: os.symlink("/etc/hostname", p), "cannot be opened as a regular file"),
-    (lambda p: os.mkfifo(p), "not a regular file"),
-    (lambda p: os.mkdir(p), "not a regular file"),
-    (lambda p: open(p, "wb").truncate(5 << 20), "over the limit"),
-    (lambda p: open(p, "wb").write(b"\xff\xfe2300"), "not UTF-8"),
-])
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda p: os.symlink("/etc/hostname", p), "cannot be opened as a regular file"),
+        (lambda p: os.mkfifo(p), "not a regular file"),
+        (lambda p: os.mkdir(p), "not a regular file"),
+        (lambda p: open(p, "wb").truncate(5 << 20), "over the limit"),
+        (lambda p: open(p, "wb").write(b"\xff\xfe2300"), "not UTF-8"),
+    ],
+)
 def test_hostile_files_score_zero_with_a_message(tmp_path, make, message):
     make(str(tmp_path / "profit.txt"))
     reward, details = score_outputs(str(tmp_path), {"profit.txt": NUMERIC})
@@ -101,19 +123,22 @@ def test_status_must_match_the_reference(tmp_path):
     assert score_answer(_answer(tmp_path, '{"status": "INFEASIBLE"}'), infeasible)[0] == 1.0
 
 
-@pytest.mark.parametrize("text, message", [
-    ("[]", "JSON object"),
-    ('{"objective": 378951.5}', "'status' must be one of"),
-    ('{"status": "SOLVED", "objective": 378951.5}', "'status' must be one of"),
-    ('{"status": 2, "objective": 378951.5}', "'status' must be one of"),
-    ('{"status": "OPTIMAL"}', "'objective' must be a number"),
-    ('{"status": "OPTIMAL", "objective": "378951.5"}', "'objective' must be a number"),
-    ('{"status": "OPTIMAL", "objective": true}', "'objective' must be a number"),
-    ('{"status": "OPTIMAL", "objective": NaN}', "NaN is not allowed"),
-    ('{"status": "OPTIMAL", "objective": 1e999}', "overflows"),
-    ('{"status": "OPTIMAL", "objective": 0, "objective": 378951.5}', "duplicate"),
-    ("\udcff{", "not valid UTF-8"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[]", "JSON object"),
+        ('{"objective": 378951.5}', "'status' must be one of"),
+        ('{"status": "SOLVED", "objective": 378951.5}', "'status' must be one of"),
+        ('{"status": 2, "objective": 378951.5}', "'status' must be one of"),
+        ('{"status": "OPTIMAL"}', "'objective' must be a number"),
+        ('{"status": "OPTIMAL", "objective": "378951.5"}', "'objective' must be a number"),
+        ('{"status": "OPTIMAL", "objective": true}', "'objective' must be a number"),
+        ('{"status": "OPTIMAL", "objective": NaN}', "NaN is not allowed"),
+        ('{"status": "OPTIMAL", "objective": 1e999}', "overflows"),
+        ('{"status": "OPTIMAL", "objective": 0, "objective": 378951.5}', "duplicate"),
+        ("\udcff{", "not valid UTF-8"),
+    ],
+)
 def test_malformed_answers_are_not_executed(tmp_path, text, message):
     path = tmp_path / "answer.json"
     path.write_bytes(text.encode("utf-8", "surrogateescape"))
@@ -134,8 +159,14 @@ def _retail_tests_dir(tmp_path, monkeypatch) -> str:
     tests = tmp_path / "tests"
     tests.mkdir()
     monkeypatch.setattr(verifier_main.Scoring, "uid", lambda self, run: None)
-    run = contract.ProgramRun(python=sys.executable, uid=65534, limits=Limits(solve_time_limit_s=60.0),
-                              argv=("model.py", "data.json", "answer.json"), data="data.json", output="answer.json")
+    run = contract.ProgramRun(
+        python=sys.executable,
+        uid=65534,
+        limits=Limits(solve_time_limit_s=60.0),
+        argv=("model.py", "data.json", "answer.json"),
+        data="data.json",
+        output="answer.json",
+    )
     task = contract.RetailTask(task_id="t", deliverables=("/app/model.py",), expected=ANSWER, run=run)
     (tests / "task.json").write_text(json.dumps(contract.dump(task)))
     return str(tests)
@@ -147,7 +178,7 @@ def test_reward_json_holds_the_reward_and_details_json_executed_and_correct(tmp_
     (tmp_path / "tests" / "data.json").write_text("{}")
     logs = tmp_path / "logs"
     model = tmp_path / "model.py"
-    model.write_text("import sys\nopen(sys.argv[2], 'w').write('{\"status\": \"OPTIMAL\", \"objective\": 378951.5}')\n")
+    model.write_text('import sys\nopen(sys.argv[2], \'w\').write(\'{"status": "OPTIMAL", "objective": 378951.5}\')\n')
     verifier_main.main(["--tests-dir", tests, "--deliverable", str(model), "--logs-dir", str(logs)])
     assert json.loads((logs / "reward.json").read_text()) == {"reward": 1.0}
     details = json.loads((logs / "details.json").read_text())
@@ -165,10 +196,13 @@ def test_a_verifier_crash_in_a_modelling_task_scores_zero_not_minus_one(tmp_path
     assert "ZeroDivisionError" in details["traceback"] and (details["executed"], details["correct"]) == (0, 0)
 
 
-@pytest.mark.parametrize("kind, reward, outcome", [
-    ("modelling", 0.0, {"executed": 0, "correct": 0}),
-    ("algorithm", -1.0, {"feasible": 0}),
-])
+@pytest.mark.parametrize(
+    "kind, reward, outcome",
+    [
+        ("modelling", 0.0, {"executed": 0, "correct": 0}),
+        ("algorithm", -1.0, {"feasible": 0}),
+    ],
+)
 def test_tampering_still_writes_the_outcome_figures(tmp_path, monkeypatch, kind, reward, outcome):
     """A tampered verifier environment scores the failure reward, and details.json says 0 for every figure."""
     config = {"format_version": 2, "kind": "spec" if kind == "modelling" else "level1"}
@@ -197,10 +231,13 @@ def test_test_sh_fallback_writes_the_failure_reward_of_each_kind(tmp_path):
     assert result.returncode == 0, result.stderr
 
 
-@pytest.mark.parametrize("modelling, reward, outcome", [
-    (True, 0.0, {"kind": "modelling", "executed": 0, "correct": 0}),
-    (False, -1.0, {"kind": "algorithm", "feasible": 0}),
-])
+@pytest.mark.parametrize(
+    "modelling, reward, outcome",
+    [
+        (True, 0.0, {"kind": "modelling", "executed": 0, "correct": 0}),
+        (False, -1.0, {"kind": "algorithm", "feasible": 0}),
+    ],
+)
 def test_test_sh_fallback_runs_when_python_fails(tmp_path, modelling, reward, outcome):
     """With the interpreter failing, test.sh replaces planted files with the failure reward and details."""
     from orharbor.exporter.task_dir import write_test_sh
@@ -211,9 +248,14 @@ def test_test_sh_fallback_runs_when_python_fails(tmp_path, modelling, reward, ou
     logs.mkdir()
     (logs / "details.json").symlink_to(tmp_path / "elsewhere.json")
     (logs / "reward.json").mkdir()
-    script = ((tmp_path / "test.sh").read_text().replace("/logs/verifier", str(logs))
-              .replace("/usr/local/bin/python3", "false").replace("/tests", str(tmp_path / "no-tests"))
-              .replace("reason=$(untrusted_interpreter)\n", "reason=\n"))  # this machine has no image record
+    script = (
+        (tmp_path / "test.sh")
+        .read_text()
+        .replace("/logs/verifier", str(logs))
+        .replace("/usr/local/bin/python3", "false")
+        .replace("/tests", str(tmp_path / "no-tests"))
+        .replace("reason=$(untrusted_interpreter)\n", "reason=\n")
+    )  # this machine has no image record
     result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and "verifier failed" in result.stdout, result.stderr
     assert json.loads((logs / "reward.json").read_text()) == {"reward": reward}
@@ -231,8 +273,13 @@ def test_test_sh_fallback_replaces_a_dangling_symlink_at_the_reward_folder(tmp_p
     write_test_sh(tmp_path, KINDS["spec" if modelling else "level2"])
     logs = tmp_path / "logs"
     logs.symlink_to(tmp_path / "nowhere" / "logs")
-    script = ((tmp_path / "test.sh").read_text().replace("/logs/verifier", str(logs))
-              .replace("/usr/local/bin/python3", "false").replace("/tests", str(tmp_path / "no-tests")))
+    script = (
+        (tmp_path / "test.sh")
+        .read_text()
+        .replace("/logs/verifier", str(logs))
+        .replace("/usr/local/bin/python3", "false")
+        .replace("/tests", str(tmp_path / "no-tests"))
+    )
     result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert logs.is_dir() and not logs.is_symlink() and not (tmp_path / "nowhere").exists()
@@ -242,8 +289,9 @@ def test_test_sh_fallback_replaces_a_dangling_symlink_at_the_reward_folder(tmp_p
 @pytest.mark.parametrize("planted", ["dangling-symlink", "file", "symlink-to-elsewhere"])
 def test_verifier_replaces_whatever_stands_at_the_reward_folder(tmp_path, monkeypatch, planted):
     """The verifier writes its reward into a real folder, whatever the agent left at the folder's path."""
-    (tmp_path / "task.json").write_text(json.dumps({"format_version": 2, "kind": "level1", "problem": "jobshop",
-                                                          "instance": "nope.json"}))
+    (tmp_path / "task.json").write_text(
+        json.dumps({"format_version": 2, "kind": "level1", "problem": "jobshop", "instance": "nope.json"})
+    )
     logs = tmp_path / "logs"
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -203,7 +203,7 @@ TOY = {
                     "hint": start.record()}
             return start.solution, meta
         ''',
-    "statement.md": '''
+    "statement.md": """
         # Single-machine total weighted completion time (minimise the total weighted completion time)
 
         One machine processes `n_jobs` jobs, one at a time, from time 0. Choose the order.
@@ -231,7 +231,7 @@ TOY = {
         ## How instances are generated
 
         Processing times and weights are uniform integers on 1..10, drawn per seed.
-        ''',
+        """,
     "ladder/rule.py": '''
         """Toy, constructive rule: shortest processing time first (SPT), the weights left aside.
 
@@ -311,7 +311,8 @@ def register_toy(root: Path) -> None:
     """The toy as package ``toyclass`` under ``root``, and the pytest plugin ``toyplugin`` that registers it."""
     write_toy(root, "toyclass")
     (root / "toyplugin.py").write_text(
-        'from orharbor.problem_modules import PROBLEMS\n\nPROBLEMS["toy"] = "toyclass"\n', encoding="utf-8")
+        'from orharbor.problem_modules import PROBLEMS\n\nPROBLEMS["toy"] = "toyclass"\n', encoding="utf-8"
+    )
 
 
 def listed_files() -> list[str]:
@@ -337,8 +338,10 @@ def per_class_outcomes(tmp_path: Path, tests: str) -> tuple[Counter, dict[str, s
     assert per_class and sum(per_class.values()) == sum(of_class(test, "toy") for test in ids)
     report = tmp_path / f"report-{Path(tests).stem}.xml"
     run = run_pytest(tmp_path, "-k", "toy", f"--junitxml={report}", "-q", tests=tests)
-    outcomes = {case.get("name"): next((child.tag for child in case), "passed")
-                for case in ET.parse(report).getroot().iter("testcase")}
+    outcomes = {
+        case.get("name"): next((child.tag for child in case), "passed")
+        for case in ET.parse(report).getroot().iter("testcase")
+    }
     return per_class, outcomes, run
 
 
@@ -373,8 +376,9 @@ def test_the_checklist_lists_exactly_the_files_of_a_working_class(tmp_path, monk
     assert toy is importlib.import_module("toy_listed").PROBLEM and isinstance(toy, ProblemClass)
     assert toy.evaluate is importlib.import_module("toy_listed.verify").evaluate
     instance = toy.generate(0, toy.SIZES[0])
-    assert toy.evaluate(instance, toy.reference(instance, time_limit_s=1.0, workers=1)[0]) <= \
-        toy.evaluate(instance, toy.baseline(instance))
+    assert toy.evaluate(instance, toy.reference(instance, time_limit_s=1.0, workers=1)[0]) <= toy.evaluate(
+        instance, toy.baseline(instance)
+    )
 
 
 @pytest.mark.parametrize("file", listed_files())
@@ -396,16 +400,32 @@ def edit(folder: Path, name: str, old: str, new: str) -> None:
 
 
 MISSING = [
-    ("toy_no_write", lambda f: (f / "formats.py").write_text("FORMATS = ('jobs',)\n\ndef read(text):\n    pass\n"),
-     r"problem class 'toy' \(toy_no_write\): formats\.py has no 'write'"),
-    ("toy_no_rules", lambda f: (f / "rules.py").unlink(), r"\(toy_no_rules\): no rules\.py \(it holds validate_instance\)"),
+    (
+        "toy_no_write",
+        lambda f: (f / "formats.py").write_text("FORMATS = ('jobs',)\n\ndef read(text):\n    pass\n"),
+        r"problem class 'toy' \(toy_no_write\): formats\.py has no 'write'",
+    ),
+    (
+        "toy_no_rules",
+        lambda f: (f / "rules.py").unlink(),
+        r"\(toy_no_rules\): no rules\.py \(it holds validate_instance\)",
+    ),
     ("toy_no_statement", lambda f: (f / "statement.md").unlink(), r"\(toy_no_statement\): no statement\.md"),
-    ("toy_misnamed", lambda f: (f / "__init__.py").write_text("NAME = 'other'\nTITLE = OBJECTIVE = 'x'\n"),
-     r"NAME is 'other', but the class is registered as 'toy'"),
-    ("toy_no_problem", lambda f: edit(f, "__init__.py", "PROBLEM = Problem(", "problem = Problem("),
-     r"\(toy_no_problem\): __init__\.py builds no PROBLEM"),
-    ("toy_wired_elsewhere", lambda f: edit(f, "__init__.py", "evaluate=evaluate", "evaluate=baseline"),
-     r"\(toy_wired_elsewhere\): PROBLEM\.evaluate is not the 'evaluate' of verify\.py"),
+    (
+        "toy_misnamed",
+        lambda f: (f / "__init__.py").write_text("NAME = 'other'\nTITLE = OBJECTIVE = 'x'\n"),
+        r"NAME is 'other', but the class is registered as 'toy'",
+    ),
+    (
+        "toy_no_problem",
+        lambda f: edit(f, "__init__.py", "PROBLEM = Problem(", "problem = Problem("),
+        r"\(toy_no_problem\): __init__\.py builds no PROBLEM",
+    ),
+    (
+        "toy_wired_elsewhere",
+        lambda f: edit(f, "__init__.py", "evaluate=evaluate", "evaluate=baseline"),
+        r"\(toy_wired_elsewhere\): PROBLEM\.evaluate is not the 'evaluate' of verify\.py",
+    ),
 ]
 
 

@@ -23,32 +23,43 @@ VERSIONS = {"tinker": "0.6.1", "prime": "0.4.0"}
 #: scripted policy -> the reward the task gives it
 REWARDS = {"oracle": 1.0, "naive": 0.0, "nop": -1.0}
 #: export -> its options
-EXPORTS = {"tinker": ExportOptions(consumer="tinker", verifier_mode="shared"),
-           "prime-shared": ExportOptions(consumer="prime", verifier_mode="shared", image_prefix="localhost/orharbor"),
-           "prime-separate": ExportOptions(consumer="prime", image_prefix="localhost/orharbor"),
-           "default": ExportOptions()}
+EXPORTS = {
+    "tinker": ExportOptions(consumer="tinker", verifier_mode="shared"),
+    "prime-shared": ExportOptions(consumer="prime", verifier_mode="shared", image_prefix="localhost/orharbor"),
+    "prime-separate": ExportOptions(consumer="prime", image_prefix="localhost/orharbor"),
+    "default": ExportOptions(),
+}
 
 
 @pytest.fixture(scope="module")
 def exports(tmp_path_factory, shipped_rows) -> dict[tuple[str, int], Path]:
     """(export, level) -> the jobshop 4x4 task of that level, exported with EXPORTS[export]."""
-    rows = {level: next(r for r in shipped_rows if (r["problem"], r["level"], r["size"]) == ("jobshop", level, "4x4"))
-            for level in (1, 2)}
-    return {(name, level): export_row(row, tmp_path_factory.mktemp(name), options)
-            for name, options in EXPORTS.items() for level, row in rows.items()}
+    rows = {
+        level: next(r for r in shipped_rows if (r["problem"], r["level"], r["size"]) == ("jobshop", level, "4x4"))
+        for level in (1, 2)
+    }
+    return {
+        (name, level): export_row(row, tmp_path_factory.mktemp(name), options)
+        for name, options in EXPORTS.items()
+        for level, row in rows.items()
+    }
 
 
 @pytest.mark.consumers
 @pytest.mark.slow
 @pytest.mark.sandbox
 @pytest.mark.parametrize("level", [1, 2])
-@pytest.mark.parametrize("consumer, export", [("tinker", "tinker"), ("prime", "prime-shared"),
-                                              ("prime", "prime-separate")])
+@pytest.mark.parametrize(
+    "consumer, export", [("tinker", "tinker"), ("prime", "prime-shared"), ("prime", "prime-separate")]
+)
 def test_consumer_reads_the_task_reward(exports, consumer, export, level):
     """Each policy an episode of its own; Prime's driver plays the three in one run (importing verifiers takes 8 s)."""
     task = exports[(export, level)]
-    episodes = drive_each(consumer, task, sorted(REWARDS)) if consumer == "prime" else \
-        {policy: drive(consumer, task, policy) for policy in sorted(REWARDS)}
+    episodes = (
+        drive_each(consumer, task, sorted(REWARDS))
+        if consumer == "prime"
+        else {policy: drive(consumer, task, policy) for policy in sorted(REWARDS)}
+    )
     for policy, got in episodes.items():
         _reads_the_reward(got, consumer, export, policy)
 

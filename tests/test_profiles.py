@@ -43,13 +43,16 @@ def _export(shipped_rows, tmp_path: Path, level: int, **options) -> Path:
     return export_row(_row(shipped_rows, level), folder, ExportOptions(**options))
 
 
-@pytest.mark.parametrize("options, message", [
-    ({"consumer": "unknown"}, "unknown consumer"),
-    ({"consumer": "tinker"}, "shared mode only"),
-    ({"consumer": "prime"}, "--image-prefix"),
-    ({"image_prefix": "Registry.example.com/Orharbor"}, "lower case"),
-    ({"image_prefix": "registry.example.com/orharbor:tag"}, "no tag"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"consumer": "unknown"}, "unknown consumer"),
+        ({"consumer": "tinker"}, "shared mode only"),
+        ({"consumer": "prime"}, "--image-prefix"),
+        ({"image_prefix": "Registry.example.com/Orharbor"}, "lower case"),
+        ({"image_prefix": "registry.example.com/orharbor:tag"}, "no tag"),
+    ],
+)
 def test_options_a_consumer_cannot_take_are_refused(options, message):
     with pytest.raises(ExportOptionError, match=message):
         ExportOptions(**options)
@@ -68,8 +71,11 @@ def test_tinker_tests_are_flat_text_that_rebuild_the_shared_tree(shipped_rows, t
         assert b"\r" not in data, path.name
     layout = json.loads((flat / LAYOUT).read_text())
     rebuilt = {layout.get(p.name, p.name): p.read_bytes() for p in entries if p.name not in (LAYOUT, "manifest.json")}
-    shipped = {p.relative_to(tree).as_posix(): p.read_bytes() for p in tree.rglob("*")
-               if p.is_file() and p.name != "manifest.json"}
+    shipped = {
+        p.relative_to(tree).as_posix(): p.read_bytes()
+        for p in tree.rglob("*")
+        if p.is_file() and p.name != "manifest.json"
+    }
     with zipfile.ZipFile(io.BytesIO(shipped.pop(BUNDLE))) as bundle:  # a flat folder holds the bundle's tree
         shipped.update({name: bundle.read(name) for name in bundle.namelist() if not name.endswith(".pyc")})
     flat_task = json.loads(rebuilt.pop("task.json"))
@@ -85,8 +91,21 @@ def _score_locally(task: Path, tmp_path: Path, solution: Path) -> dict:
     """The task's own tests/verify.py on ``solution``, as test.sh runs it (python3 -I -S -B), outside a container."""
     logs = tmp_path / f"logs-{task.parent.name}-{solution.parent.name}"
     logs.mkdir()
-    subprocess.run([sys.executable, "-I", "-S", "-B", str(task / "tests" / "verify.py"),
-                    "--deliverable", str(solution), "--logs-dir", str(logs)], check=True, timeout=300)
+    subprocess.run(
+        [
+            sys.executable,
+            "-I",
+            "-S",
+            "-B",
+            str(task / "tests" / "verify.py"),
+            "--deliverable",
+            str(solution),
+            "--logs-dir",
+            str(logs),
+        ],
+        check=True,
+        timeout=300,
+    )
     return json.loads((logs / "reward.json").read_text())
 
 
@@ -120,10 +139,12 @@ def test_orharbor_verify_reads_a_flat_level2_task(shipped_rows, tmp_path):
 
 def test_prime_gets_a_hook_without_user_that_insists_on_root(shipped_rows, tmp_path):
     """verifiers 0.4.0 refuses a collect hook with `user`; Prime's hook names none and exits 1 unless root."""
-    prime = TaskConfig.model_validate(tomllib.loads(
-        (_export(shipped_rows, tmp_path, 1, consumer="prime", image_prefix=PREFIX) / "task.toml").read_text()))
-    default = TaskConfig.model_validate(tomllib.loads(
-        (_export(shipped_rows, tmp_path, 1) / "task.toml").read_text()))
+    prime = TaskConfig.model_validate(
+        tomllib.loads(
+            (_export(shipped_rows, tmp_path, 1, consumer="prime", image_prefix=PREFIX) / "task.toml").read_text()
+        )
+    )
+    default = TaskConfig.model_validate(tomllib.loads((_export(shipped_rows, tmp_path, 1) / "task.toml").read_text()))
     [hook], [default_hook] = prime.verifier.collect, default.verifier.collect
     assert hook.user is None and str(default_hook.user) == "root"
     assert hook.command.endswith('; [ "$(id -u)" = 0 ]') and default_hook.command.endswith("; true")
@@ -137,10 +158,12 @@ def test_image_prefix_names_prebuilt_images_harbor_uses(shipped_rows, tmp_path):
     config = TaskConfig.model_validate(tomllib.loads((task / "task.toml").read_text()))
     assert config.environment.docker_image == f"{PREFIX}:{task.name}"
     assert config.verifier.environment.docker_image == f"{PREFIX}-verifier:{task.name}"
-    assert should_use_prebuilt_docker_image(task / "environment", docker_image=config.environment.docker_image,
-                                            force_build=False)
-    assert not should_use_prebuilt_docker_image(task / "environment", docker_image=config.environment.docker_image,
-                                                 force_build=True)
+    assert should_use_prebuilt_docker_image(
+        task / "environment", docker_image=config.environment.docker_image, force_build=False
+    )
+    assert not should_use_prebuilt_docker_image(
+        task / "environment", docker_image=config.environment.docker_image, force_build=True
+    )
     shared = _export(shipped_rows, tmp_path, 1, image_prefix=PREFIX, verifier_mode="shared")
     assert "docker_image" not in tomllib.loads((shared / "task.toml").read_text())["verifier"].get("environment", {})
 
@@ -157,8 +180,10 @@ def test_images_plan_builds_every_named_image_and_pushes_only_where_named(shippe
     builds = [line for line in lines if line.startswith("podman build ")]
     assert len(builds) == 2 * len(tasks)  # separate mode: an agent and a verifier image per task
     task = tasks[0]
-    assert (f"podman build --tag {PREFIX}:{task} --file {out / task / 'environment' / 'Dockerfile'} "
-            f"{out / task / 'environment'}") in lines
+    assert (
+        f"podman build --tag {PREFIX}:{task} --file {out / task / 'environment' / 'Dockerfile'} "
+        f"{out / task / 'environment'}"
+    ) in lines
     tests = out / task / "tests"
     assert f"podman build --tag {PREFIX}-verifier:{task} --file {tests / 'Dockerfile'} {tests}" in lines
     assert lines.index(f"podman push {PREFIX}:{task}") > max(lines.index(b) for b in builds)
@@ -171,15 +196,19 @@ def test_images_plan_builds_every_named_image_and_pushes_only_where_named(shippe
 
 
 def _git(*args, cwd: Path) -> None:
-    subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args], cwd=cwd, check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args], cwd=cwd, check=True, capture_output=True
+    )
 
 
 def _download(registry: Path, out: Path) -> list[Path]:
     """Harbor's own `download --export` path: its registry client's download_dataset."""
     client = RegistryClientFactory.create(registry_path=registry)
-    items = asyncio.run(client.download_dataset("orharbor@" + json.loads(registry.read_text())[0]["version"],
-                                                output_dir=out, export=True))
+    items = asyncio.run(
+        client.download_dataset(
+            "orharbor@" + json.loads(registry.read_text())[0]["version"], output_dir=out, export=True
+        )
+    )
     return [item.downloaded_path for item in items]
 
 
@@ -209,8 +238,11 @@ def test_harbor_download_copies_a_git_registry_and_not_a_path_one(shipped_rows, 
 @pytest.mark.parametrize("consumer", ["tinker", "prime"])
 def test_each_profile_scores_as_the_default_under_harbor(shipped_rows, tmp_path, consumer):
     """harbor run (bubblewrap) of the profile's export: oracle 1.0 and nop -1.0 at both levels, as the default."""
-    options = {"consumer": consumer, "verifier_mode": "shared"} if consumer == "tinker" else \
-        {"consumer": consumer, "image_prefix": PREFIX}
+    options = (
+        {"consumer": consumer, "verifier_mode": "shared"}
+        if consumer == "tinker"
+        else {"consumer": consumer, "image_prefix": PREFIX}
+    )
     tasks = tmp_path / "tasks"
     tasks.mkdir()
     for level in (1, 2):
@@ -231,12 +263,21 @@ ATTACKS = ("oracle", "naive", "nothing", "reward-file", "sitecustomize", "read-t
 def test_attacks_hold_on_each_profile(shipped_rows, tmp_path, consumer):
     """check --attacks on a level-2 job shop task of the profile: no attack above -1.0."""
     row = dict(_row(shipped_rows, 2))
-    for key in ("eval_seeds", "eval_references", "eval_baselines", "eval_reference_solutions",
-                "eval_baseline_solutions", "eval_reference_metas"):
+    for key in (
+        "eval_seeds",
+        "eval_references",
+        "eval_baselines",
+        "eval_reference_solutions",
+        "eval_baseline_solutions",
+        "eval_reference_metas",
+    ):
         row[key] = row[key][:2]
     row["solve_time_limit_s"] = 10.0
-    options = {"consumer": consumer, "verifier_mode": "shared"} if consumer == "tinker" else \
-        {"consumer": consumer, "image_prefix": PREFIX}
+    options = (
+        {"consumer": consumer, "verifier_mode": "shared"}
+        if consumer == "tinker"
+        else {"consumer": consumer, "image_prefix": PREFIX}
+    )
     task = export_row(row, tmp_path, ExportOptions(**options))
     [result] = check.check_tasks(task, jobs=2, attacks=True, only=ATTACKS)
     assert {"reward-file", "sitecustomize", "read-tests", "other-instance"} <= {p.policy for p in result.policies}
@@ -250,8 +291,11 @@ def test_the_prime_hook_without_user_is_the_defence_it_was(shipped_rows, tmp_pat
     hook (run as root, the image's default user) clears it as the default hook does; without it the attack wins."""
     from test_attacks import _mutate
 
-    task = export_row(_row(shipped_rows, 1), tmp_path / "prime",
-                      ExportOptions(consumer="prime", image_prefix=PREFIX, verifier_mode="shared"))
+    task = export_row(
+        _row(shipped_rows, 1),
+        tmp_path / "prime",
+        ExportOptions(consumer="prime", image_prefix=PREFIX, verifier_mode="shared"),
+    )
     [defended] = check.check_tasks(task, jobs=2, attacks=True, only=("stdout-dir",))
     assert [p.policy for p in defended.policies] == ["stdout-dir"] and defended.ok, defended.problem_text()
     weakened = _mutate(task, tmp_path / "weakened", [("../task.toml", 'command = "for round', 'command = "true" # ')])
@@ -265,12 +309,27 @@ def test_for_tinker_beats_a_release_recipes_mode_but_not_an_explicit_flag(tmp_pa
     """--for tinker exports a release (its recipe says separate) in shared mode; --verifier-mode separate is refused."""
     release = Path(__file__).resolve().parents[1] / "benchmarks" / "orharbor-bench-1"
     runner = CliRunner()
-    done = runner.invoke(main, ["export", "--release", str(release), "--smoke", "--for", "tinker",
-                                "--out", str(tmp_path / "smoke")])
+    done = runner.invoke(
+        main, ["export", "--release", str(release), "--smoke", "--for", "tinker", "--out", str(tmp_path / "smoke")]
+    )
     assert done.exit_code == 0, done.output
-    modes = {tomllib.loads(p.read_text())["verifier"]["environment_mode"]
-             for p in (tmp_path / "smoke").glob("*/task.toml")}
+    modes = {
+        tomllib.loads(p.read_text())["verifier"]["environment_mode"] for p in (tmp_path / "smoke").glob("*/task.toml")
+    }
     assert modes == {"shared"}
-    refused = runner.invoke(main, ["export", "--release", str(release), "--smoke", "--for", "tinker",
-                                   "--verifier-mode", "separate", "--out", str(tmp_path / "refused")])
+    refused = runner.invoke(
+        main,
+        [
+            "export",
+            "--release",
+            str(release),
+            "--smoke",
+            "--for",
+            "tinker",
+            "--verifier-mode",
+            "separate",
+            "--out",
+            str(tmp_path / "refused"),
+        ],
+    )
     assert refused.exit_code != 0 and "shared mode only" in refused.output

@@ -123,12 +123,20 @@ def test_cross_check_docker_real_constructor(separate_task):
     definition = resolve_verifier_environment_definition(task.config, task.paths)
 
     def build(sidecar: bool):
-        with mock.patch.object(DockerEnvironment, "_egress_control_kernel_support", classmethod(lambda c: sidecar)), \
-                mock.patch.object(subprocess, "Popen", side_effect=AssertionError("no processes")):
+        with (
+            mock.patch.object(DockerEnvironment, "_egress_control_kernel_support", classmethod(lambda c: sidecar)),
+            mock.patch.object(subprocess, "Popen", side_effect=AssertionError("no processes")),
+        ):
             return DockerEnvironment(
-                environment_dir=definition.directory, environment_name=task.short_name, session_id="t__verifier",
-                trial_paths=TrialPaths(trial_dir=separate_task / "trial"), task_env_config=definition.config,
-                network_policy=NO_NETWORK, phase_network_policies=[NO_NETWORK], enable_environment_dir_upload=False)
+                environment_dir=definition.directory,
+                environment_name=task.short_name,
+                session_id="t__verifier",
+                trial_paths=TrialPaths(trial_dir=separate_task / "trial"),
+                task_env_config=definition.config,
+                network_policy=NO_NETWORK,
+                phase_network_policies=[NO_NETWORK],
+                enable_environment_dir_upload=False,
+            )
 
     with pytest.raises(ValueError, match="network_mode='no-network' is not supported"):
         build(False)
@@ -136,8 +144,18 @@ def test_cross_check_docker_real_constructor(separate_task):
 
 
 #: Providers whose full Harbor constructor runs here without their SDK, credentials or a container engine.
-CONSTRUCTIBLE = ["docker", "podman", "kata", "openshift", "apple-container", "singularity", "sbx", "cua-cloud",
-                 "hf-sandbox", "opensandbox"]
+CONSTRUCTIBLE = [
+    "docker",
+    "podman",
+    "kata",
+    "openshift",
+    "apple-container",
+    "singularity",
+    "sbx",
+    "cua-cloud",
+    "hf-sandbox",
+    "opensandbox",
+]
 
 
 @pytest.fixture(scope="module")
@@ -145,38 +163,49 @@ def variant_tasks(tmp_path_factory) -> dict[str, Task]:
     out = {}
     for verifier_mode, agent_network in prov.VARIANTS:
         folder = tmp_path_factory.mktemp(f"{verifier_mode}-{agent_network}")
-        out[f"{verifier_mode}+{agent_network}"] = Task(prov.export_task(
-            folder, verifier_mode, agent_network, HOSTS if agent_network == "allowlist" else ()))
+        out[f"{verifier_mode}+{agent_network}"] = Task(
+            prov.export_task(folder, verifier_mode, agent_network, HOSTS if agent_network == "allowlist" else ())
+        )
     return out
 
 
 def harbor_accepts(provider: str, task: Task, sidecar: bool | None, tmp: Path) -> bool:
     """Whether Harbor's real environment class, fully constructed, plus Trial's checks accept the task."""
     cls = EnvironmentFactory.get_environment_class(EnvironmentType(provider))
-    trial = TrialStandIn(task, TrialEnvironmentConfig(type=EnvironmentType(provider)),
-                         TrialPaths(trial_dir=tmp / "trial"))
+    trial = TrialStandIn(
+        task, TrialEnvironmentConfig(type=EnvironmentType(provider)), TrialPaths(trial_dir=tmp / "trial")
+    )
     plan = trial._network_plan(None, dynamic_network_policy=True)
     shared = plan.verifier_env_baseline is None
     common = dict(environment_name=task.short_name, trial_paths=TrialPaths(trial_dir=tmp / "trial"))
     with contextlib.ExitStack() as stack:
         stack.enter_context(mock.patch.object(subprocess, "Popen", side_effect=AssertionError("no processes")))
         if sidecar is not None:
-            stack.enter_context(mock.patch.object(cls, "_egress_control_kernel_support",
-                                                  classmethod(lambda c: sidecar)))
+            stack.enter_context(
+                mock.patch.object(cls, "_egress_control_kernel_support", classmethod(lambda c: sidecar))
+            )
         try:
             trial.agent_environment = cls(
-                environment_dir=task.paths.environment_dir, session_id="t__env",
-                task_env_config=task.config.environment.model_copy(deep=True), network_policy=plan.agent_env_baseline,
+                environment_dir=task.paths.environment_dir,
+                session_id="t__env",
+                task_env_config=task.config.environment.model_copy(deep=True),
+                network_policy=plan.agent_env_baseline,
                 phase_network_policies=[plan.agent_phase, plan.verifier_phase] if shared else [plan.agent_phase],
-                **common)
+                **common,
+            )
             trial._validate_network_policy_modes()
             if not shared:
                 definition = resolve_verifier_environment_definition(task.config, task.paths)
                 vplan = trial._network_plan(None, env_config=definition.config, dynamic_network_policy=True)
-                verifier = cls(environment_dir=definition.directory, session_id="t__verifier",
-                               task_env_config=definition.config, enable_environment_dir_upload=False,
-                               network_policy=vplan.verifier_env_baseline,
-                               phase_network_policies=[vplan.verifier_phase], **common)
+                verifier = cls(
+                    environment_dir=definition.directory,
+                    session_id="t__verifier",
+                    task_env_config=definition.config,
+                    enable_environment_dir_upload=False,
+                    network_policy=vplan.verifier_env_baseline,
+                    phase_network_policies=[vplan.verifier_phase],
+                    **common,
+                )
                 trial._validate_separate_verifier_env_policies(verifier, plan=vplan)
         except (ValueError, RuntimeError, FileNotFoundError):
             return False
@@ -207,10 +236,16 @@ def test_cross_check_static_inference_and_policy_support(tmp_path):
     (tmp_path / "Dockerfile").write_text("FROM scratch\n")
     runloop = RunloopEnvironment.__new__(RunloopEnvironment)
     with pytest.raises(ValueError, match="The execution phase network policy differs"):
-        BaseEnvironment.__init__(runloop, environment_dir=tmp_path, environment_name="t", session_id="t__env",
-                                 trial_paths=TrialPaths(trial_dir=tmp_path / "trial"),
-                                 task_env_config=config("separate", "allowlist").environment,
-                                 network_policy=PUBLIC, phase_network_policies=[ALLOWLIST])
+        BaseEnvironment.__init__(
+            runloop,
+            environment_dir=tmp_path,
+            environment_name="t",
+            session_id="t__env",
+            trial_paths=TrialPaths(trial_dir=tmp_path / "trial"),
+            task_env_config=config("separate", "allowlist").environment,
+            network_policy=PUBLIC,
+            phase_network_policies=[ALLOWLIST],
+        )
     assert "switch" in prov.evaluate("runloop", config("separate", "allowlist"))[0].codes()
 
 
@@ -239,8 +274,13 @@ def test_formats(table):
     assert sum(line.startswith("| ") for line in lines) == len(table) + 1
     assert "`no-network`:" in markdown and "Harbor 0.26" in markdown
     plain = prov.format_plain(table).splitlines()
-    assert plain[0].split() == ["provider", "separate+public", "shared+public", "separate+allowlist",
-                                "shared+allowlist"]
+    assert plain[0].split() == [
+        "provider",
+        "separate+public",
+        "shared+public",
+        "separate+allowlist",
+        "shared+allowlist",
+    ]
     assert len(plain) == len(table) + 2
 
 

@@ -60,12 +60,16 @@ def _export(out: Path, mode: str, shipped_rows, shipped_specs, retail_rows) -> P
 @pytest.mark.sandbox
 @pytest.mark.parametrize("mode", ["separate", "shared"])
 def test_terminus_2_on_scripted_transcripts_solves_four_kinds_and_the_cheat_fails(
-        mode, server, shipped_rows, shipped_specs, retail_rows, tmp_path, monkeypatch):
+    mode, server, shipped_rows, shipped_specs, retail_rows, tmp_path, monkeypatch
+):
     """Each solving transcript earns its deliverable's local reward (> 0), the cheat -1.0, and no trial errs."""
     tasks = _export(tmp_path / "tasks", mode, shipped_rows, shipped_specs, retail_rows)
     monkeypatch.setenv("OPENAI_API_KEY", "scripted")  # LiteLLM's OpenAI client wants one; nothing checks it
-    job, trials = harbor_run(["-p", str(tasks), "-a", "terminus-2", "-m", "openai/scripted",
-                              "--ak", f"api_base={server.api_base}"], tmp_path / "jobs", f"terminus-{mode}")
+    job, trials = harbor_run(
+        ["-p", str(tasks), "-a", "terminus-2", "-m", "openai/scripted", "--ak", f"api_base={server.api_base}"],
+        tmp_path / "jobs",
+        f"terminus-{mode}",
+    )
     assert server.script.failures == []
     assert job["n_total_trials"] == len(trials) == len(TASKS)
     for trial in trials:

@@ -101,8 +101,9 @@ def _models(monkeypatch) -> list:
 def _decision(name: str, instance: dict, solution: dict):
     """``value(variable name)``: the value ``solution`` gives a decision variable of the class's model, else None."""
     if name == "jobshop":
-        return lambda var: solution["starts"][int(var.split("_")[1])][int(var.split("_")[2])] \
-            if var.startswith("s_") else None
+        return lambda var: (
+            solution["starts"][int(var.split("_")[1])][int(var.split("_")[2])] if var.startswith("s_") else None
+        )
     if name == "rcpsp":
         return lambda var: solution["starts"][int(var[2:])] if var.startswith("s_") else None
     if name == "wtardiness":
@@ -116,6 +117,7 @@ def _decision(name: str, instance: dict, solution: dict):
         def shift(var):
             _, e, d, s = var.split("_", 3)
             return int(rows[int(e)][int(d)] == s)
+
         return lambda var: shift(var) if var.startswith("x_") else None
     ppd = instance["periods_per_day"]
     course = {c["id"]: i for i, c in enumerate(instance["courses"])}
@@ -175,8 +177,11 @@ def test_a_given_schedule_that_idles_fits_the_model(name, monkeypatch, given_win
     module, instance, rule = _case(name)
     total = sum(map(sum, instance["durations"])) if name == "jobshop" else sum(instance["durations"])
     late = copy.deepcopy(rule)
-    late["starts"] = [[s + total for s in row] for row in late["starts"]] if name == "jobshop" else \
-        [s + total for s in late["starts"]]
+    late["starts"] = (
+        [[s + total for s in row] for row in late["starts"]]
+        if name == "jobshop"
+        else [s + total for s in late["starts"]]
+    )
     objective = module.evaluate(instance, late)
     assert objective > total
     seen = _models(monkeypatch)
@@ -248,7 +253,7 @@ def test_an_infeasible_hint_is_ignored_with_the_verifier_s_reason(name):
         module.evaluate(instance, bad)
     solution, meta = module.reference(instance, time_limit_s=0.2, workers=1, hint=bad)
     assert meta["hint"]["from"] != GIVEN
-    reason = " ".join(str(refused.value).split())[:warm_start.NOTE_CHARS]
+    reason = " ".join(str(refused.value).split())[: warm_start.NOTE_CHARS]
     assert meta["hint"]["note"] == "the given hint was ignored: " + reason
     assert module.evaluate(instance, solution) == meta["objective"] <= meta["hint"]["objective"]
 
@@ -264,8 +269,11 @@ def test_given_routes_the_routing_model_refuses_leave_its_own_start(name, monkey
     objective = module.evaluate(instance, rule)
     given = [route for route in rule["routes"] if route]
     real = routing.assignment_of
-    monkeypatch.setattr(routing, "assignment_of",
-                        lambda model, manager, routes: None if routes == given else real(model, manager, routes))
+    monkeypatch.setattr(
+        routing,
+        "assignment_of",
+        lambda model, manager, routes: None if routes == given else real(model, manager, routes),
+    )
     monkeypatch.setattr(routing, "search_from", lambda model, assignment, params: None)
     # 5 s: a safety net (the first solution alone takes milliseconds; a loaded machine ran 0.2 s out before it)
     solution, meta = module.reference(instance, time_limit_s=5.0, workers=1, hint=copy.deepcopy(rule))

@@ -20,8 +20,7 @@ AGENTS = {"oracle": 1.0, "orharbor-naive": 0.0, "nop": -1.0}
 
 @pytest.mark.slow
 @pytest.mark.sandbox
-def test_report_of_a_check_run_shows_oracle_naive_and_nop_per_class(shipped_rows, shipped_specs, retail_rows,
-                                                                     tmp_path):
+def test_report_of_a_check_run_shows_oracle_naive_and_nop_per_class(shipped_rows, shipped_specs, retail_rows, tmp_path):
     """One level-1 task per class, one level-2 task, two specs and a RetailOpt scenario; tasks deleted before."""
     tasks = tmp_path / "tasks"
     smallest = {}
@@ -62,7 +61,8 @@ def test_report_of_a_check_run_shows_oracle_naive_and_nop_per_class(shipped_rows
         assert modelling[("nop", source)]["execution_rate"] == 0.0
     assert modelling[("oracle", "retailopt")]["family"] == "F1"
 
-    markdown = CliRunner().invoke(main, ["report", str(tmp_path / "jobs"), "--format", "markdown",
-                                         "--html", str(tmp_path / "report.html")])
+    markdown = CliRunner().invoke(
+        main, ["report", str(tmp_path / "jobs"), "--format", "markdown", "--html", str(tmp_path / "report.html")]
+    )
     assert markdown.exit_code == 0 and "| oracle | - | jobshop |" in markdown.stdout
     assert (tmp_path / "report.html").read_text().count("data:image/png;base64,") == 3

@@ -15,8 +15,13 @@ def level1(objective, reward):
 
 
 def spec(correct: int | None) -> dict:
-    return {"kind": "modelling", "executed": 1, "correct": correct, "reward": float(correct or 0),
-            "metadata": {"kind": "modelling", "source": "spec", "spec": "transportation_lp", "difficulty": "medium"}}
+    return {
+        "kind": "modelling",
+        "executed": 1,
+        "correct": correct,
+        "reward": float(correct or 0),
+        "metadata": {"kind": "modelling", "source": "spec", "spec": "transportation_lp", "difficulty": "medium"},
+    }
 
 
 @pytest.fixture

@@ -33,26 +33,53 @@ def costed_job(tmp_path):
     write_trial(job, "a1", "jobshop-4x4-l1-s1", reward=1.1, details=level1(1.1, 90), usage=usage(1000, 400, 200, 0.5))
     write_trial(job, "a2", "jobshop-4x4-l1-s2", reward=0.5, details=level1(0.5, 150), usage=usage(3000, 0, 600, 1.5))
     # a multi-step trial records one AgentContext per step and none of its own
-    write_trial(job, "a3", "jobshop-4x4-l1-s3", reward=1.0, details=level1(1.0),
-                steps=[usage(500, 100, 50, 0.25), usage(500, 100, 50, 0.25)])
+    write_trial(
+        job,
+        "a3",
+        "jobshop-4x4-l1-s3",
+        reward=1.0,
+        details=level1(1.0),
+        steps=[usage(500, 100, 50, 0.25), usage(500, 100, 50, 0.25)],
+    )
     write_trial(job, "a4", "jobshop-4x4-l1-s4", reward=-1.0, details=level1(-1.0, None))  # reported nothing
     # Harbor holds no reward (the environment never started): its cost is the infrastructure's, kept apart
-    write_trial(job, "a5", "jobshop-4x4-l1-s5", exception="EnvironmentStartTimeoutError", details=level1(-1.0, None),
-                usage=usage(800, 0, 0, 2.0))
+    write_trial(
+        job,
+        "a5",
+        "jobshop-4x4-l1-s5",
+        exception="EnvironmentStartTimeoutError",
+        details=level1(-1.0, None),
+        usage=usage(800, 0, 0, 2.0),
+    )
     # what a hostile agent's own log could make Harbor record: taken as not reported
     write_trial(job, "a6", "jobshop-4x4-l1-s6", reward=0.0, details=level1(0.0, 200), usage=usage(-3, None, 10, -5.0))
     spec = {"kind": "modelling", "source": "spec", "spec": "transportation_lp", "difficulty": "medium"}
     for name, correct, cost in (("m1", 1, 0.2), ("m2", 0, 0.6)):
-        write_trial(job, name, "transportation_lp", reward=float(correct), usage=usage(100, 0, 10, cost),
-                    details={"kind": "modelling", "executed": 1, "correct": correct, "reward": float(correct),
-                             "metadata": spec})
+        write_trial(
+            job,
+            name,
+            "transportation_lp",
+            reward=float(correct),
+            usage=usage(100, 0, 10, cost),
+            details={
+                "kind": "modelling",
+                "executed": 1,
+                "correct": correct,
+                "reward": float(correct),
+                "metadata": spec,
+            },
+        )
     return job
 
 
 def test_tokens_and_cost_are_harbors_per_trial_totals(costed_job):
     trials = {t.trial: t for t in report.read_jobs([costed_job]).trials}
-    assert (trials["a1"].input_tokens, trials["a1"].cache_tokens, trials["a1"].output_tokens,
-            trials["a1"].cost_usd) == (1000, 400, 200, 0.5)
+    assert (
+        trials["a1"].input_tokens,
+        trials["a1"].cache_tokens,
+        trials["a1"].output_tokens,
+        trials["a1"].cost_usd,
+    ) == (1000, 400, 200, 0.5)
     assert (trials["a3"].input_tokens, trials["a3"].cache_tokens, trials["a3"].cost_usd) == (1000, 200, 0.5)
     assert trials["a4"].cost_usd is None and trials["a4"].input_tokens is None
     assert (trials["a6"].input_tokens, trials["a6"].output_tokens, trials["a6"].cost_usd) == (None, 10, None)
@@ -71,10 +98,17 @@ def test_every_cost_figure_matches_the_hand_computation(costed_job):
     (row,) = built["algorithm"]
     # scored and costed: a1, a2, a3 (a4 reported nothing, a6 a negative cost, a5 is not scored)
     per_trial = (0.5 + 1.5 + 0.5) / 3
-    expected = {"input_tokens": (1000 + 3000 + 1000) / 3, "cache_tokens": (400 + 0 + 200) / 3,
-                "output_tokens": (200 + 600 + 100 + 10) / 4, "costed": 3, "cost_usd": 2.5,
-                "cost_per_trial": per_trial, "reward_per_dollar": (1.1 + 0.5 + 1.0) / 3 / per_trial,
-                "cost_of_pass": per_trial / (2 / 3), "unscored_cost_usd": 2.0}
+    expected = {
+        "input_tokens": (1000 + 3000 + 1000) / 3,
+        "cache_tokens": (400 + 0 + 200) / 3,
+        "output_tokens": (200 + 600 + 100 + 10) / 4,
+        "costed": 3,
+        "cost_usd": 2.5,
+        "cost_per_trial": per_trial,
+        "reward_per_dollar": (1.1 + 0.5 + 1.0) / 3 / per_trial,
+        "cost_of_pass": per_trial / (2 / 3),
+        "unscored_cost_usd": 2.0,
+    }
     assert {k: row[k] for k in USAGE_KEYS} == pytest.approx(expected)
     (spec,) = built["modelling"]["by_difficulty"]
     assert spec["cost_per_trial"] == pytest.approx(0.4) and spec["reward_per_dollar"] == pytest.approx(1.25)
@@ -84,7 +118,9 @@ def test_every_cost_figure_matches_the_hand_computation(costed_job):
 def test_a_group_that_never_passed_has_no_cost_of_pass_and_a_free_one_no_reward_per_dollar(tmp_path):
     job = tmp_path / "job"
     write_trial(job, "a1", "jobshop-4x4-l1-s1", reward=0.5, details=level1(0.5, 150), usage=usage(10, 0, 1, 0.3))
-    write_trial(job, "b1", "jobshop-4x4-l1-s1", agent="free", reward=1.0, details=level1(1.0), usage=usage(10, 0, 1, 0.0))
+    write_trial(
+        job, "b1", "jobshop-4x4-l1-s1", agent="free", reward=1.0, details=level1(1.0), usage=usage(10, 0, 1, 0.0)
+    )
     rows = {row["agent"]: row for row in report.build(report.read_jobs([job]))["algorithm"]}
     assert rows["codex"]["cost_of_pass"] is None and rows["codex"]["reward_per_dollar"] == pytest.approx(0.5 / 0.3)
     assert rows["free"]["reward_per_dollar"] is None and rows["free"]["cost_of_pass"] == 0.0

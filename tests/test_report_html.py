@@ -39,33 +39,74 @@ def sample_trials(agents=AGENTS) -> list[TrialRecord]:
                 for level in (1, 2):
                     for attempt in range(3):
                         reward = _reward(a, p, s, level, attempt)
-                        instances = () if level == 1 or reward is None else tuple(
-                            Instance(reward=reward + d, feasible=reward + d > -1, objective=100.0 + 10 * d,
-                                     reference=100.0, bound=95.0, timed_out=False) for d in (-0.05, 0.0, 0.05))
-                        trials.append(TrialRecord(
-                            job="job-2025-01-01", trial=f"{problem}-{size}-l{level}-{agent}-{attempt}",
-                            task=f"{problem}-{size}-l{level}", agent=agent, model=model, kind="algorithm",
-                            problem=problem, size=size, level=level, reward=reward,
-                            exception="AgentTimeoutError" if reward is None else None,
-                            feasible=None if reward is None else reward > -1,
-                            objective=None if reward is None else 100 * (2 - reward), reference=100.0, naive=200.0,
-                            bound=95.0, instances=instances))
-        for i, (source, family, difficulty) in enumerate((("spec", "spec", "easy"), ("spec", "spec", "hard"),
-                                                          ("retailopt", "F1", None))):
+                        instances = (
+                            ()
+                            if level == 1 or reward is None
+                            else tuple(
+                                Instance(
+                                    reward=reward + d,
+                                    feasible=reward + d > -1,
+                                    objective=100.0 + 10 * d,
+                                    reference=100.0,
+                                    bound=95.0,
+                                    timed_out=False,
+                                )
+                                for d in (-0.05, 0.0, 0.05)
+                            )
+                        )
+                        trials.append(
+                            TrialRecord(
+                                job="job-2025-01-01",
+                                trial=f"{problem}-{size}-l{level}-{agent}-{attempt}",
+                                task=f"{problem}-{size}-l{level}",
+                                agent=agent,
+                                model=model,
+                                kind="algorithm",
+                                problem=problem,
+                                size=size,
+                                level=level,
+                                reward=reward,
+                                exception="AgentTimeoutError" if reward is None else None,
+                                feasible=None if reward is None else reward > -1,
+                                objective=None if reward is None else 100 * (2 - reward),
+                                reference=100.0,
+                                naive=200.0,
+                                bound=95.0,
+                                instances=instances,
+                            )
+                        )
+        for i, (source, family, difficulty) in enumerate(
+            (("spec", "spec", "easy"), ("spec", "spec", "hard"), ("retailopt", "F1", None))
+        ):
             for attempt in range(2):
                 correct = (a + i + attempt) % 3 != 0
-                trials.append(TrialRecord(
-                    job="job-2025-01-01", trial=f"{source}-{i}-{agent}-{attempt}", task=f"{source}-{i}",
-                    agent=agent, model=model, kind="modelling", problem=source, difficulty=difficulty,
-                    family=family, reward=1.0 if correct else 0.0, executed=correct or attempt == 0,
-                    correct=correct))
+                trials.append(
+                    TrialRecord(
+                        job="job-2025-01-01",
+                        trial=f"{source}-{i}-{agent}-{attempt}",
+                        task=f"{source}-{i}",
+                        agent=agent,
+                        model=model,
+                        kind="modelling",
+                        problem=source,
+                        difficulty=difficulty,
+                        family=family,
+                        reward=1.0 if correct else 0.0,
+                        executed=correct or attempt == 0,
+                        correct=correct,
+                    )
+                )
     return trials
 
 
 def sample_reading(agents=AGENTS) -> Reading:
-    return Reading(trials=sample_trials(agents), skipped=[
-        Skipped(Path("jobs/job-2025-01-01/broken-trial/result.json"), "result.json is not valid JSON"),
-        Skipped(Path("jobs/job-2025-01-01/config.json"), "config.json <odd> & unreadable", trials=0)])
+    return Reading(
+        trials=sample_trials(agents),
+        skipped=[
+            Skipped(Path("jobs/job-2025-01-01/broken-trial/result.json"), "result.json is not valid JSON"),
+            Skipped(Path("jobs/job-2025-01-01/config.json"), "config.json <odd> & unreadable", trials=0),
+        ],
+    )
 
 
 class PageParser(HTMLParser):
@@ -112,7 +153,7 @@ def parse(page: str) -> PageParser:
 def decode_png(src: str) -> bytes:
     prefix = "data:image/png;base64,"
     assert src.startswith(prefix)
-    return base64.b64decode(src[len(prefix):], validate=True)
+    return base64.b64decode(src[len(prefix) :], validate=True)
 
 
 def image_shape(png: bytes) -> tuple:
@@ -138,8 +179,10 @@ def test_page_is_self_contained_html(page):
     assert page.startswith("<!DOCTYPE html>")
     assert parsed.tags[:1] == ["html"] and "style" in parsed.tags
     assert "script" not in parsed.tags and "link" not in parsed.tags
-    assert all(tag == "img" and name == "src" and value.startswith("data:image/png;base64,")
-               for tag, name, value in parsed.refs), parsed.refs[:3]
+    assert all(
+        tag == "img" and name == "src" and value.startswith("data:image/png;base64,")
+        for tag, name, value in parsed.refs
+    ), parsed.refs[:3]
     assert "http://" not in page and "https://" not in page and "url(" not in page
 
 
@@ -179,7 +222,7 @@ def test_tables_hold_every_agent_and_problem(page, report_and_trials):
 
 def test_numeric_columns_are_right_aligned(page):
     assert '<th class="num">mean reward</th>' in page
-    assert '<th>agent</th>' in page and '<th>size</th>' in page
+    assert "<th>agent</th>" in page and "<th>size</th>" in page
 
 
 def test_skipped_files_are_listed(page):
@@ -235,9 +278,22 @@ def test_figures_are_deterministic_and_carry_no_version():
 
 @pytest.mark.slow
 def test_many_problem_classes_fit_the_width():
-    trials = [TrialRecord(job="j", trial=f"t{i}-{p}", task=f"p{p}", agent=f"agent-{i % 4}", model=None,
-                          kind="algorithm", problem=f"problem-{p:02d}", size=f"s{i % 3}", level=1 + i % 2,
-                          reward=(i % 7) / 3 - 1) for p in range(7) for i in range(12)]
+    trials = [
+        TrialRecord(
+            job="j",
+            trial=f"t{i}-{p}",
+            task=f"p{p}",
+            agent=f"agent-{i % 4}",
+            model=None,
+            kind="algorithm",
+            problem=f"problem-{p:02d}",
+            size=f"s{i % 3}",
+            level=1 + i % 2,
+            reward=(i % 7) / 3 - 1,
+        )
+        for p in range(7)
+        for i in range(12)
+    ]
     for make in (plots.reward_distributions, plots.agents_by_class, plots.reward_by_size):
         height, width = image_shape(make(trials))[:2]
         assert width <= 1100 and height > 0

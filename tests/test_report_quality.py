@@ -32,9 +32,18 @@ def _level1(objective, reward, best_known=40, quality=None, problem="wtardiness"
 
 
 def _row(objective, best_known, quality, reward):
-    return {"index": None, "objective": objective, "reward": reward, "feasible": int(objective is not None),
-            "reference": best_known + 1, "naive": 3 * best_known, "bound": None, "timed_out": False,
-            "best_known": best_known, "quality": quality}
+    return {
+        "index": None,
+        "objective": objective,
+        "reward": reward,
+        "feasible": int(objective is not None),
+        "reference": best_known + 1,
+        "naive": 3 * best_known,
+        "bound": None,
+        "timed_out": False,
+        "best_known": best_known,
+        "quality": quality,
+    }
 
 
 def _level2(rows, reward, quality):
@@ -60,21 +69,44 @@ def best_known_job(tmp_path):
     and two trials report cannot read); c: rcpsp level 1 with no best known value."""
     job = tmp_path / "jobs" / "job-q"
     for name, objective, reward, quality in [("q1", 50, 0.0, 0.8), ("q2", None, -1.0, 0.0), ("q3", 40, 1.1, 1.0)]:
-        write_trial(job, name, f"wtardiness-n40-l1-s{name}", agent="a", reward=reward,
-                    details=_level1(objective, reward, quality=quality))
+        write_trial(
+            job,
+            name,
+            f"wtardiness-n40-l1-s{name}",
+            agent="a",
+            reward=reward,
+            details=_level1(objective, reward, quality=quality),
+        )
     rows = [_row(12, 10, 10 / 12, 0.5), _row(None, 8, 0.0, -1.0), _row(9, 9, 1.0, 1.0)]
-    write_trial(job, "u1", "jobshop-4x4-l2-s0", agent="a", reward=0.5 / 3,
-                details=_level2(rows, 0.5 / 3, (10 / 12 + 0.0 + 1.0) / 3))
-    failed = {"kind": "algorithm", "error": "verifier error", "reward": -1.0, "feasible": 0,
-              "metadata": {"problem": "jobshop", "size": "4x4", "level": 2, "best_known": [10, 8, 9]}}
+    write_trial(
+        job,
+        "u1",
+        "jobshop-4x4-l2-s0",
+        agent="a",
+        reward=0.5 / 3,
+        details=_level2(rows, 0.5 / 3, (10 / 12 + 0.0 + 1.0) / 3),
+    )
+    failed = {
+        "kind": "algorithm",
+        "error": "verifier error",
+        "reward": -1.0,
+        "feasible": 0,
+        "metadata": {"problem": "jobshop", "size": "4x4", "level": 2, "best_known": [10, 8, 9]},
+    }
     write_trial(job, "u2", "jobshop-4x4-l2-s1", agent="a", reward=-1.0, details=failed)
     write_trial(job, "v1", "wtardiness-n40-l1-sq1", agent="b", reward=0.8, details=_quality_scale(0.8, 0.6, 50))
     write_trial(job, "v2", "wtardiness-n40-l1-sq2", agent="b", reward=0.0, details=_quality_scale(0.0, -1.0, None))
     untrusted = _quality_scale(0.7, 0.4, 60)  # Harbor recorded 0.5: details.json is not this trial's
     write_trial(job, "v3", "wtardiness-n40-l1-sq3", agent="b", reward=0.5, details=untrusted)
     write_trial(job, "v4", "wtardiness-n40-l1-sq4", agent="b", reward=1.5, details=_quality_scale(1.5, 2.0, 20))
-    write_trial(job, "w1", "rcpsp-j30-l1-s0", agent="c", reward=0.5,
-                details=_level1(60, 0.5, best_known=None, problem="rcpsp", size="j30"))
+    write_trial(
+        job,
+        "w1",
+        "rcpsp-j30-l1-s0",
+        agent="c",
+        reward=0.5,
+        details=_level1(60, 0.5, best_known=None, problem="rcpsp", size="j30"),
+    )
     return job
 
 
@@ -125,7 +157,8 @@ def _cells(built: dict) -> dict[str, dict[str, str]]:
 
 
 def test_every_output_format_carries_both_columns_and_a_task_without_best_known_values_shows_a_dash(
-        best_known_job, built):
+    best_known_job, built
+):
     cells = _cells(built)
     assert cells["a"]["quality"] == format(1.8 / 3, ".3f") and cells["a"]["gap best"] == format(0.125, "+.2%")
     assert cells["c"]["quality"] == "-" and cells["c"]["gap best"] == "-"
@@ -139,8 +172,11 @@ def test_every_output_format_carries_both_columns_and_a_task_without_best_known_
     assert (c["gap_best"], c["quality"]) == ("", "") and float(a["quality"]) == pytest.approx(1.8 / 3)
     data = json.loads(render(built, "json"))
     assert {(r["agent"], r["level"]): r["quality"] for r in data["algorithm"]} == {
-        ("a", 1): pytest.approx(1.8 / 3), ("a", 2): pytest.approx(((10 / 12 + 1.0) / 3) / 2), ("b", 1): 0.4,
-        ("c", 1): None}
+        ("a", 1): pytest.approx(1.8 / 3),
+        ("a", 2): pytest.approx(((10 / 12 + 1.0) / 3) / 2),
+        ("b", 1): 0.4,
+        ("c", 1): None,
+    }
     page = html_page(built, report.read_jobs([best_known_job]).trials)
     assert re.search(r"<th[^>]*>gap best</th><th[^>]*>quality</th>", page)
     assert re.search(rf"<td[^>]*>{re.escape(format(1.8 / 3, '.3f'))}</td>", page)

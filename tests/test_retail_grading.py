@@ -105,8 +105,10 @@ def test_a_typed_answer_beside_a_model_that_writes_nothing_scores_zero(exported_
 def test_a_model_that_writes_the_wrong_objective_ran_but_scores_zero(exported_retail, tmp_path):
     """A silent failure: executed 1, correct 0."""
     task = _task(exported_retail)
-    app = _app(tmp_path, {"model.py": "import json, sys\n"
-                                      "json.dump({'status': 'OPTIMAL', 'objective': 1.5}, open(sys.argv[2], 'w'))\n"})
+    app = _app(
+        tmp_path,
+        {"model.py": "import json, sys\njson.dump({'status': 'OPTIMAL', 'objective': 1.5}, open(sys.argv[2], 'w'))\n"},
+    )
     reward, details = _verify(task, app / "model.py", tmp_path)
     assert (reward, details["executed"], details["correct"]) == (0.0, 1, 0)
     assert details["objective"] == 1.5 and details["returncode"] == 0 and "not within" in details["error"]
@@ -124,8 +126,9 @@ def test_a_model_that_sleeps_past_the_limit_times_out(exported_retail, tmp_path)
     """It wrote the right answer first: an unfinished run is not graded."""
     task = _task(exported_retail)
     tests = _with_limit(task, tmp_path, 1.0)
-    app = _app(tmp_path, {"model.py": f"import sys, time\nopen(sys.argv[2], 'w').write({_right(task)!r})\n"
-                                      "time.sleep(60)\n"})
+    app = _app(
+        tmp_path, {"model.py": f"import sys, time\nopen(sys.argv[2], 'w').write({_right(task)!r})\ntime.sleep(60)\n"}
+    )
     reward, details = _verify(task, app / "model.py", tmp_path, tests)
     assert (reward, details["executed"], details["correct"]) == (0.0, 0, 0)
     assert details["timed_out"] is True and "within its 1 s" in details["error"]
@@ -136,11 +139,13 @@ def test_the_model_runs_in_a_fresh_folder_with_only_itself_and_the_data(exported
     """The contract of the instruction: cwd holds model.py and data.json (the scenario's data), argv as stated."""
     task = _task(exported_retail, suffix="-schema")
     data = json.loads((task / "environment" / "files" / "data.json").read_text())
-    probe = (f"import json, os, sys\n"
-             f"ok = (sys.argv == ['model.py', 'data.json', 'answer.json'] and sys.flags.isolated\n"
-             f"      and sorted(os.listdir('.')) == ['data.json', 'model.py']\n"
-             f"      and json.load(open('data.json')) == {data!r})\n"
-             f"open(sys.argv[2], 'w').write({_right(task)!r} if ok else '{{\"status\": \"ERROR\"}}')\n")
+    probe = (
+        f"import json, os, sys\n"
+        f"ok = (sys.argv == ['model.py', 'data.json', 'answer.json'] and sys.flags.isolated\n"
+        f"      and sorted(os.listdir('.')) == ['data.json', 'model.py']\n"
+        f"      and json.load(open('data.json')) == {data!r})\n"
+        f"open(sys.argv[2], 'w').write({_right(task)!r} if ok else '{{\"status\": \"ERROR\"}}')\n"
+    )
     app = _app(tmp_path, {"model.py": probe, "answer.json": "left behind by the agent"})
     reward, details = _verify(task, app / "model.py", tmp_path)
     assert (reward, details["correct"]) == (1.0, 1), details
@@ -150,16 +155,29 @@ def test_execution_rate_counts_runs_that_finished_and_wrote_a_well_formed_answer
     """metrics reads the verifier's details: oracle (ran, right), naive (ran, wrong), a typed guess (not run)."""
     task = _task(exported_retail)
     app = _app(tmp_path, {"answer.json": _right(task)})
-    runs = {"oracle": task / "solution" / "model.py", "naive": task / "solution" / "naive" / "model.py",
-            "guess": app / "model.py"}
+    runs = {
+        "oracle": task / "solution" / "model.py",
+        "naive": task / "solution" / "naive" / "model.py",
+        "guess": app / "model.py",
+    }
     for name, model in runs.items():
         reward, details = _verify(task, model, tmp_path)
-        trial = write_trial(tmp_path / "jobs" / "job", name, task.name, agent=name, model=None, reward=reward,
-                            task_dir=tmp_path / "gone")
-        write_result(str(trial / "verifier"), reward, details)   # the verifier's own details.json
+        trial = write_trial(
+            tmp_path / "jobs" / "job",
+            name,
+            task.name,
+            agent=name,
+            model=None,
+            reward=reward,
+            task_dir=tmp_path / "gone",
+        )
+        write_result(str(trial / "verifier"), reward, details)  # the verifier's own details.json
     trials = read_jobs([tmp_path / "jobs"]).trials
     assert {t.agent: (t.executed, t.correct, t.family) for t in trials} == {
-        "oracle": (True, True, "F1"), "naive": (True, False, "F1"), "guess": (False, False, "F1")}
+        "oracle": (True, True, "F1"),
+        "naive": (True, False, "F1"),
+        "guess": (False, False, "F1"),
+    }
     [row] = modelling_rows([replace(t, agent="all") for t in trials], "family")
     assert (row["execution_rate"], row["accuracy"], row["silent_failure_rate"]) == (2 / 3, 1 / 3, 1 / 3)
 
@@ -195,13 +213,16 @@ def test_scenarios_with_integer_orders_get_the_long_limit(retail_rows, tmp_path)
             integer = row["scenario_id"] in mips
             assert config.run.limits.solve_time_limit_s == (360.0 if integer else 60.0)
             assert f"timeout_sec = {480.0 if integer else 180.0}" in (task / "task.toml").read_text()
-            assert f"\nDEFAULT_TIME_LIMIT_S = {300.0 if integer else 30.0}\n" in (
-                task / "solution" / "model.py").read_text()
+            assert (
+                f"\nDEFAULT_TIME_LIMIT_S = {300.0 if integer else 30.0}\n"
+                in (task / "solution" / "model.py").read_text()
+            )
             assert f"**{360 if integer else 60} seconds**" in (task / "instruction.md").read_text()
 
 
-def test_the_retail_verifier_image_installs_the_modelling_stack_and_the_spec_one_does_not(exported_retail,
-                                                                                        exported_specs):
+def test_the_retail_verifier_image_installs_the_modelling_stack_and_the_spec_one_does_not(
+    exported_retail, exported_specs
+):
     """model.py runs in the separate verifier's python3; the bubblewrap environment mirrors those packages."""
     retail = _task(exported_retail) / "tests" / "Dockerfile"
     text = retail.read_text()
@@ -226,8 +247,20 @@ def test_every_hostile_answer_is_written_by_a_model_and_scores_zero(exported_ret
     task = _task(exported_retail)
     config = contract.load(str(task / "tests"))
     policies = {p.name: p for p in attack_policies(task, config)}
-    hostile = ["objective-as-string", "objective-as-bool", "objective-nan", "objective-list", "duplicate-keys",
-               "answer-list", "not-json", "symlink-tests", "read-tests", "fifo", "directory", "huge-file"]
+    hostile = [
+        "objective-as-string",
+        "objective-as-bool",
+        "objective-nan",
+        "objective-list",
+        "duplicate-keys",
+        "answer-list",
+        "not-json",
+        "symlink-tests",
+        "read-tests",
+        "fifo",
+        "directory",
+        "huge-file",
+    ]
     assert set(hostile) | {"blind-guess", "blind-guess-idle-model", "snoop-expected"} <= set(policies)
     for name in hostile:
         assert set(policies[name].files) == {"model.py"}, name
@@ -243,7 +276,7 @@ def test_every_hostile_answer_is_written_by_a_model_and_scores_zero(exported_ret
         reward, details = _verify(task, app / "model.py", tmp_path / name)
         assert (reward, details["correct"]) == (0.0, 0), (name, details)
         if name not in ("blind-guess",):
-            assert details["returncode"] == 0, (name, details)   # the program itself ran cleanly
+            assert details["returncode"] == 0, (name, details)  # the program itself ran cleanly
 
 
 def test_without_the_answer_checks_the_hostile_models_would_score(exported_retail, tmp_path, monkeypatch):
@@ -278,9 +311,10 @@ def test_grading_the_typed_answer_would_let_the_blind_guess_through(exported_ret
     shutil.copytree(_task(exported_retail, "shared"), task)
     [defended] = check.check_tasks(task, jobs=2, attacks=True, only=("blind-guess",))
     assert [(p.policy, p.reward) for p in defended.policies] == [("blind-guess", 0.0)] and defended.ok
-    for old, new in (("import score_model_run, score_outputs", "import score_answer, score_model_run, score_outputs"),
-                     ("    run = task.run\n",
-                      '    return score_answer("/app/answer.json", task.expected)  # the old grader\n')):
+    for old, new in (
+        ("import score_model_run, score_outputs", "import score_answer, score_model_run, score_outputs"),
+        ("    run = task.run\n", '    return score_answer("/app/answer.json", task.expected)  # the old grader\n'),
+    ):
         edit_bundled(task / "tests", "orharbor/verifiers/main.py", old, new)
     write_manifest(task / "tests")  # the weakened verifier is the task's own now, not a plant
     [weakened] = check.check_tasks(task, jobs=2, attacks=True, only=("blind-guess",))

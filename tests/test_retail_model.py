@@ -32,19 +32,46 @@ from once_per_run import once_per_run
 
 #: The scenarios of ../shared/data/retailopt190/v0.jsonl (v0 of every archetype), named here so the
 #: tests exist, and skip, in a clone without that file; ``records`` checks the file holds exactly these.
-IDS = ["retail_f1_52_weeks_v0", "retail_f1_base_v0", "retail_f1_high_waste_v0", "retail_f1_jit_logic_v0",
-       "retail_f2_cannibalization_v0", "retail_f2_circular_sub_v0", "retail_f2_no_substitution_v0",
-       "retail_f2_price_band_tight_v0", "retail_f2_promo_budget_v0", "retail_f2_ultra_fresh_v0",
-       "retail_f3_storage_bottleneck_v0", "retail_f3_supply_bottleneck_v0", "retail_f3_unbalanced_network_v0",
-       "retail_f3_volumetric_constraint_v0", "retail_f4_demand_surge_v0", "retail_f4_early_stockout_v0",
-       "retail_f4_peak_failure_v0", "retail_f4_quality_hold_v0", "retail_f4_robust_variance_v0",
-       "retail_f4_supply_risk_v0", "retail_f5_impossible_demand_v0", "retail_f5_storage_overflow_v0",
-       "retail_f5_strict_service_trap_v0", "retail_f5_ultimate_stress_v0", "retail_f6_fixed_order_cost_v0",
-       "retail_f6_lead_time_v0", "retail_f6_moq_binary_v0", "retail_f6_pack_size_integer_v0",
-       "retail_f7_budget_limit_v0", "retail_f7_hub_and_spoke_v0", "retail_f7_multi_sourcing_v0",
-       "retail_f7_multiechelon_chain_v0", "retail_f7_ring_routing_v0", "retail_f7_transshipment_v0",
-       "retail_f8_labor_constraint_v0", "retail_f8_reverse_logistics_v0", "retail_f8_ship_from_store_v0",
-       "retail_f8_sustainability_v0"]
+IDS = [
+    "retail_f1_52_weeks_v0",
+    "retail_f1_base_v0",
+    "retail_f1_high_waste_v0",
+    "retail_f1_jit_logic_v0",
+    "retail_f2_cannibalization_v0",
+    "retail_f2_circular_sub_v0",
+    "retail_f2_no_substitution_v0",
+    "retail_f2_price_band_tight_v0",
+    "retail_f2_promo_budget_v0",
+    "retail_f2_ultra_fresh_v0",
+    "retail_f3_storage_bottleneck_v0",
+    "retail_f3_supply_bottleneck_v0",
+    "retail_f3_unbalanced_network_v0",
+    "retail_f3_volumetric_constraint_v0",
+    "retail_f4_demand_surge_v0",
+    "retail_f4_early_stockout_v0",
+    "retail_f4_peak_failure_v0",
+    "retail_f4_quality_hold_v0",
+    "retail_f4_robust_variance_v0",
+    "retail_f4_supply_risk_v0",
+    "retail_f5_impossible_demand_v0",
+    "retail_f5_storage_overflow_v0",
+    "retail_f5_strict_service_trap_v0",
+    "retail_f5_ultimate_stress_v0",
+    "retail_f6_fixed_order_cost_v0",
+    "retail_f6_lead_time_v0",
+    "retail_f6_moq_binary_v0",
+    "retail_f6_pack_size_integer_v0",
+    "retail_f7_budget_limit_v0",
+    "retail_f7_hub_and_spoke_v0",
+    "retail_f7_multi_sourcing_v0",
+    "retail_f7_multiechelon_chain_v0",
+    "retail_f7_ring_routing_v0",
+    "retail_f7_transshipment_v0",
+    "retail_f8_labor_constraint_v0",
+    "retail_f8_reverse_logistics_v0",
+    "retail_f8_ship_from_store_v0",
+    "retail_f8_sustainability_v0",
+]
 #: The integer scenarios: HiGHS does not close their gap, the model returns its best at the limit.
 #: What was measured on each (plans and HiGHS bounds) says why nothing about their objective beyond
 #: what holds at any limit can be asserted.
@@ -52,13 +79,16 @@ MIP_ROWS = {
     "retail_f6_moq_binary_v0": (
         "MOQ 300 on 300 orders: the reference 506120.72 is not optimal (Gurobi stopped at its 1% MIP "
         "gap); the model finds 504266.75 after about 60 CPU seconds, HiGHS's bound is 501481 after "
-        "150 s; under a busy CPU the timed run stopped anywhere from 504267 to 512019"),
+        "150 s; under a busy CPU the timed run stopped anywhere from 504267 to 512019"
+    ),
     "retail_f6_fixed_order_cost_v0": (
         "fixed cost 5000 on 300 orders: best plan 753227.38 (reference 755550.05), HiGHS bound "
-        "742095 after 150 s (gap 1.5%)"),
+        "742095 after 150 s (gap 1.5%)"
+    ),
     "retail_f6_pack_size_integer_v0": (
         "packs of 100 on 300 orders: best plan 398633.65 (reference 399680.25), HiGHS bound 395566 "
-        "(gap 0.8%) after 150 s; proven within 1% at the oracle's 300 s, not always at 75 s"),
+        "(gap 0.8%) after 150 s; proven within 1% at the oracle's 300 s, not always at 75 s"
+    ),
 }
 LP_IDS = [i for i in IDS if i not in MIP_ROWS]
 #: The LPs solve in well under a second: this limit is far above what any of them needs.
@@ -92,8 +122,9 @@ def records(retail_v0) -> dict[str, dict]:
 @pytest.fixture(scope="module")
 def results(records, tmp_path_factory, worker_id) -> dict[str, tuple[dict, float]]:
     """scenario id -> (the model's answer, seconds), solved once per test run (:mod:`once_per_run`)."""
+
     def solve_all() -> dict[str, tuple[dict, float]]:
-        order = sorted(records.values(), key=lambda r: r["scenario_id"] not in MIP_ROWS)   # long ones first
+        order = sorted(records.values(), key=lambda r: r["scenario_id"] not in MIP_ROWS)  # long ones first
         # one process per integer row: they all run to their (wall-clock) limit side by side, so the file takes
         # one limit rather than two; on 2 cores each gets less CPU, and what they assert holds at any CPU time
         with ProcessPoolExecutor(max_workers=len(MIP_ROWS), mp_context=multiprocessing.get_context("spawn")) as pool:
@@ -203,7 +234,7 @@ def test_a_local_sub_mip_frees_only_its_items_and_every_bound_comes_back(records
 
     monkeypatch.setattr(retail_model, "_highs", spy)
     run = retail_model._fixed(built, lambda key: key[:2] == item, nothing, 30.0, local=True)
-    assert run.objective < nothing.objective                 # ordering for that item pays
+    assert run.objective < nothing.objective  # ordering for that item pays
     for v, items in built.owner.items():
         pinned = seen[v][0] == seen[v][1] == pytest.approx(nothing.values[v], abs=1e-9)
         assert pinned == (set(items) != {item}) or (pinned and before[v][0] == before[v][1]), v.name
@@ -221,9 +252,9 @@ def test_fixed_costs_get_local_sub_mips_and_moq_and_packs_whole_model_ones(recor
 
     def record(built, families, local, best, *rest):
         calls.append((len(families), local))
-        return best                                      # no improvement: one round of phases, then the end
+        return best  # no improvement: one round of phases, then the end
 
-    def no_solver(built, *args, **kwargs):    # every solve ends at once with a plan: no timing involved
+    def no_solver(built, *args, **kwargs):  # every solve ends at once with a plan: no timing involved
         return retail_model._Run("TIME_LIMIT", 1.0, None, {v: 0.0 for v in built.ints.values()})
 
     monkeypatch.setattr(retail_model, "_improve", record)
@@ -242,27 +273,31 @@ def test_set_up_costs_alone_skip_the_first_and_final_branch_and_bound(records, m
     first, search = {}, {}
 
     def no_solver(built, time_limit_s, rel_gap, hint=None, log=False, options=None):
-        if hint is None and options is None:               # a branch and bound of the whole model
+        if hint is None and options is None:  # a branch and bound of the whole model
             first.setdefault(scenario_id, []).append(round(time_limit_s))
         return retail_model._Run("TIME_LIMIT", 1.0, None, {v: 0.0 for v in built.ints.values()})
 
     def improve(built, families, local, best, left, *rest):
-        search[scenario_id] = round(left())               # what the search may spend
+        search[scenario_id] = round(left())  # what the search may spend
         return best
 
     monkeypatch.setattr(retail_model, "_improve", improve)
     monkeypatch.setattr(retail_model, "_highs", no_solver)
-    monkeypatch.setattr(retail_model, "time", SimpleNamespace(monotonic=lambda: 0.0))   # no time passes
+    monkeypatch.setattr(retail_model, "time", SimpleNamespace(monotonic=lambda: 0.0))  # no time passes
     for scenario_id in ("retail_f6_fixed_order_cost_v0", "retail_f6_moq_binary_v0", "retail_f6_pack_size_integer_v0"):
         retail_model.solve(extract_data(records[scenario_id]["en_question"]), 60.0)
     assert first == {"retail_f6_moq_binary_v0": [3], "retail_f6_pack_size_integer_v0": [3]}
-    assert search == {"retail_f6_fixed_order_cost_v0": 59, "retail_f6_moq_binary_v0": 54,
-                      "retail_f6_pack_size_integer_v0": 54}
+    assert search == {
+        "retail_f6_fixed_order_cost_v0": 59,
+        "retail_f6_moq_binary_v0": 54,
+        "retail_f6_pack_size_integer_v0": 54,
+    }
 
 
 def test_window_cuts_are_added_without_an_moq_only(records):
     """With an MOQ the facility-location cuts carry the bound and the window cuts would triple each LP's
     time: they are left out there, and kept for packs and fixed order costs."""
+
     def windows(scenario_id: str) -> int:
         built = retail_model.build(retail_model.parse(extract_data(records[scenario_id]["en_question"])))
         return sum(c.name.startswith("window[") for c in built.model.linear_constraints())
@@ -297,8 +332,11 @@ def test_integer_rows_hold_what_any_time_limit_gives(records, results, scenario_
 def test_only_the_integer_archetypes_have_integer_orders(records):
     """The 35 LP scenarios build models without integer variables (one LP solve, no branch and bound,
     hence their sub-second solves); MIP_ROWS, the rows that run to their limit, are exactly the others."""
-    integer = {i for i, record in records.items()
-               if retail_model.build(retail_model.parse(extract_data(record["en_question"]))).ints}
+    integer = {
+        i
+        for i, record in records.items()
+        if retail_model.build(retail_model.parse(extract_data(record["en_question"]))).ints
+    }
     assert integer == set(MIP_ROWS)
 
 
@@ -307,8 +345,12 @@ def test_cli_writes_the_answer(records, tmp_path):
     data = tmp_path / "data.json"
     data.write_text(json.dumps(extract_data(record["en_question"])))
     answer = tmp_path / "answer.json"
-    done = subprocess.run([sys.executable, retail_model.__file__, str(data), str(answer), "--time-limit", "30"],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, retail_model.__file__, str(data), str(answer), "--time-limit", "30"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     got = json.loads(answer.read_text())
     assert set(got) == {"status", "objective"} and got["status"] == "OPTIMAL"
@@ -317,10 +359,12 @@ def test_cli_writes_the_answer(records, tmp_path):
 
 def test_bad_data_say_what_is_wrong(records):
     data = extract_data(records["retail_f1_base_v0"]["en_question"])
-    for broken, message in (({k: v for k, v in data.items() if k != "shelf_life"}, "missing key 'shelf_life'"),
-                            (dict(data, periods=0), "periods: expected a positive integer"),
-                            (dict(data, shelf_life=dict(data["shelf_life"], SKU_Basic=2.5)), "shelf_life.SKU_Basic"),
-                            (dict(data, network={"sub_edges": [["SKU_Basic", "SKU_Nope"]]}), "network.sub_edges[0]")):
+    for broken, message in (
+        ({k: v for k, v in data.items() if k != "shelf_life"}, "missing key 'shelf_life'"),
+        (dict(data, periods=0), "periods: expected a positive integer"),
+        (dict(data, shelf_life=dict(data["shelf_life"], SKU_Basic=2.5)), "shelf_life.SKU_Basic"),
+        (dict(data, network={"sub_edges": [["SKU_Basic", "SKU_Nope"]]}), "network.sub_edges[0]"),
+    ):
         with pytest.raises(retail_model.DataError, match=message.replace("[", r"\[").replace("]", r"\]")):
             retail_model.solve(broken, 5)
 
@@ -341,12 +385,15 @@ def test_extract_data_reads_every_prompt(records):
         assert data["name"] == record["scenario_id"] and isinstance(data["periods"], int)
 
 
-@pytest.mark.parametrize("prompt, message", [
-    ("no data here", "no \\[DATA\\] section"),
-    ("[DATA]\nsee the attached file\n[TASK]\n```json\n{}\n```", "has no ```json"),
-    ("[DATA]\n```json\n{\"periods\": 20,}\n```", "does not parse"),
-    ("[DATA]\n```json\n[1, 2]\n```", "is a list, expected an object"),
-])
+@pytest.mark.parametrize(
+    "prompt, message",
+    [
+        ("no data here", "no \\[DATA\\] section"),
+        ("[DATA]\nsee the attached file\n[TASK]\n```json\n{}\n```", "has no ```json"),
+        ('[DATA]\n```json\n{"periods": 20,}\n```', "does not parse"),
+        ("[DATA]\n```json\n[1, 2]\n```", "is a list, expected an object"),
+    ],
+)
 def test_extract_data_says_what_is_missing(prompt, message):
     with pytest.raises(ValueError, match=message):
         extract_data(prompt)

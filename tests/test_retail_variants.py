@@ -42,8 +42,9 @@ def test_variants_follow_the_perturbation_rule(v0, archetype):
     for seed in SEEDS:
         made = retailopt.perturb(base, seed, name=f"{archetype}_v{seed}")
         assert made["name"] == f"{archetype}_v{seed}"
-        assert {k: v for k, v in made.items() if k not in ("demand_curve", "cold_capacity", "name")} == \
-            {k: v for k, v in base.items() if k not in ("demand_curve", "cold_capacity", "name")}
+        assert {k: v for k, v in made.items() if k not in ("demand_curve", "cold_capacity", "name")} == {
+            k: v for k, v in base.items() if k not in ("demand_curve", "cold_capacity", "name")
+        }
         for p in base["products"]:
             assert len(made["demand_curve"][p]) == len(base["demand_curve"][p])
             for old, new in zip(base["demand_curve"][p], made["demand_curve"][p]):
@@ -55,7 +56,7 @@ def test_variants_follow_the_perturbation_rule(v0, archetype):
             ratios.append(ratio)
     # the factors spread over the interval: neither a constant nor one-sided
     assert min(ratios) < 0.9 and max(ratios) > 1.1
-    assert base == v0[archetype]    # the v0 data are left alone
+    assert base == v0[archetype]  # the v0 data are left alone
 
 
 def test_variants_are_deterministic_in_the_seed(v0):
@@ -108,8 +109,9 @@ def test_fixed_cost_variants_lp_bound_is_valid_and_strong(v0, seed):
 @pytest.mark.slow
 def test_fixed_cost_v0_lp_bound_is_within_3_percent_of_the_reference(v0, retail_v0):
     """On v0, whose reference plan (Gurobi) is feasible, the tightened LP bound lies at most 3% below it."""
-    record = next(json.loads(line) for line in retail_v0.read_text().splitlines()
-                  if '"retail_f6_fixed_order_cost_v0"' in line)
+    record = next(
+        json.loads(line) for line in retail_v0.read_text().splitlines() if '"retail_f6_fixed_order_cost_v0"' in line
+    )
     reference = float(record["en_answer"])
     tight = _lp_bound(v0["retail_f6_fixed_order_cost"])
     assert 0.97 * reference <= tight <= reference

@@ -20,10 +20,14 @@ from quick_retail import QUICK_RETAIL
 def _card_shape(record: dict) -> dict:
     """The dataset card's shape of a benchmark record."""
     prompt = record["en_question"]
-    return {"scenario_id": record["scenario_id"], "prompt_full": prompt,
-            "prompt_schema": prompt.split("[DATA]")[0] + "[DATA]\nRead the data from data.json.\n\n[TASK]\nSolve.",
-            "data": json.dumps(extract_data(prompt)), "reference_status": "OPTIMAL",
-            "reference_objective": float(record["en_answer"])}
+    return {
+        "scenario_id": record["scenario_id"],
+        "prompt_full": prompt,
+        "prompt_schema": prompt.split("[DATA]")[0] + "[DATA]\nRead the data from data.json.\n\n[TASK]\nSolve.",
+        "data": json.dumps(extract_data(prompt)),
+        "reference_status": "OPTIMAL",
+        "reference_objective": float(record["en_answer"]),
+    }
 
 
 def test_import_reads_all_38_scenarios_with_their_tolerances(retail_rows):
@@ -71,20 +75,41 @@ def test_one_reading_of_the_orders_decides_the_grading_window_and_the_run_limit(
     from orharbor.exporter.modelling import RETAIL_RUN_LIMIT_S, retail_limits
 
     base = next(r for r in retail_rows if r["scenario_id"] == "retail_f1_base_v0")["data"]
-    cases = {"lp": base,
-             "integer": dict(base, constraints=dict(base.get("constraints") or {}, pack_size=6)),
-             "unreadable": {k: v for k, v in base.items() if k != "shelf_life"}}
-    cases["lp_too"] = dict(base, constraints=dict(base.get("constraints") or {}, pack_size=1, moq=0),
-                           costs=dict(base["costs"], fixed_order=0))
+    cases = {
+        "lp": base,
+        "integer": dict(base, constraints=dict(base.get("constraints") or {}, pack_size=6)),
+        "unreadable": {k: v for k, v in base.items() if k != "shelf_life"},
+    }
+    cases["lp_too"] = dict(
+        base,
+        constraints=dict(base.get("constraints") or {}, pack_size=1, moq=0),
+        costs=dict(base["costs"], fixed_order=0),
+    )
     assert {name: retailopt.order_kind(data) for name, data in cases.items()} == {
-        "lp": "lp", "integer": "integer", "unreadable": "unreadable", "lp_too": "lp"}
+        "lp": "lp",
+        "integer": "integer",
+        "unreadable": "unreadable",
+        "lp_too": "lp",
+    }
     assert [retailopt.integer_orders(data) for data in cases.values()] == [False, True, False, False]
     assert [retail_limits(data)[0] for data in cases.values()] == [
-        RETAIL_RUN_LIMIT_S["lp"], RETAIL_RUN_LIMIT_S["integer"], RETAIL_RUN_LIMIT_S["integer"], RETAIL_RUN_LIMIT_S["lp"]]
-    record = {"scenario_id": "retail_f1_base_v0", "prompt_full": "[DATA]\n{}", "reference_status": "OPTIMAL",
-              "reference_objective": 1.0}
+        RETAIL_RUN_LIMIT_S["lp"],
+        RETAIL_RUN_LIMIT_S["integer"],
+        RETAIL_RUN_LIMIT_S["integer"],
+        RETAIL_RUN_LIMIT_S["lp"],
+    ]
+    record = {
+        "scenario_id": "retail_f1_base_v0",
+        "prompt_full": "[DATA]\n{}",
+        "reference_status": "OPTIMAL",
+        "reference_objective": 1.0,
+    }
     assert ["below_tol" in retailopt.to_row(dict(record, data=data)) for data in cases.values()] == [
-        False, True, False, False]
+        False,
+        True,
+        False,
+        False,
+    ]
 
 
 def test_an_integer_scenarios_task_states_and_carries_its_gap_tolerance(tmp_path, retail_rows):
@@ -111,19 +136,34 @@ def test_both_published_shapes_give_the_same_rows(tmp_path, retail_v0, retail_ro
         assert {k: v for k, v in got.items() if k != "prompt_schema"} == want
 
 
-@pytest.mark.parametrize("line, message", [
-    ("not json", "card.jsonl:2: not valid JSON"),
-    ('{"en_question": "x", "en_answer": 1}', "card.jsonl:2: scenario_id: missing"),
-    ('{"scenario_id": "retail_f1_base_v9", "question": "x"}', "neither en_question nor prompt_full"),
-    ('{"scenario_id": "retail_f1_base_v9", "en_question": "[DATA]\\nno json here", "en_answer": 1}', "card.jsonl:2:"),
-    ('{"scenario_id": "retail_f1_base_v9", "prompt_full": "p", "data": "{}", "reference_status": "SOLVED",'
-     ' "reference_objective": 1}', "reference_status: 'SOLVED' is not one of"),
-    ('{"scenario_id": "retail_f1_base_v9", "prompt_full": "p", "data": "[1]", "reference_status": "OPTIMAL",'
-     ' "reference_objective": 1}', "data: expected the instance as a JSON object"),
-    ('{"scenario_id": "retail_f1_base_v9", "prompt_full": "p", "data": "{}", "reference_status": "OPTIMAL",'
-     ' "reference_objective": NaN}', "reference_objective: expected a finite number"),
-    ('{"scenario_id": "retail_f1_base_v9", "en_question": "x", "en_answer": "lots"}', "neither a number nor"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("not json", "card.jsonl:2: not valid JSON"),
+        ('{"en_question": "x", "en_answer": 1}', "card.jsonl:2: scenario_id: missing"),
+        ('{"scenario_id": "retail_f1_base_v9", "question": "x"}', "neither en_question nor prompt_full"),
+        (
+            '{"scenario_id": "retail_f1_base_v9", "en_question": "[DATA]\\nno json here", "en_answer": 1}',
+            "card.jsonl:2:",
+        ),
+        (
+            '{"scenario_id": "retail_f1_base_v9", "prompt_full": "p", "data": "{}", "reference_status": "SOLVED",'
+            ' "reference_objective": 1}',
+            "reference_status: 'SOLVED' is not one of",
+        ),
+        (
+            '{"scenario_id": "retail_f1_base_v9", "prompt_full": "p", "data": "[1]", "reference_status": "OPTIMAL",'
+            ' "reference_objective": 1}',
+            "data: expected the instance as a JSON object",
+        ),
+        (
+            '{"scenario_id": "retail_f1_base_v9", "prompt_full": "p", "data": "{}", "reference_status": "OPTIMAL",'
+            ' "reference_objective": NaN}',
+            "reference_objective: expected a finite number",
+        ),
+        ('{"scenario_id": "retail_f1_base_v9", "en_question": "x", "en_answer": "lots"}', "neither a number nor"),
+    ],
+)
 def test_bad_lines_name_file_line_and_key(tmp_path, retail_v0, line, message):
     first = retail_v0.read_text().splitlines()[0]
     path = tmp_path / "card.jsonl"
@@ -177,10 +217,14 @@ def test_import_and_export_from_the_command_line(tmp_path, retail_v0):
     assert data["periods"] == 20 and "COPY files/ /app/" in (task / "environment" / "Dockerfile").read_text()
     config = contract.load(str(task / "tests"))
     assert config.expected == {"status": "OPTIMAL", "objective": 378951.5, "rel_tol": 1e-4}
-    assert config.run == contract.ProgramRun(python="/usr/local/bin/python3", uid=65534,
-                                             limits=Limits(solve_time_limit_s=60.0, memory_mb=2048),
-                                             argv=("model.py", "data.json", "answer.json"), data="data.json",
-                                             output="answer.json")
+    assert config.run == contract.ProgramRun(
+        python="/usr/local/bin/python3",
+        uid=65534,
+        limits=Limits(solve_time_limit_s=60.0, memory_mb=2048),
+        argv=("model.py", "data.json", "answer.json"),
+        data="data.json",
+        output="answer.json",
+    )
     assert config.deliverables == ("/app/model.py",)
     assert json.loads((task / "tests" / "data.json").read_text()) == data
     instruction = " ".join((task / "instruction.md").read_text().split())
@@ -199,8 +243,11 @@ def test_full_prompt_tasks_ship_no_data_file(exported_retail):
 @pytest.mark.parametrize("mode", ["separate", "shared"])
 @pytest.mark.sandbox
 def test_check_runs_the_retail_model_as_oracle(exported_retail, mode):
-    tasks = [exported_retail[mode] / f"retailopt-{s.replace('_', '-')}{suffix}"
-             for s in QUICK_RETAIL for suffix in ("", "-schema")]
+    tasks = [
+        exported_retail[mode] / f"retailopt-{s.replace('_', '-')}{suffix}"
+        for s in QUICK_RETAIL
+        for suffix in ("", "-schema")
+    ]
     for task in tasks:
         [result] = check.check_tasks(task, jobs=2, attacks=mode == "shared" and task == tasks[0])
         assert result.ok, (task.name, result.problem_text())
@@ -215,7 +262,8 @@ def test_metrics_over_a_folder_of_answers(tmp_path, retail_rows):
     answers.mkdir()
     first, second = retail_rows[0], retail_rows[1]
     (answers / f"{first['scenario_id']}.json").write_text(
-        json.dumps({"status": "OPTIMAL", "objective": first["reference_objective"]}))
+        json.dumps({"status": "OPTIMAL", "objective": first["reference_objective"]})
+    )
     (answers / second["scenario_id"]).mkdir()
     (answers / second["scenario_id"] / "answer.json").write_text('{"status": "OPTIMAL", "objective": 1}')
     result = CliRunner().invoke(main, ["metrics", str(answers), "--rows", str(rows_file), "--format", "json"])

@@ -40,8 +40,14 @@ from jobfolders import algorithm_details, write_trial
 
 #: The table of docs/reward.md: outcome -> (orharbor scale, unit scale), for each task family.
 TABLE = {
-    "algorithm": {"failure": (-1.0, 0.0), "halfway below naive": (-0.5, 0.25), "naive": (0.0, 0.5),
-                  "halfway to the reference": (0.5, 0.75), "reference": (1.0, 1.0), "beats it by 30%": (1.3, 1.15)},
+    "algorithm": {
+        "failure": (-1.0, 0.0),
+        "halfway below naive": (-0.5, 0.25),
+        "naive": (0.0, 0.5),
+        "halfway to the reference": (0.5, 0.75),
+        "reference": (1.0, 1.0),
+        "beats it by 30%": (1.3, 1.15),
+    },
     "modelling": {"failure": (0.0, 0.0), "wrong answer": (0.0, 0.0), "correct": (1.0, 1.0)},
 }
 FAIL = {"algorithm": -1.0, "modelling": 0.0}
@@ -65,8 +71,16 @@ def test_an_unknown_scale_is_refused_everywhere():
     result = CliRunner().invoke(main, ["export", "--out", "x", "--reward-scale", "percent"])
     assert result.exit_code == 2 and "'percent' is not one of 'orharbor', 'unit', 'quality'" in result.output
     with pytest.raises(contract.ContractError, match="unknown reward_scale 'percent'"):
-        contract.parse({"format_version": 2, "kind": "spec", "task_id": "t", "deliverables": ["/app/a"],
-                        "outputs": {}, "reward_scale": "percent"})
+        contract.parse(
+            {
+                "format_version": 2,
+                "kind": "spec",
+                "task_id": "t",
+                "deliverables": ["/app/a"],
+                "outputs": {},
+                "reward_scale": "percent",
+            }
+        )
 
 
 @pytest.fixture(scope="module")
@@ -84,9 +98,14 @@ def unit_tasks(tmp_path_factory, shipped_rows, shipped_specs) -> dict[str, Path]
     return out
 
 
-@pytest.mark.parametrize("kind, policies", [("level1", {"oracle": 1.0, "naive": 0.5, "nothing": 0.0}),
-                                            ("level2", {"oracle": 1.0, "naive": 0.5, "nothing": 0.0}),
-                                            ("spec", {"oracle": 1.0, "naive": 0.0, "nothing": 0.0})])
+@pytest.mark.parametrize(
+    "kind, policies",
+    [
+        ("level1", {"oracle": 1.0, "naive": 0.5, "nothing": 0.0}),
+        ("level2", {"oracle": 1.0, "naive": 0.5, "nothing": 0.0}),
+        ("spec", {"oracle": 1.0, "naive": 0.0, "nothing": 0.0}),
+    ],
+)
 def test_the_scale_is_recorded_in_the_task_and_sets_what_check_expects(unit_tasks, kind, policies):
     """task.json (the verifier's config) and task.toml metadata say unit; check's expectations follow."""
     task = unit_tasks["unit", kind]
@@ -115,8 +134,11 @@ def run_test_sh_failure_path(task: Path, tmp_path: Path) -> tuple[dict, dict]:
     logs, record = tmp_path / "logs" / "verifier", tmp_path / "no-image-record"
     script = (task / "tests" / "test.sh").read_text()
     assert "local record=/usr/local/share/orharbor " in script  # the record whose absence triggers the failure
-    script = (script.replace("/logs/verifier", str(logs)).replace("/usr/local/share/orharbor", str(record))
-              .replace("/tests", str(tmp_path / "tests")))
+    script = (
+        script.replace("/logs/verifier", str(logs))
+        .replace("/usr/local/share/orharbor", str(record))
+        .replace("/tests", str(tmp_path / "tests"))
+    )
     tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "test.sh").write_text(script)
     done = subprocess.run(["bash", str(tmp_path / "test.sh")], capture_output=True, text=True, timeout=120)
@@ -158,7 +180,9 @@ def test_the_verifier_writes_unit_rewards_for_the_reference_naive_and_no_answer(
 def test_verify_prints_the_unit_reward_and_orharbors(unit_tasks):
     """orharbor verify shows the reward as the task writes it, and the orharbor-scale figure beside it."""
     task = unit_tasks["unit", "level1"]
-    done = CliRunner().invoke(main, ["verify", str(task), "--solution", str(task / "solution" / "naive" / "solution.json")])
+    done = CliRunner().invoke(
+        main, ["verify", str(task), "--solution", str(task / "solution" / "naive" / "solution.json")]
+    )
     assert done.exit_code == 0 and done.output.startswith("reward 0.5000 on the unit scale (0.0 on orharbor's)")
 
 
@@ -190,8 +214,10 @@ def _scales_of(out: Path) -> set[tuple[str, str]]:
     found = set()
     for task in sorted(p.parent for p in out.glob("*/task.toml")):
         scale = json.loads((task / "tests" / "task.json").read_text())["reward_scale"]
-        fail = re.search(r"printf '%s\\n' '(\{\"reward\": [^']*\})' > /logs/verifier/reward.json.tmp",
-                         (task / "tests" / "test.sh").read_text())
+        fail = re.search(
+            r"printf '%s\\n' '(\{\"reward\": [^']*\})' > /logs/verifier/reward.json.tmp",
+            (task / "tests" / "test.sh").read_text(),
+        )
         found.add((scale, fail.group(1)))
     return found
 
@@ -201,8 +227,21 @@ def test_export_release_and_the_api_take_the_scale_too(tmp_path, shipped_rows):
     from orharbor import api
 
     root = Path(__file__).resolve().parents[1]
-    done = CliRunner().invoke(main, ["export", "--release", str(root / "benchmarks" / "orharbor-bench-1"), "--smoke",
-                                     "--problem", "jobshop", "--reward-scale", "unit", "--out", str(tmp_path / "r")])
+    done = CliRunner().invoke(
+        main,
+        [
+            "export",
+            "--release",
+            str(root / "benchmarks" / "orharbor-bench-1"),
+            "--smoke",
+            "--problem",
+            "jobshop",
+            "--reward-scale",
+            "unit",
+            "--out",
+            str(tmp_path / "r"),
+        ],
+    )
     assert done.exit_code == 0, done.output
     assert _scales_of(tmp_path / "r") == {("unit", '{"reward": 0.0}')}
     rows = tmp_path / "rows.jsonl"
@@ -245,8 +284,10 @@ def test_best_of_k_needs_k_between_one_and_n_and_stays_finite_for_many_trials():
     # the best of k ranks drawn from 1..n is k (n + 1) / (k + 1) on average
     assert math.isfinite(value) and value == pytest.approx((1000 * 2001 / 1001 - 1) / 1999, abs=1e-12)
     # k runs to the fewest trials of any task (2); task b's best of 2 is 0.5 in each of its three pairs
-    assert best_of_k({"a": [0.0, 1.0], "b": [0.5, 0.5, -1.0]}) == {1: pytest.approx((0.5 + 0.0) / 2),
-                                                                    2: pytest.approx((1.0 + 0.5) / 2)}
+    assert best_of_k({"a": [0.0, 1.0], "b": [0.5, 0.5, -1.0]}) == {
+        1: pytest.approx((0.5 + 0.0) / 2),
+        2: pytest.approx((1.0 + 0.5) / 2),
+    }
 
 
 def _unit_details(reward_unit: float, objective: float | None) -> dict:
@@ -262,10 +303,22 @@ def two_scales_job(tmp_path):
     """The same jobshop task, tried three times on each scale with the same outcomes: 150, 100 and nothing."""
     job = tmp_path / "jobs" / "job-a"
     for i, (objective, ours) in enumerate([(150, 0.5), (100, 1.0), (None, -1.0)]):
-        write_trial(job, f"o{i}", "jobshop-4x4-l1-s0", agent="orharbor-scale", reward=ours,
-                    details=algorithm_details("jobshop", "4x4", 1, ours, objective, reference=100, naive=200, bound=80))
-        write_trial(job, f"u{i}", "jobshop-4x4-l1-s0", agent="unit-scale", reward=to_scale(ours, "unit", -1.0),
-                    details=_unit_details(to_scale(ours, "unit", -1.0), objective))
+        write_trial(
+            job,
+            f"o{i}",
+            "jobshop-4x4-l1-s0",
+            agent="orharbor-scale",
+            reward=ours,
+            details=algorithm_details("jobshop", "4x4", 1, ours, objective, reference=100, naive=200, bound=80),
+        )
+        write_trial(
+            job,
+            f"u{i}",
+            "jobshop-4x4-l1-s0",
+            agent="unit-scale",
+            reward=to_scale(ours, "unit", -1.0),
+            details=_unit_details(to_scale(ours, "unit", -1.0), objective),
+        )
     return job
 
 
@@ -275,8 +328,9 @@ def test_report_converts_unit_rewards_back_so_both_exports_compare(two_scales_jo
     data = report.build(report.read_jobs([two_scales_job.parent]))
     assert data["skipped"] == []
     rows = {row["agent"]: row for row in data["algorithm"]}
-    assert {k: v for k, v in rows["unit-scale"].items() if k != "agent"} == \
-        {k: v for k, v in rows["orharbor-scale"].items() if k != "agent"}
+    assert {k: v for k, v in rows["unit-scale"].items() if k != "agent"} == {
+        k: v for k, v in rows["orharbor-scale"].items() if k != "agent"
+    }
     row = rows["unit-scale"]
     assert row["mean_reward"] == pytest.approx(0.5 / 3) and row["feasible_rate"] == pytest.approx(2 / 3)
     assert row["best_of_k"] == {1: pytest.approx(0.5 / 3), 2: pytest.approx(2.5 / 3)}
@@ -284,8 +338,10 @@ def test_report_converts_unit_rewards_back_so_both_exports_compare(two_scales_jo
     table = render(data, "table")
     assert "best of k" in table and "@1:+0.17 @2:+0.83" in table
     assert re.search(r"^table,.*best_of_k", render(data, "csv"), re.MULTILINE)
-    assert json.loads(render(data, "json"))["algorithm"][0]["best_of_k"] == {"1": pytest.approx(0.5 / 3),
-                                                                            "2": pytest.approx(2.5 / 3)}
+    assert json.loads(render(data, "json"))["algorithm"][0]["best_of_k"] == {
+        "1": pytest.approx(0.5 / 3),
+        "2": pytest.approx(2.5 / 3),
+    }
 
 
 def test_report_skips_a_trial_of_an_unknown_scale(tmp_path):
@@ -316,13 +372,18 @@ def test_check_on_unit_tasks_oracle_one_naive_half_nothing_and_an_attack_zero(un
     folder = tmp_path / "tasks"
     for kind in ("level1", "level2", "spec"):
         shutil.copytree(unit_tasks["unit", kind], folder / unit_tasks["unit", kind].name)
-    results = check.check_tasks(folder, jobs=2, attacks=True, only=("oracle", "naive", "nothing", "reward-file"),
-                                jobs_dir=tmp_path / "jobs")
+    results = check.check_tasks(
+        folder, jobs=2, attacks=True, only=("oracle", "naive", "nothing", "reward-file"), jobs_dir=tmp_path / "jobs"
+    )
     assert [r.problem_text() for r in results if not r.ok] == []
     for r in results:
         naive = 0.5 if r.kind == "algorithm" else 0.0
-        assert {p.policy: p.reward for p in r.policies} == {"oracle": 1.0, "naive": naive, "nothing": 0.0,
-                                                             "reward-file": 0.0}, r.task
+        assert {p.policy: p.reward for p in r.policies} == {
+            "oracle": 1.0,
+            "naive": naive,
+            "nothing": 0.0,
+            "reward-file": 0.0,
+        }, r.task
     [job] = (tmp_path / "jobs").glob("check-*")
     result = JobResult.model_validate_json((job / "result.json").read_text())
     means = {key.split("__")[0]: stats.metrics[0]["mean"] for key, stats in result.stats.evals.items()}
@@ -339,9 +400,19 @@ def test_check_on_unit_tasks_oracle_one_naive_half_nothing_and_an_attack_zero(un
     assert list(as_one_agent(unit_tasks["unit", "spec"].name).values()) == [{2: pytest.approx(2 / 3)}]
     assert as_one_agent(unit_tasks["unit", "level1"].name) == {}  # 0.5 is not 0 or 1: Harbor gives none
 
-    rows = {(row["agent"], row["level"]): row["mean_reward"] for row in report.build(report.read_jobs([job]))["algorithm"]}
-    assert rows == {("oracle", 1): 1.0, ("oracle", 2): 1.0, ("orharbor-naive", 1): 0.0, ("orharbor-naive", 2): 0.0,
-                    ("nop", 1): -1.0, ("nop", 2): -1.0, ("orharbor-attack", 1): -1.0, ("orharbor-attack", 2): -1.0}
+    rows = {
+        (row["agent"], row["level"]): row["mean_reward"] for row in report.build(report.read_jobs([job]))["algorithm"]
+    }
+    assert rows == {
+        ("oracle", 1): 1.0,
+        ("oracle", 2): 1.0,
+        ("orharbor-naive", 1): 0.0,
+        ("orharbor-naive", 2): 0.0,
+        ("nop", 1): -1.0,
+        ("nop", 2): -1.0,
+        ("orharbor-attack", 1): -1.0,
+        ("orharbor-attack", 2): -1.0,
+    }
 
 
 @pytest.mark.sandbox
@@ -360,21 +431,24 @@ def test_a_crashing_verifier_on_a_unit_task_scores_zero_through_harbor(unit_task
 # ------------------------------------------------------------------ the quality figure and its scale
 
 
-@pytest.mark.parametrize("objective, best, expected", [
-    (100, 95, 0.95),            # HeuriGym's best / objective
-    (190, 95, 0.5),
-    (95, 95, 1.0),              # reaching the best known value
-    (90, 95, 1.0),              # below it: capped at 1, not 95 / 90
-    (None, 95, 0.0),            # infeasible, missing or failed
-    (float("nan"), 95, 0.0),    # no finite objective is no answer
-    (float("inf"), 95, 0.0),
-    (True, 95, 0.0),            # a bool is no objective
-    (4, 0, 0.25),               # best known 0 counts as 1: penalty 4 where 0 is reachable is not a failure
-    (1, 0, 1.0),
-    (0, 0, 1.0),
-    (0, 5, 1.0),                # objective 0 below a best known 5: capped, no division by zero
-    (2.5, 0.5, 0.4),            # both below 1 where they are: 1 / 2.5
-])
+@pytest.mark.parametrize(
+    "objective, best, expected",
+    [
+        (100, 95, 0.95),  # HeuriGym's best / objective
+        (190, 95, 0.5),
+        (95, 95, 1.0),  # reaching the best known value
+        (90, 95, 1.0),  # below it: capped at 1, not 95 / 90
+        (None, 95, 0.0),  # infeasible, missing or failed
+        (float("nan"), 95, 0.0),  # no finite objective is no answer
+        (float("inf"), 95, 0.0),
+        (True, 95, 0.0),  # a bool is no objective
+        (4, 0, 0.25),  # best known 0 counts as 1: penalty 4 where 0 is reachable is not a failure
+        (1, 0, 1.0),
+        (0, 0, 1.0),
+        (0, 5, 1.0),  # objective 0 below a best known 5: capped, no division by zero
+        (2.5, 0.5, 0.4),  # both below 1 where they are: 1 / 2.5
+    ],
+)
 def test_quality_of_one_answer_by_hand(objective, best, expected):
     assert quality(objective, best) == pytest.approx(expected, abs=1e-15)
 
@@ -423,8 +497,11 @@ def _with_best_known(row: dict, values: list[float | None]) -> dict:
 
 #: Shipped rows given best known values: the reference itself (None) or lower, on instances the reference did not
 #: prove optimal (each above that run's bound); wtardiness n8 s2's reference is 0, so its best known value is 0.
-QUALITY_ROWS = {"level1": ("jobshop-10x10-l1-s3", [1300]), "zero": ("wtardiness-n8-l1-s2", [None]),
-                "level2": ("jobshop-10x10-l2-s1", [1300, None, None])}
+QUALITY_ROWS = {
+    "level1": ("jobshop-10x10-l1-s3", [1300]),
+    "zero": ("wtardiness-n8-l1-s2", [None]),
+    "level2": ("jobshop-10x10-l2-s1", [1300, None, None]),
+}
 
 
 @pytest.fixture(scope="module")
@@ -443,16 +520,19 @@ def _anchors(row: dict) -> list[tuple[float, float, float]]:
     """(naive, reference, best known) of each instance of a row."""
     if row["level"] == 1:
         return [(row["baseline"], row["reference"], row["best_known"]["value"])]
-    return [(n, r, b["value"]) for n, r, b in zip(row["eval_baselines"], row["eval_references"],
-                                                   row["eval_best_known"])]
+    return [
+        (n, r, b["value"]) for n, r, b in zip(row["eval_baselines"], row["eval_references"], row["eval_best_known"])
+    ]
 
 
 def _hand_policies(row: dict) -> dict[str, float]:
     """What check must see, by hand: oracle best / reference, naive best / naive (means at level 2), nothing 0."""
     anchors = _anchors(row)
-    return {"oracle": math.fsum(min(1.0, max(b, 1) / max(r, 1)) for _, r, b in anchors) / len(anchors),
-            "naive": math.fsum(min(1.0, max(b, 1) / max(n, 1)) for n, _, b in anchors) / len(anchors),
-            "nothing": 0.0}
+    return {
+        "oracle": math.fsum(min(1.0, max(b, 1) / max(r, 1)) for _, r, b in anchors) / len(anchors),
+        "naive": math.fsum(min(1.0, max(b, 1) / max(n, 1)) for n, _, b in anchors) / len(anchors),
+        "nothing": 0.0,
+    }
 
 
 @pytest.mark.parametrize("kind", list(QUALITY_ROWS))
@@ -468,7 +548,8 @@ def test_a_quality_export_carries_the_best_known_values_in_its_hidden_parts_only
     assert metadata["reward_scale"] == "quality"
     assert metadata["best_known"] == (values[0] if row["level"] == 1 else values)
     seen = (task / "instruction.md").read_text() + "".join(
-        p.read_text() for p in (task / "environment").rglob("*") if p.is_file())
+        p.read_text() for p in (task / "environment").rglob("*") if p.is_file()
+    )
     assert "best_known" not in seen and HIDDEN_SOURCE not in seen
     if kind == "level1":
         assert "1300" not in seen  # the value itself, not only its key
@@ -488,37 +569,45 @@ def _score(task: Path, deliverable: Path) -> tuple[float, dict]:
 
 
 @pytest.mark.parametrize("kind", list(QUALITY_ROWS))
-def test_the_verifier_writes_the_quality_of_the_reference_the_naive_answer_and_nothing(quality_tasks, quality_rows,
-                                                                                       kind, tmp_path):
+def test_the_verifier_writes_the_quality_of_the_reference_the_naive_answer_and_nothing(
+    quality_tasks, quality_rows, kind, tmp_path
+):
     """The quality scale's reward: the reference best / reference, naive best / naive, nothing 0.0; details keep
     orharbor's reward, and each instance's best known value and quality; reward.json holds the reward alone."""
     task, row = quality_tasks[kind], quality_rows[kind]
     hand = _hand_policies(row)
     name = "solution.json" if row["level"] == 1 else "solve.py"
     reward, details = _score(task, task / "solution" / name)
-    assert (reward, details["quality"], details["orharbor_reward"]) == (pytest.approx(hand["oracle"], abs=1e-15),
-                                                                        reward, 1.0)
+    assert (reward, details["quality"], details["orharbor_reward"]) == (
+        pytest.approx(hand["oracle"], abs=1e-15),
+        reward,
+        1.0,
+    )
     reward, details = _score(task, task / "solution" / "naive" / name)
     assert reward == pytest.approx(hand["naive"], abs=1e-15)
     assert (details["reward_scale"], details["orharbor_reward"]) == ("quality", 0.0)
     if row["level"] == 2:
-        assert [(r["best_known"], r["quality"]) for r in details["instances"]] == \
-            [(b, pytest.approx(min(1.0, b / n), abs=1e-15)) for n, _, b in _anchors(row)]
+        assert [(r["best_known"], r["quality"]) for r in details["instances"]] == [
+            (b, pytest.approx(min(1.0, b / n), abs=1e-15)) for n, _, b in _anchors(row)
+        ]
     assert _score(task, tmp_path / "missing")[0] == 0.0
     if row["level"] == 1:
         assert _verify(task, task / "solution" / name, tmp_path / "a") == pytest.approx(hand["oracle"], abs=1e-15)
 
 
-def test_a_level2_quality_is_the_mean_of_each_instances_not_read_back_from_the_mean_reward(quality_tasks,
-                                                                                           quality_rows, tmp_path):
+def test_a_level2_quality_is_the_mean_of_each_instances_not_read_back_from_the_mean_reward(
+    quality_tasks, quality_rows, tmp_path
+):
     """solve.py answers instance 0 with its reference and the others with naive: orharbor's reward is 1/3, the
     quality the mean of best / reference and best / naive, not what a uniform reward of 1/3 would give."""
     from orharbor.exporter.algorithm import lookup_program
 
     task, row = quality_tasks["level2"], quality_rows["level2"]
     loaded = contract.load(str(task / "tests"))
-    answers = {case.instance_sha256: row["eval_reference_solutions" if i == 0 else "eval_baseline_solutions"][i]
-               for i, case in enumerate(loaded.cases)}
+    answers = {
+        case.instance_sha256: row["eval_reference_solutions" if i == 0 else "eval_baseline_solutions"][i]
+        for i, case in enumerate(loaded.cases)
+    }
     (tmp_path / "solve.py").write_text(lookup_program(answers))
     reward, details = _score(task, tmp_path / "solve.py")
     (n0, r0, b0), *rest = _anchors(row)
@@ -540,15 +629,20 @@ def test_the_other_instance_attack_expects_the_quality_its_borrowed_answers_reac
     task = contract.load(str(task_dir / "tests"))
     policy = other_instance_attack(task_dir, task, json.loads((task_dir / "solution" / NAIVE_ANSWERS).read_text()))
     module = problem_modules.get("wtardiness")
-    objectives = [module.evaluate(module.generate(seed, "n8"), row["eval_baseline_solutions"][i - 1])
-                  for i, seed in enumerate(row["eval_seeds"])]
+    objectives = [
+        module.evaluate(module.generate(seed, "n8"), row["eval_baseline_solutions"][i - 1])
+        for i, seed in enumerate(row["eval_seeds"])
+    ]
     hand = fmean(min(1.0, max(b, 1) / max(o, 1)) for o, b in zip(objectives, row["eval_references"]))
     assert hand > 0 and policy.expected_on_scale == pytest.approx(hand, abs=1e-15)
     [trial] = [t for t in task_trials(task_dir, task, attacks=True) if t.policy == "other-instance"]
     assert trial.expected == policy.expected_on_scale  # what check holds the attack to
     plain_dir = export_row(row, tmp_path / "plain", ExportOptions())  # orharbor's scale: check converts the reward
-    plain = other_instance_attack(plain_dir, contract.load(str(plain_dir / "tests")),
-                                  json.loads((plain_dir / "solution" / NAIVE_ANSWERS).read_text()))
+    plain = other_instance_attack(
+        plain_dir,
+        contract.load(str(plain_dir / "tests")),
+        json.loads((plain_dir / "solution" / NAIVE_ANSWERS).read_text()),
+    )
     assert plain.expected_on_scale is None and plain.expected == policy.expected
 
 
@@ -571,8 +665,11 @@ def test_verify_and_the_ladder_read_a_quality_export(quality_tasks):
     task = quality_tasks["level1"]
     naive = task / "solution" / "naive" / "solution.json"
     done = CliRunner().invoke(main, ["verify", str(task), "--solution", str(naive)])
-    assert done.exit_code == 0 and done.output.startswith("reward 0.") and "on the quality scale (0.0 on orharbor's)" \
-        in done.output.splitlines()[0]
+    assert (
+        done.exit_code == 0
+        and done.output.startswith("reward 0.")
+        and "on the quality scale (0.0 on orharbor's)" in done.output.splitlines()[0]
+    )
     result = run_policy(task, "naive", 1.0)
     assert (result.reward, result.instance_rewards, result.error) == (0.0, (0.0,), None)
 
@@ -592,8 +689,9 @@ def test_a_task_json_on_the_quality_scale_without_its_best_known_values_is_refus
         contract.parse(data)
 
 
-def test_rows_without_best_known_values_are_refused_on_the_quality_scale_with_one_line(tmp_path, shipped_rows,
-                                                                                       quality_rows):
+def test_rows_without_best_known_values_are_refused_on_the_quality_scale_with_one_line(
+    tmp_path, shipped_rows, quality_rows
+):
     """export (the CLI, before writing anything: the good row first is not written either), the API (modelling
     tasks too) and export_row each refuse; the same rows export on the other scales."""
     from orharbor import api
@@ -601,18 +699,22 @@ def test_rows_without_best_known_values_are_refused_on_the_quality_scale_with_on
     rows = tmp_path / "rows.jsonl"
     plain = next(r for r in shipped_rows if r["id"] == "rcpsp-j10-l1-s0")
     rows.write_text(json.dumps(quality_rows["level1"]) + "\n" + json.dumps(plain) + "\n")
-    done = CliRunner().invoke(main, ["export", "--dataset", str(rows), "--reward-scale", "quality",
-                                     "--out", str(tmp_path / "o")])
+    done = CliRunner().invoke(
+        main, ["export", "--dataset", str(rows), "--reward-scale", "quality", "--out", str(tmp_path / "o")]
+    )
     assert done.exit_code == 1 and "Traceback" not in done.output
     [line] = done.output.strip().splitlines()
-    assert line == ("Error: rcpsp-j10-l1-s0: --reward-scale quality scores each answer against the best known value "
-                    "of its instance, and this row has none (best_known); export it on another scale")
+    assert line == (
+        "Error: rcpsp-j10-l1-s0: --reward-scale quality scores each answer against the best known value "
+        "of its instance, and this row has none (best_known); export it on another scale"
+    )
     assert not list((tmp_path / "o").glob("*/task.toml"))
     from orharbor.modelling.spec import shipped_specs_dir
 
     with pytest.raises(api.ExportInputError, match="modelling tasks .* have none"):
-        api.export(api.plan_export(tmp_path / "s", [], specs_dir=shipped_specs_dir()),
-                   ExportOptions(reward_scale="quality"))
+        api.export(
+            api.plan_export(tmp_path / "s", [], specs_dir=shipped_specs_dir()), ExportOptions(reward_scale="quality")
+        )
     assert not (tmp_path / "s").exists() or not list((tmp_path / "s").iterdir())
     level2 = next(r for r in shipped_rows if r["level"] == 2)
     with pytest.raises(RowError, match=r"has none \(eval_best_known\)"):
@@ -630,8 +732,13 @@ def test_the_shipped_releases_taillard_rows_export_on_the_quality_scale(tmp_path
     assert all(set(row["best_known"]) == {"lower_bound", "upper_bound", "status", "source"} for row in on_disk)
     rows = read_rows(root / "jobshop-taillard.jsonl")[:2]
     assert [row["best_known"] for row in rows] == [
-        {"value": r["best_known"]["upper_bound"], "source": r["best_known"]["source"],
-         "bound": r["best_known"]["lower_bound"]} for r in on_disk]
+        {
+            "value": r["best_known"]["upper_bound"],
+            "source": r["best_known"]["source"],
+            "bound": r["best_known"]["lower_bound"],
+        }
+        for r in on_disk
+    ]
     for task in export_dataset(rows, tmp_path / "t", ExportOptions(reward_scale="quality")):
         loaded = contract.load(str(task / "tests"))
         assert loaded.best_knowns == (next(r for r in on_disk if r["id"] == task.name)["best_known"]["upper_bound"],)
@@ -642,8 +749,7 @@ def test_the_shipped_releases_taillard_rows_export_on_the_quality_scale(tmp_path
 
 
 @pytest.mark.sandbox
-def test_check_on_quality_tasks_through_harbor_oracle_naive_nothing_and_attacks(quality_tasks, quality_rows,
-                                                                                 tmp_path):
+def test_check_on_quality_tasks_through_harbor_oracle_naive_nothing_and_attacks(quality_tasks, quality_rows, tmp_path):
     """orharbor check on quality exports (level 1 with a best known value below the reference, level 1 whose best
     known value is 0, level 2 with one below): oracle best / reference, naive best / naive, nothing and the attacks
     exactly 0.0, read from Harbor's trial results; then report reads the job: quality per agent, rewards back on
@@ -655,24 +761,35 @@ def test_check_on_quality_tasks_through_harbor_oracle_naive_nothing_and_attacks(
     folder = tmp_path / "tasks"
     for task in quality_tasks.values():
         shutil.copytree(task, folder / task.name)
-    results = check.check_tasks(folder, jobs=2, attacks=True,
-                                only=("oracle", "naive", "nothing", "reward-file", "other-instance"),
-                                jobs_dir=tmp_path / "jobs")
+    results = check.check_tasks(
+        folder,
+        jobs=2,
+        attacks=True,
+        only=("oracle", "naive", "nothing", "reward-file", "other-instance"),
+        jobs_dir=tmp_path / "jobs",
+    )
     assert [r.problem_text() for r in results if not r.ok] == []
     by_task = {row["id"]: row for row in quality_rows.values()}
     for r in results:
         hand = _hand_policies(by_task[r.task])
         rewards = {p.policy: p.reward for p in r.policies}
         attacks = {"reward-file": 0.0, **({"other-instance": 0.0} if r.level == 2 else {})}
-        assert rewards == {"oracle": pytest.approx(hand["oracle"], abs=1e-12),
-                           "naive": pytest.approx(hand["naive"], abs=1e-12), "nothing": 0.0, **attacks}, r.task
+        assert rewards == {
+            "oracle": pytest.approx(hand["oracle"], abs=1e-12),
+            "naive": pytest.approx(hand["naive"], abs=1e-12),
+            "nothing": 0.0,
+            **attacks,
+        }, r.task
     [job] = (tmp_path / "jobs").glob("check-*")
     result = JobResult.model_validate_json((job / "result.json").read_text())
     means = {key.split("__")[0]: stats.metrics[0]["mean"] for key, stats in result.stats.evals.items()}
     hands = [_hand_policies(row) for row in quality_rows.values()]
-    assert means == {"oracle": pytest.approx(fmean(h["oracle"] for h in hands), abs=1e-12),
-                     "orharbor-naive": pytest.approx(fmean(h["naive"] for h in hands), abs=1e-12),
-                     "nop": 0.0, "orharbor-attack": 0.0}
+    assert means == {
+        "oracle": pytest.approx(fmean(h["oracle"] for h in hands), abs=1e-12),
+        "orharbor-naive": pytest.approx(fmean(h["naive"] for h in hands), abs=1e-12),
+        "nop": 0.0,
+        "orharbor-attack": 0.0,
+    }
 
     built = report.build(report.read_jobs([job]))
     rows = {(row["agent"], row["problem"], row["level"]): row for row in built["algorithm"]}
@@ -681,6 +798,7 @@ def test_check_on_quality_tasks_through_harbor_oracle_naive_nothing_and_attacks(
     assert oracle["quality"] == pytest.approx(_hand_policies(quality_rows["level1"])["oracle"], abs=1e-12)
     assert naive["quality"] == pytest.approx(_hand_policies(quality_rows["level1"])["naive"], abs=1e-12)
     assert rows[("orharbor-naive", "wtardiness", 1)]["quality"] == pytest.approx(1 / 382, abs=1e-15)
-    assert rows[("oracle", "jobshop", 2)]["quality"] == pytest.approx(_hand_policies(quality_rows["level2"])["oracle"],
-                                                                      abs=1e-12)
+    assert rows[("oracle", "jobshop", 2)]["quality"] == pytest.approx(
+        _hand_policies(quality_rows["level2"])["oracle"], abs=1e-12
+    )
     assert {row["quality"] for key, row in rows.items() if key[0] in ("nop", "orharbor-attack")} == {0.0}

@@ -12,8 +12,16 @@ import pytest
 from orharbor.datasets import build
 from orharbor.datasets.build import EVAL_SEED_BASE, UnknownSize, plan_rows
 from orharbor.datasets.engine import build_dataset
-from orharbor.datasets.rows import (RowError, dumps_row, iter_rows, normalise_best_known, read_rows,
-                                    row_instances, validate_row, write_rows)
+from orharbor.datasets.rows import (
+    RowError,
+    dumps_row,
+    iter_rows,
+    normalise_best_known,
+    read_rows,
+    row_instances,
+    validate_row,
+    write_rows,
+)
 from orharbor.errors import UserError
 from orharbor import problem_modules
 
@@ -21,8 +29,9 @@ js = problem_modules.get("jobshop")
 
 
 def _build(level: int) -> dict:
-    rows = build_dataset("jobshop", ["4x4"], level, 1, reference_time_limit_s=1, workers=1, eval_instances=2,
-                         solve_time_limit_s=2)
+    rows = build_dataset(
+        "jobshop", ["4x4"], level, 1, reference_time_limit_s=1, workers=1, eval_instances=2, solve_time_limit_s=2
+    )
     assert len(rows) == 1
     return rows[0]
 
@@ -65,7 +74,6 @@ def test_built_level2_row_is_valid(level2_row):
     assert len(row["eval_reference_metas"]) == 2
 
 
-
 def test_row_instances_reads_both_shapes_instance_by_instance(level1_row, level2_row):
     """A level-1 row is one instance; a level-2 row one per evaluation seed, each with its own column entries."""
     (one,) = row_instances(level1_row)
@@ -78,18 +86,40 @@ def test_row_instances_reads_both_shapes_instance_by_instance(level1_row, level2
     assert [i.baseline_solution for i in many] == level2_row["eval_baseline_solutions"]
     assert [i.reference_meta for i in many] == level2_row["eval_reference_metas"]
     assert all(i.best_known is None for i in many)  # a plain build stores none
-    known = dict(copy.deepcopy(level2_row), eval_best_known=[{"value": r, "source": "reference", "bound": None}
-                                                             for r in level2_row["eval_references"]])
+    known = dict(
+        copy.deepcopy(level2_row),
+        eval_best_known=[{"value": r, "source": "reference", "bound": None} for r in level2_row["eval_references"]],
+    )
     assert [i.best_known["value"] for i in row_instances(known)] == level2_row["eval_references"]
+
 
 def test_minimal_rows_are_valid():
     """The smallest rows the schema allows (a seed or an explicit instance; level-2 seeds) validate."""
-    validate_row({"id": "a", "problem": "jobshop", "size": "4x4", "level": 1, "generator_version": 1,
-                  "instance_seed": 0})
-    validate_row({"id": "ft06", "problem": "jobshop", "size": "6x6", "level": 1, "generator_version": 1,
-                  "instance": js.generate(0, "6x6"), "source": "ft06"})
-    validate_row({"id": "b", "problem": "jobshop", "size": "4x4", "level": 2, "generator_version": 1,
-                  "eval_seeds": [5], "solve_time_limit_s": 1})
+    validate_row(
+        {"id": "a", "problem": "jobshop", "size": "4x4", "level": 1, "generator_version": 1, "instance_seed": 0}
+    )
+    validate_row(
+        {
+            "id": "ft06",
+            "problem": "jobshop",
+            "size": "6x6",
+            "level": 1,
+            "generator_version": 1,
+            "instance": js.generate(0, "6x6"),
+            "source": "ft06",
+        }
+    )
+    validate_row(
+        {
+            "id": "b",
+            "problem": "jobshop",
+            "size": "4x4",
+            "level": 2,
+            "generator_version": 1,
+            "eval_seeds": [5],
+            "solve_time_limit_s": 1,
+        }
+    )
 
 
 # ------------------------------------------------------------------ broken rows
@@ -109,17 +139,30 @@ BROKEN_LEVEL1 = [
     ("bad-id-pattern", _set("id", "Jobshop 4x4"), r"^row: id: 'Jobshop 4x4' does not match"),
     ("id-starts-with-dot", _set("id", ".hidden"), r"^row: id: '\.hidden' does not match"),
     ("id-with-slash", _set("id", "a/b"), r"^row: id: 'a/b' does not match"),
-    ("unknown-problem", _set("problem", "jobshp"),
-     r"^row: problem: unknown problem 'jobshp'; did you mean 'jobshop'\?"),
-    ("unknown-problem-no-hint", _set("problem", "zzz"), r"^row: problem: unknown problem 'zzz' \(known: jobshop, rcpsp"),
+    (
+        "unknown-problem",
+        _set("problem", "jobshp"),
+        r"^row: problem: unknown problem 'jobshp'; did you mean 'jobshop'\?",
+    ),
+    (
+        "unknown-problem-no-hint",
+        _set("problem", "zzz"),
+        r"^row: problem: unknown problem 'zzz' \(known: jobshop, rcpsp",
+    ),
     ("unknown-size", _set("size", "5x5"), r"^row: size: '5x5' is not a size of jobshop \(4x4, 6x6, 10x10, "),
     ("level-3", _set("level", 3), r"^row: level: 3 is not one of \[1, 2\]$"),
     ("level-bool", _set("level", True), r"^row: level: True is not one of \[1, 2\]$"),
     ("extra-key", _set("colour", "red"), r"^row: .*'colour' was unexpected"),
-    ("reference-without-solution", _drop("reference_solution"),
-     r"^row: .*'reference_solution' is a dependency of 'reference'"),
-    ("baseline-without-solution", _drop("baseline_solution"),
-     r"^row: .*'baseline_solution' is a dependency of 'baseline'"),
+    (
+        "reference-without-solution",
+        _drop("reference_solution"),
+        r"^row: .*'reference_solution' is a dependency of 'reference'",
+    ),
+    (
+        "baseline-without-solution",
+        _drop("baseline_solution"),
+        r"^row: .*'baseline_solution' is a dependency of 'baseline'",
+    ),
     ("negative-instance-seed", _set("instance_seed", -1), r"^row: instance_seed: -1 is less than the minimum of 0$"),
     ("string-instance-seed", _set("instance_seed", "0"), r"^row: instance_seed: '0' is not of type 'integer'$"),
     ("generator-version-0", _set("generator_version", 0), r"^row: generator_version: 0 is less than the minimum"),
@@ -137,17 +180,32 @@ def test_broken_level1_row(level1_row, mutate, message):
 
 BROKEN_LEVEL2 = [
     ("missing-eval-seeds", _drop("eval_seeds"), r"^row: eval_seeds: 'eval_seeds' is a required property$"),
-    ("missing-solve-time-limit", _drop("solve_time_limit_s"),
-     r"^row: solve_time_limit_s: 'solve_time_limit_s' is a required property$"),
+    (
+        "missing-solve-time-limit",
+        _drop("solve_time_limit_s"),
+        r"^row: solve_time_limit_s: 'solve_time_limit_s' is a required property$",
+    ),
     ("empty-eval-seeds", _set("eval_seeds", []), r"^row: eval_seeds: \[\] should be non-empty$"),
-    ("negative-eval-seed", lambda r: {**r, "eval_seeds": [r["eval_seeds"][0], -4]},
-     r"^row: eval_seeds\.1: -4 is less than the minimum of 0$"),
-    ("short-eval-references", lambda r: {**r, "eval_references": r["eval_references"][:1]},
-     r"^row: eval_references: has 1 items for 2 eval_seeds$"),
-    ("long-eval-baselines", lambda r: {**r, "eval_baselines": r["eval_baselines"] * 2},
-     r"^row: eval_baselines: has 4 items for 2 eval_seeds$"),
-    ("short-eval-reference-solutions", lambda r: {**r, "eval_reference_solutions": []},
-     r"^row: eval_reference_solutions: has 0 items for 2 eval_seeds$"),
+    (
+        "negative-eval-seed",
+        lambda r: {**r, "eval_seeds": [r["eval_seeds"][0], -4]},
+        r"^row: eval_seeds\.1: -4 is less than the minimum of 0$",
+    ),
+    (
+        "short-eval-references",
+        lambda r: {**r, "eval_references": r["eval_references"][:1]},
+        r"^row: eval_references: has 1 items for 2 eval_seeds$",
+    ),
+    (
+        "long-eval-baselines",
+        lambda r: {**r, "eval_baselines": r["eval_baselines"] * 2},
+        r"^row: eval_baselines: has 4 items for 2 eval_seeds$",
+    ),
+    (
+        "short-eval-reference-solutions",
+        lambda r: {**r, "eval_reference_solutions": []},
+        r"^row: eval_reference_solutions: has 0 items for 2 eval_seeds$",
+    ),
     ("zero-solve-time", _set("solve_time_limit_s", 0), r"^row: solve_time_limit_s: 0 is less than or equal to"),
 ]
 
@@ -357,15 +415,21 @@ def _known(value, bound=None, source="a longer run"):
 
 def _with_level1_best(shift, bound_shift=None):
     """A level-1 row mutation: best_known at reference + shift (its bound at reference + bound_shift)."""
-    return lambda r: {**r, "best_known": _known(r["reference"] + shift,
-                                                 None if bound_shift is None else r["reference"] + bound_shift)}
+    return lambda r: {
+        **r,
+        "best_known": _known(r["reference"] + shift, None if bound_shift is None else r["reference"] + bound_shift),
+    }
 
 
 def _with_eval_best(shifts, bounds=None):
     """A level-2 row mutation: eval_best_known[i] at eval_references[i] + shifts[i] (bounds likewise, None: none)."""
     bounds = bounds or [None] * len(shifts)
-    return lambda r: {**r, "eval_best_known": [
-        _known(ref + s, None if b is None else ref + b) for ref, s, b in zip(r["eval_references"], shifts, bounds)]}
+    return lambda r: {
+        **r,
+        "eval_best_known": [
+            _known(ref + s, None if b is None else ref + b) for ref, s, b in zip(r["eval_references"], shifts, bounds)
+        ],
+    }
 
 
 def test_best_known_values_in_order_are_valid_and_a_missing_bound_reads_as_none(level1_row, level2_row):
@@ -377,8 +441,17 @@ def test_best_known_values_in_order_are_valid_and_a_missing_bound_reads_as_none(
     row = validate_row(_with_eval_best([0, -2], [-5, None])(copy.deepcopy(level2_row)))
     refs = level2_row["eval_references"]
     assert row["eval_best_known"] == [_known(refs[0], refs[0] - 5), _known(refs[1] - 2)]
-    assert validate_row({"id": "a", "problem": "jobshop", "size": "4x4", "level": 1, "generator_version": 1,
-                         "instance_seed": 0, "best_known": _known(900)})  # no reference yet: nothing to compare
+    assert validate_row(
+        {
+            "id": "a",
+            "problem": "jobshop",
+            "size": "4x4",
+            "level": 1,
+            "generator_version": 1,
+            "instance_seed": 0,
+            "best_known": _known(900),
+        }
+    )  # no reference yet: nothing to compare
 
 
 def test_the_old_shape_reads_as_the_new_one(level1_row):
@@ -413,38 +486,61 @@ def test_the_shipped_release_reads_in_the_new_shape_and_its_file_stays_as_built(
 BROKEN_BEST_KNOWN_1 = [
     ("above-reference", _with_level1_best(1), r"^row: best_known: value \d+ is above reference \d+ "),
     ("bound-above-value", _with_level1_best(-3, -2), r"^row: best_known: bound \d+ is above its value \d+ "),
-    ("not-a-number", _set("best_known", {"value": "849", "source": "s"}),
-     r"^row: best_known: .* is not valid under any of the given schemas$"),
+    (
+        "not-a-number",
+        _set("best_known", {"value": "849", "source": "s"}),
+        r"^row: best_known: .* is not valid under any of the given schemas$",
+    ),
     ("no-source", _set("best_known", {"value": 849}), r"^row: best_known: .* is not valid under any"),
-    ("eval-best-known-at-level-1", lambda r: {**r, "eval_best_known": [_known(r["reference"])]},
-     r"^row: eval_best_known: a level-1 row carries its best known value in best_known$"),
+    (
+        "eval-best-known-at-level-1",
+        lambda r: {**r, "eval_best_known": [_known(r["reference"])]},
+        r"^row: eval_best_known: a level-1 row carries its best known value in best_known$",
+    ),
 ]
 
 
-@pytest.mark.parametrize("mutate, message", [c[1:] for c in BROKEN_BEST_KNOWN_1],
-                         ids=[c[0] for c in BROKEN_BEST_KNOWN_1])
+@pytest.mark.parametrize(
+    "mutate, message", [c[1:] for c in BROKEN_BEST_KNOWN_1], ids=[c[0] for c in BROKEN_BEST_KNOWN_1]
+)
 def test_a_level1_best_known_value_out_of_order_or_shape_is_refused(level1_row, mutate, message):
     with pytest.raises(RowError, match=message):
         validate_row(mutate(copy.deepcopy(level1_row)))
 
 
 BROKEN_BEST_KNOWN_2 = [
-    ("second-above-its-reference", _with_eval_best([0, 1]),
-     r"^row: eval_best_known\[1\]: value \d+ is above eval_references\[1\] \d+ "),
-    ("first-bound-above-value", _with_eval_best([-1, 0], [0, None]),
-     r"^row: eval_best_known\[0\]: bound \d+ is above its value \d+ "),
-    ("one-for-two-seeds", lambda r: {**_with_eval_best([0, 0])(r), "eval_best_known": [_known(1)]},
-     r"^row: eval_best_known: has 1 items for 2 eval_seeds$"),
-    ("old-shape-in-the-list", lambda r: {**r, "eval_best_known": [{"upper_bound": 1, "source": "s"}] * 2},
-     r"^row: eval_best_known\.0: 'value' is a required property$"),
-    ("best-known-at-level-2", lambda r: {**r, "best_known": _known(1)},
-     r"^row: best_known: a level-2 row carries its best known value in eval_best_known, one per evaluation "
-     r"instance$"),
+    (
+        "second-above-its-reference",
+        _with_eval_best([0, 1]),
+        r"^row: eval_best_known\[1\]: value \d+ is above eval_references\[1\] \d+ ",
+    ),
+    (
+        "first-bound-above-value",
+        _with_eval_best([-1, 0], [0, None]),
+        r"^row: eval_best_known\[0\]: bound \d+ is above its value \d+ ",
+    ),
+    (
+        "one-for-two-seeds",
+        lambda r: {**_with_eval_best([0, 0])(r), "eval_best_known": [_known(1)]},
+        r"^row: eval_best_known: has 1 items for 2 eval_seeds$",
+    ),
+    (
+        "old-shape-in-the-list",
+        lambda r: {**r, "eval_best_known": [{"upper_bound": 1, "source": "s"}] * 2},
+        r"^row: eval_best_known\.0: 'value' is a required property$",
+    ),
+    (
+        "best-known-at-level-2",
+        lambda r: {**r, "best_known": _known(1)},
+        r"^row: best_known: a level-2 row carries its best known value in eval_best_known, one per evaluation "
+        r"instance$",
+    ),
 ]
 
 
-@pytest.mark.parametrize("mutate, message", [c[1:] for c in BROKEN_BEST_KNOWN_2],
-                         ids=[c[0] for c in BROKEN_BEST_KNOWN_2])
+@pytest.mark.parametrize(
+    "mutate, message", [c[1:] for c in BROKEN_BEST_KNOWN_2], ids=[c[0] for c in BROKEN_BEST_KNOWN_2]
+)
 def test_a_level2_best_known_value_out_of_order_or_shape_is_refused(level2_row, mutate, message):
     with pytest.raises(RowError, match=message):
         validate_row(mutate(copy.deepcopy(level2_row)))

@@ -109,12 +109,16 @@ def test_directory_is_refused(tmp_path):
         safe_json.load(str(path))
 
 
-@pytest.mark.parametrize("make, message", [
-    (lambda p: None, r"^solution\.json does not exist$"),
-    (lambda p: p.mkdir(), r"^solution\.json is not a regular file$"),
-    (lambda p: p.symlink_to("/dev/zero"), r"^solution\.json cannot be opened as a regular file"),
-    (lambda p: p.write_bytes(b"x" * 11), r"^solution\.json is 11 bytes, over the limit of 10$"),
-], ids=["missing", "directory", "symlink", "too-big"])
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda p: None, r"^solution\.json does not exist$"),
+        (lambda p: p.mkdir(), r"^solution\.json is not a regular file$"),
+        (lambda p: p.symlink_to("/dev/zero"), r"^solution\.json cannot be opened as a regular file"),
+        (lambda p: p.write_bytes(b"x" * 11), r"^solution\.json is 11 bytes, over the limit of 10$"),
+    ],
+    ids=["missing", "directory", "symlink", "too-big"],
+)
 def test_read_regular_file_name_replaces_path(tmp_path, make, message):
     """With ``name`` given, messages call the file by that name instead of its (temporary) path."""
     path = tmp_path / "deep" / "temp" / "out.json"

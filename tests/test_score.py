@@ -46,15 +46,29 @@ def solved() -> list[dict]:
         inst = js.generate(seed, "4x4")
         base = js.baseline(inst)
         ref, _ = js.reference(inst, time_limit_s=1, workers=1)
-        out.append({"instance": inst, "baseline": base, "reference_solution": ref,
-                    "naive": js.evaluate(inst, base), "reference": js.evaluate(inst, ref)})
+        out.append(
+            {
+                "instance": inst,
+                "baseline": base,
+                "reference_solution": ref,
+                "naive": js.evaluate(inst, base),
+                "reference": js.evaluate(inst, ref),
+            }
+        )
     assert all(s["reference"] < s["naive"] for s in out)  # the reward formula has room on these
     return out
 
 
 def make_cases(solved: list[dict]) -> list[dict]:
-    return [{"instance": s["instance"], "instance_bytes": json.dumps(s["instance"]).encode(),
-             "naive": s["naive"], "reference": s["reference"]} for s in solved]
+    return [
+        {
+            "instance": s["instance"],
+            "instance_bytes": json.dumps(s["instance"]).encode(),
+            "naive": s["naive"],
+            "reference": s["reference"],
+        }
+        for s in solved
+    ]
 
 
 def write_json(path: Path, value) -> str:
@@ -68,13 +82,15 @@ def write_program(tmp_path: Path, text: str, name: str = "solve.py") -> str:
     return str(path)
 
 
-def run_level2(evaluate, tmp_path: Path, program: str, cases: list[dict], limits: Limits = ROOMY,
-               **kwargs) -> tuple[float, dict, float]:
+def run_level2(
+    evaluate, tmp_path: Path, program: str, cases: list[dict], limits: Limits = ROOMY, **kwargs
+) -> tuple[float, dict, float]:
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
     start = time.monotonic()
-    total, details = score.score_level2(evaluate, program, cases, sys.executable, limits, uid=None,
-                                        workroot=str(work), **kwargs)
+    total, details = score.score_level2(
+        evaluate, program, cases, sys.executable, limits, uid=None, workroot=str(work), **kwargs
+    )
     return total, details, time.monotonic() - start
 
 
@@ -92,8 +108,14 @@ def test_level1_reference_solution_scores_one(evaluate, solved, tmp_path):
     path = write_json(tmp_path / "solution.json", s["reference_solution"])
     value, details = score.score_level1(evaluate, s["instance"], path, s["naive"], s["reference"])
     assert value == 1.0
-    assert details == {"feasible": 1, "objective": s["reference"], "reward": 1.0, "error": None,
-                       "naive": s["naive"], "reference": s["reference"]}
+    assert details == {
+        "feasible": 1,
+        "objective": s["reference"],
+        "reward": 1.0,
+        "error": None,
+        "naive": s["naive"],
+        "reference": s["reference"],
+    }
 
 
 def test_level1_baseline_solution_scores_zero(evaluate, solved, tmp_path):
@@ -127,12 +149,21 @@ BROKEN_LEVEL1 = [
     ("precedence", lambda s: json.dumps(_shifted(s)).encode(), r"^infeasible: job 0 operation 1 starts at 0"),
     ("missing-key", lambda s: b'{"start": []}', r"^infeasible: solution: missing key 'starts'"),
     ("extra-key", lambda s: json.dumps(dict(s, makespan=1)).encode(), r"unexpected key 'makespan'"),
-    ("short-list", lambda s: json.dumps({"starts": s["starts"][:3]}).encode(),
-     r"solution\.starts: expected 4 items, got 3"),
-    ("float-start", lambda s: json.dumps({"starts": [[float(x) for x in r] for r in s["starts"]]}).encode(),
-     r"solution\.starts\[0\]\[0\]: expected an integer, got float"),
-    ("negative-start", lambda s: json.dumps({"starts": [[-1] + r[1:] for r in s["starts"]]}).encode(),
-     r"-1 is below the minimum 0"),
+    (
+        "short-list",
+        lambda s: json.dumps({"starts": s["starts"][:3]}).encode(),
+        r"solution\.starts: expected 4 items, got 3",
+    ),
+    (
+        "float-start",
+        lambda s: json.dumps({"starts": [[float(x) for x in r] for r in s["starts"]]}).encode(),
+        r"solution\.starts\[0\]\[0\]: expected an integer, got float",
+    ),
+    (
+        "negative-start",
+        lambda s: json.dumps({"starts": [[-1] + r[1:] for r in s["starts"]]}).encode(),
+        r"-1 is below the minimum 0",
+    ),
     ("not-json", lambda s: b"starts = [[0]]", r"^solution\.json is not valid JSON"),
     ("nan", lambda s: b'{"starts": [[NaN]]}', r"^solution\.json: NaN is not allowed"),
     ("duplicate-key", lambda s: b'{"starts": [], "starts": []}', r"^solution\.json: duplicate key 'starts'"),
@@ -156,8 +187,9 @@ def test_level1_broken_solution_scores_fail(evaluate, solved, tmp_path, make, me
 def test_level1_missing_file_scores_fail(evaluate, solved, tmp_path):
     """No solution file at all scores -1.0 with a 'does not exist' message."""
     s = solved[0]
-    value, details = score.score_level1(evaluate, s["instance"], str(tmp_path / "solution.json"),
-                                        s["naive"], s["reference"])
+    value, details = score.score_level1(
+        evaluate, s["instance"], str(tmp_path / "solution.json"), s["naive"], s["reference"]
+    )
     assert value == FAIL
     assert "does not exist" in details["error"]
 
@@ -167,8 +199,9 @@ def test_level1_symlinked_solution_scores_fail(evaluate, solved, tmp_path):
     s = solved[0]
     real = write_json(tmp_path / "real.json", s["reference_solution"])
     (tmp_path / "solution.json").symlink_to(real)
-    value, details = score.score_level1(evaluate, s["instance"], str(tmp_path / "solution.json"),
-                                        s["naive"], s["reference"])
+    value, details = score.score_level1(
+        evaluate, s["instance"], str(tmp_path / "solution.json"), s["naive"], s["reference"]
+    )
     assert value == FAIL
     assert "cannot be opened as a regular file" in details["error"]
 
@@ -184,6 +217,7 @@ def test_level1_oversized_file_scores_fail(evaluate, solved, tmp_path):
 
 def test_judge_turns_verifier_crash_into_fail(solved):
     """An evaluate that raises a non-Infeasible error on hostile input is scored -1.0, not propagated."""
+
     def crashing(instance, solution):
         raise KeyError("starts")
 
@@ -226,18 +260,21 @@ def lookup(answers: dict) -> str:
 
 def test_level2_lookup_program_scores_mean_reward(evaluate, solved, tmp_path):
     """A solve.py answering the reference on one instance and the baseline on the other scores their mean."""
-    answers = {solved[0]["instance"]["name"]: solved[0]["reference_solution"],
-               solved[1]["instance"]["name"]: solved[1]["baseline"]}
+    answers = {
+        solved[0]["instance"]["name"]: solved[0]["reference_solution"],
+        solved[1]["instance"]["name"]: solved[1]["baseline"],
+    }
     program = write_program(tmp_path, lookup(answers))
     total, details, _ = run_level2(evaluate, tmp_path, program, make_cases(solved))
-    expected = [reward(solved[0]["reference"], solved[0]["naive"], solved[0]["reference"]),
-                reward(solved[1]["naive"], solved[1]["naive"], solved[1]["reference"])]
+    expected = [
+        reward(solved[0]["reference"], solved[0]["naive"], solved[0]["reference"]),
+        reward(solved[1]["naive"], solved[1]["naive"], solved[1]["reference"]),
+    ]
     assert [row["reward"] for row in details["instances"]] == expected == [1.0, 0.0]
     assert total == pytest.approx(sum(expected) / 2)
     assert details["feasible"] == 1
     assert [row["index"] for row in details["instances"]] == [0, 1]
-    assert all(row["returncode"] == 0 and not row["timed_out"] and row["error"] is None
-               for row in details["instances"])
+    assert all(row["returncode"] == 0 and not row["timed_out"] and row["error"] is None for row in details["instances"])
 
 
 def test_level2_round_robin_program_scores_formula(evaluate, solved, tmp_path):
@@ -255,15 +292,22 @@ def test_level2_round_robin_program_scores_formula(evaluate, solved, tmp_path):
 def test_level2_runs_isolated_in_empty_directory(evaluate, solved, tmp_path):
     """solve.py runs with python -I in a directory holding only solve.py and instance.json."""
     marker = tmp_path / "seen.json"
-    program = write_program(tmp_path, f"""
+    program = write_program(
+        tmp_path,
+        f"""
 import json, os, sys
 json.dump({{"isolated": sys.flags.isolated, "files": sorted(os.listdir(".")), "argv": sys.argv[1:],
            "pythonpath": os.environ.get("PYTHONPATH")}}, open({str(marker)!r}, "w"))
-""")
+""",
+    )
     total, details, _ = run_level2(evaluate, tmp_path, program, make_cases(solved[:1]))
     seen = json.loads(marker.read_text())
-    assert seen == {"isolated": 1, "files": ["instance.json", "solve.py"],
-                    "argv": ["instance.json", "solution.json"], "pythonpath": None}
+    assert seen == {
+        "isolated": 1,
+        "files": ["instance.json", "solve.py"],
+        "argv": ["instance.json", "solution.json"],
+        "pythonpath": None,
+    }
     assert total == FAIL
     assert details["instances"][0]["error"] == "solve.py exited with 0 and wrote no solution"
 
@@ -283,7 +327,9 @@ def test_level2_timeout(evaluate, solved, tmp_path):
     was not stopped early (a lower bound no slow machine can break).
     """
     program = write_program(tmp_path, "import time\nwhile True:\n    time.sleep(60)\n")
-    total, details, elapsed = run_level2(evaluate, tmp_path, program, make_cases(solved[:1]), Limits(solve_time_limit_s=1))
+    total, details, elapsed = run_level2(
+        evaluate, tmp_path, program, make_cases(solved[:1]), Limits(solve_time_limit_s=1)
+    )
     row = details["instances"][0]
     assert total == FAIL
     assert row["timed_out"] is True and row["reward"] == FAIL
@@ -295,7 +341,9 @@ def test_level2_timeout_after_writing_answer_still_fails(evaluate, solved, tmp_p
     """A correct solution written before overrunning the wall clock does not count."""
     answers = {solved[0]["instance"]["name"]: solved[0]["reference_solution"]}
     program = write_program(tmp_path, lookup(answers) + "import time\ntime.sleep(60)\n")
-    total, details, elapsed = run_level2(evaluate, tmp_path, program, make_cases(solved[:1]), Limits(solve_time_limit_s=1))
+    total, details, elapsed = run_level2(
+        evaluate, tmp_path, program, make_cases(solved[:1]), Limits(solve_time_limit_s=1)
+    )
     assert total == FAIL and details["instances"][0]["timed_out"] is True
     assert elapsed < 60  # stopped at its 1 s, not waited for through its own 60 s sleep (generous on purpose)
 
@@ -386,8 +434,9 @@ def test_level2_escaped_child_is_killed_by_uid(evaluate, solved, shared_workroot
     program_path.write_text(FORKING.format(escape="os.setsid()\n    ") + lookup(answers))
     python = shutil.which("python3", path="/usr/bin:/bin")  # readable by any uid, unlike a venv under /root
     assert python
-    total, details = score.score_level2(evaluate, str(program_path), make_cases(solved[:1]), python,
-                                        ROOMY, uid=unused_uid, workroot=shared_workroot)
+    total, details = score.score_level2(
+        evaluate, str(program_path), make_cases(solved[:1]), python, ROOMY, uid=unused_uid, workroot=shared_workroot
+    )
     assert total == 1.0, details
     wait_until(lambda: _processes_of(unused_uid) == [], "the escaped child's end", timeout=60)
 
@@ -417,12 +466,21 @@ def test_level2_exit_code_one_scores_fail(evaluate, solved, tmp_path):
     [
         ("open(__import__('sys').argv[2], 'w').write('{')", r"^solution\.json is not valid JSON", "not json"),
         ("open(__import__('sys').argv[2], 'w').write('[NaN]')", r"^solution\.json: NaN is not allowed", "not json"),
-        ("open(__import__('sys').argv[2], 'w').write('{\"starts\": []}')",
-         r"^infeasible: solution\.starts: expected 4 items, got 0", "wrong shape"),
-        ("__import__('json').dump({'starts': [[0] * 4] * 4}, open(__import__('sys').argv[2], 'w'))",
-         r"^infeasible: job 0 operation 1 starts at 0 before its predecessor ends", "infeasible"),
-        ("__import__('os').symlink('/dev/zero', __import__('sys').argv[2])",
-         r"^solution\.json cannot be opened as a regular file", "unreadable"),
+        (
+            "open(__import__('sys').argv[2], 'w').write('{\"starts\": []}')",
+            r"^infeasible: solution\.starts: expected 4 items, got 0",
+            "wrong shape",
+        ),
+        (
+            "__import__('json').dump({'starts': [[0] * 4] * 4}, open(__import__('sys').argv[2], 'w'))",
+            r"^infeasible: job 0 operation 1 starts at 0 before its predecessor ends",
+            "infeasible",
+        ),
+        (
+            "__import__('os').symlink('/dev/zero', __import__('sys').argv[2])",
+            r"^solution\.json cannot be opened as a regular file",
+            "unreadable",
+        ),
         ("__import__('os').mkdir(__import__('sys').argv[2])", r"^solution\.json is not a regular file$", "unreadable"),
     ],
     ids=["invalid-json", "nan", "wrong-shape", "infeasible", "symlink-to-dev-zero", "directory"],
@@ -444,8 +502,9 @@ def test_level2_memory_limit(evaluate, solved, tmp_path):
     """Allocating 4 GB under memory_mb=512 fails at once with MemoryError and scores -1.0."""
     program = write_program(tmp_path, "buffer = bytearray(4 * 1024 ** 3)\n")
     cases = make_cases(solved[:1])
-    total, details, _ = run_level2(evaluate, tmp_path, program, cases,
-                                         Limits(solve_time_limit_s=60, memory_mb=512), example=example_of(cases[0]))
+    total, details, _ = run_level2(
+        evaluate, tmp_path, program, cases, Limits(solve_time_limit_s=60, memory_mb=512), example=example_of(cases[0])
+    )
     row = details["instances"][0]
     assert total == FAIL and row["timed_out"] is False  # it failed by itself, long before its limit
     assert "MemoryError" in details["example"]["stderr_tail"]
@@ -454,11 +513,14 @@ def test_level2_memory_limit(evaluate, solved, tmp_path):
 
 def test_level2_stdout_flood_is_capped(evaluate, solved, tmp_path):
     """Printing 200 MB with max_file_mb=1 is stopped by the file-size limit and scores -1.0 quickly."""
-    program = write_program(tmp_path, "import sys\nchunk = 'x' * (1 << 20)\nfor _ in range(200):\n"
-                                      "    sys.stdout.write(chunk)\nsys.stdout.flush()\n")
+    program = write_program(
+        tmp_path,
+        "import sys\nchunk = 'x' * (1 << 20)\nfor _ in range(200):\n    sys.stdout.write(chunk)\nsys.stdout.flush()\n",
+    )
     cases = make_cases(solved[:1])
-    total, details, _ = run_level2(evaluate, tmp_path, program, cases,
-                                         Limits(solve_time_limit_s=60, max_file_mb=1), example=example_of(cases[0]))
+    total, details, _ = run_level2(
+        evaluate, tmp_path, program, cases, Limits(solve_time_limit_s=60, max_file_mb=1), example=example_of(cases[0])
+    )
     row = details["instances"][0]
     assert total == FAIL and row["timed_out"] is False and row["returncode"] != 0  # stopped by the file limit
     assert "File too large" in details["example"]["stderr_tail"]
@@ -502,6 +564,7 @@ def test_a_run_never_takes_root_or_our_own_uid(tmp_path, uid):
     canary = tmp_path / "canary"
     canary.write_text("the user's file")
     with pytest.raises(ValueError, match="never runs as uid"):
-        run_program(sys.executable, {"solve.py": b""}, ["solve.py"], "out.json", Limits(), uid=uid,
-                    open_dirs=(str(tmp_path),))
+        run_program(
+            sys.executable, {"solve.py": b""}, ["solve.py"], "out.json", Limits(), uid=uid, open_dirs=(str(tmp_path),)
+        )
     assert canary.read_text() == "the user's file"

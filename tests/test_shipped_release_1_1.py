@@ -27,15 +27,22 @@ RECIPE = load_recipe("orharbor-bench-1.1")
 
 def test_the_folder_holds_this_recipe_and_every_part_of_it():
     assert (FOLDER / "recipe.toml").read_text() == RECIPE.text
-    assert {p.name for p in FOLDER.iterdir()} == {part.file for part in RECIPE.parts} | {"recipe.toml",
-                                                                                         RELEASE_FILE}
+    assert {p.name for p in FOLDER.iterdir()} == {part.file for part in RECIPE.parts} | {"recipe.toml", RELEASE_FILE}
 
 
 def _instances(row: dict):
     """(instance, reference, its solution, naive, its solution, reference meta, best known, its solution) per instance."""
     for i in row_instances(row):
-        yield (instance_of(row, i), i.reference, i.reference_solution, i.baseline, i.baseline_solution, i.reference_meta,
-               i.best_known, i.best_known_solution)
+        yield (
+            instance_of(row, i),
+            i.reference,
+            i.reference_solution,
+            i.baseline,
+            i.baseline_solution,
+            i.reference_meta,
+            i.best_known,
+            i.best_known_solution,
+        )
 
 
 @pytest.mark.parametrize("part", RECIPE.parts, ids=[part.name for part in RECIPE.parts])
@@ -69,8 +76,12 @@ def test_release_json_records_every_reference_and_the_dropped_parts():
     provenance = json.loads((FOLDER / RELEASE_FILE).read_text())
     assert provenance["tag"] == "orharbor-bench@1.1"
     assert provenance["reference_cpu_share"]["min"] >= STARVED_SHARE
-    expected = [(i.key, i.reference, i.best_known)
-                for part in RECIPE.parts for row in read_rows(FOLDER / part.file) for i in row_instances(row)]
+    expected = [
+        (i.key, i.reference, i.best_known)
+        for part in RECIPE.parts
+        for row in read_rows(FOLDER / part.file)
+        for i in row_instances(row)
+    ]
     records = provenance["references"]
     assert [(r["id"], r["reference"], r["best_known"]) for r in records] == expected
     assert provenance["instances"] == len(expected)
@@ -79,7 +90,8 @@ def test_release_json_records_every_reference_and_the_dropped_parts():
         assert record["status"] in ("OPTIMAL", "FEASIBLE"), record
         assert record["bound"] is None or record["bound"] <= record["reference"], record
     assert {(d["file"], d["reason"]) for d in provenance["dropped"]} == {
-        (part.file, RECIPE.dropped[part.name]) for part in RECIPE.parts if part.name in RECIPE.dropped}
+        (part.file, RECIPE.dropped[part.name]) for part in RECIPE.parts if part.name in RECIPE.dropped
+    }
 
 
 def test_the_release_is_shipped_by_name_and_its_export_leaves_the_dropped_tiers_out(tmp_path):

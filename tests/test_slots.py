@@ -44,8 +44,10 @@ def test_long_waiters_start_before_short_ones_that_asked_first():
 
         first = asyncio.create_task(trial("first", False))
         await asyncio.sleep(0)
-        waiters = [asyncio.create_task(trial(name, long)) for name, long in
-                   (("short-1", False), ("long-1", True), ("short-2", False), ("long-2", True))]
+        waiters = [
+            asyncio.create_task(trial(name, long))
+            for name, long in (("short-1", False), ("long-1", True), ("short-2", False), ("long-2", True))
+        ]
         await asyncio.sleep(0)
         gate.set()
         await asyncio.gather(first, *waiters)

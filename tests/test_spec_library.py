@@ -411,8 +411,9 @@ def test_stochastic_capacity_by_enumerating_first_stage():
     results = []
     for lines in itertools.product(range(data["max_lines_per_plant"] + 1), repeat=n_p):
         capacity = [n * p["line_capacity"] for n, p in zip(lines, plants)]
-        res = linprog(c_all, A_ub=a_ub_all, b_ub=capacity * len(scenarios), A_eq=a_eq_all, b_eq=b_eq_all,
-                      method="highs")
+        res = linprog(
+            c_all, A_ub=a_ub_all, b_ub=capacity * len(scenarios), A_eq=a_eq_all, b_eq=b_eq_all, method="highs"
+        )
         assert res.status == 0
         results.append((sum(n * p["line_cost"] for n, p in zip(lines, plants)) + res.fun, lines))
     results.sort()
@@ -436,8 +437,14 @@ def test_cutting_stock_by_bound_and_explicit_plan():
         if any(counts) and sum(k * p for k, p in zip(counts, pieces)) <= length
     ]
     rows = [{j: float(pat[i]) for j, pat in enumerate(patterns) if pat[i]} for i in range(len(pieces))]
-    res = solve_milp(np.ones(len(patterns)), rows, [float(q) for q in quantity], [np.inf] * len(pieces),
-                     np.ones(len(patterns)), Bounds(0, np.inf))
+    res = solve_milp(
+        np.ones(len(patterns)),
+        rows,
+        [float(q) for q in quantity],
+        [np.inf] * len(pieces),
+        np.ones(len(patterns)),
+        Bounds(0, np.inf),
+    )
     plan = [patterns[j] for j in range(len(patterns)) for _ in range(round(res.x[j]))]
     for bar in plan:
         assert sum(k * p for k, p in zip(bar, pieces)) <= length

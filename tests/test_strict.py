@@ -199,8 +199,16 @@ def test_short_truncates_long_repr():
 
 @pytest.mark.parametrize(
     "value, name",
-    [(None, "null"), (True, "bool"), (1, "integer"), (1.0, "float"), ("s", "string"), ([], "list"),
-     ({}, "object"), ((), "tuple")],
+    [
+        (None, "null"),
+        (True, "bool"),
+        (1, "integer"),
+        (1.0, "float"),
+        ("s", "string"),
+        ([], "list"),
+        ({}, "object"),
+        ((), "tuple"),
+    ],
 )
 def test_type_name(value, name):
     """type_name uses JSON vocabulary (bool before integer, null for None)."""

@@ -27,8 +27,10 @@ ROUTING = ("cvrp", "vrptw")
 #: Seconds per run; any value would do, the assertions do not depend on it.
 LIMIT = 0.5
 #: The published files (X-n101-k25 and Solomon's C101 share the cvrp folder) and their .sol readers.
-PUBLISHED = {"cvrp": ("X-n101-k25.vrp", "X-n101-k25.sol", read_cvrp_solution),
-             "vrptw": ("C101.txt", "C101.sol", read_vrptw_solution)}
+PUBLISHED = {
+    "cvrp": ("X-n101-k25.vrp", "X-n101-k25.sol", read_cvrp_solution),
+    "vrptw": ("C101.txt", "C101.sol", read_vrptw_solution),
+}
 
 
 def smoke(name: str) -> dict:
@@ -71,9 +73,11 @@ def test_strong_solver_is_the_folders_strong_or_none():
 
 def test_loading_a_class_and_its_strong_solver_does_not_import_pyvrp():
     """PyVRP runs only where datasets are built: the class, and even the accessor, must load without it."""
-    code = ("import sys; from orharbor import problem_modules as p\n"
-            "for n in ('cvrp', 'vrptw'): p.get(n); p.strong_solver(n)\n"
-            "assert 'pyvrp' not in sys.modules, 'pyvrp imported'")
+    code = (
+        "import sys; from orharbor import problem_modules as p\n"
+        "for n in ('cvrp', 'vrptw'): p.get(n); p.strong_solver(n)\n"
+        "assert 'pyvrp' not in sys.modules, 'pyvrp imported'"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -121,9 +125,13 @@ def test_published_instance_without_hint(name, instances_dir):
 def broken_hints(name: str, instance: dict) -> dict[str, object]:
     """Hints the verifier rejects: malformed ones, and one that breaks the class's own rule at a low distance."""
     n = instance["n_customers"]
-    hints = {"not an object": [[1, 2]], "extra key": {"routes": [list(range(1, n + 1))], "cost": 1},
-             "missing customers": {"routes": [[1]]}, "depot inside": {"routes": [[0] + list(range(1, n + 1))]},
-             "float customer": {"routes": [[1.0] + list(range(2, n + 1))]}}
+    hints = {
+        "not an object": [[1, 2]],
+        "extra key": {"routes": [list(range(1, n + 1))], "cost": 1},
+        "missing customers": {"routes": [[1]]},
+        "depot inside": {"routes": [[0] + list(range(1, n + 1))]},
+        "float customer": {"routes": [[1.0] + list(range(2, n + 1))]},
+    }
     everyone = list(range(1, n + 1))
     hints["one route"] = {"routes": [everyone]}  # over the capacity or late: see smoke()
     return hints
@@ -205,9 +213,19 @@ def knife_edge() -> dict:
     """
     m = 2 * vrptw_strong.SCALE
     assert TOL < math.sqrt(m * m + 1) - m < 0.5 / vrptw_strong.SCALE
-    return {"problem": "vrptw", "name": "knife-edge", "n_customers": 3, "n_vehicles": 3, "capacity": 10,
-            "coords": [[0, 0], [m, 1], [3, 4], [1, m]], "demands": [0, 1, 1, 1],
-            "ready": [0, 0, 0, 0], "due": [2 * m, m, 5, 2 * m], "service": [0, 0, 0, 0], "time_tolerance": TOL}
+    return {
+        "problem": "vrptw",
+        "name": "knife-edge",
+        "n_customers": 3,
+        "n_vehicles": 3,
+        "capacity": 10,
+        "coords": [[0, 0], [m, 1], [3, 4], [1, m]],
+        "demands": [0, 1, 1, 1],
+        "ready": [0, 0, 0, 0],
+        "due": [2 * m, m, 5, 2 * m],
+        "service": [0, 0, 0, 0],
+        "time_tolerance": TOL,
+    }
 
 
 def test_vrptw_scaling_agrees_with_the_verifier_on_knife_edge_routes():

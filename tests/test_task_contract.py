@@ -34,8 +34,11 @@ def test_exported_task_json_round_trips_through_the_typed_classes(exported, expo
         assert contract.dump(loaded) == data, task.name
         toml = tomllib.loads((task / "task.toml").read_text())
         assert loaded.task_id == task.name
-        assert toml["metadata"] == {**loaded.metadata, "verifier_mode": toml["verifier"]["environment_mode"],
-                                    "reward_scale": loaded.reward_scale}
+        assert toml["metadata"] == {
+            **loaded.metadata,
+            "verifier_mode": toml["verifier"]["environment_mode"],
+            "reward_scale": loaded.reward_scale,
+        }
         if loaded.kind.deliverable is not None:
             assert loaded.deliverables == (loaded.kind.deliverable,)
         seen.add(loaded.KIND)
@@ -59,28 +62,68 @@ def test_the_test_sh_fallback_scores_the_kinds_failure_reward(exported, exported
         assert f"'{{\"reward\": {reward}}}'" in (task / "tests" / "test.sh").read_text(), task.name
 
 
-@pytest.mark.parametrize("data, message", [
-    ([], "expected a JSON object"),
-    ({"kind": "level1"}, "task.json format 1, but this orharbor reads format 2"),
-    ({"format_version": 3, "kind": "level1"}, "task.json format 3"),
-    ({"format_version": 2, "kind": "modelling"}, "unknown task kind 'modelling'"),
-    ({"format_version": 2, "kind": ["spec"]}, "unknown task kind ['spec']"),
-    ({"format_version": 2, "kind": "spec", "task_id": "t", "deliverables": ["/app/a"]}, "(spec: no 'outputs')"),
-    ({"format_version": 2, "kind": "spec", "task_id": "t", "deliverables": ["/app/a"], "outputs": {}, "grading": 1},
-     "(spec: unknown field 'grading')"),
-    ({"format_version": 2, "kind": "level2", "task_id": "t", "deliverables": [], "problem": "p", "cases": [],
-      "run": {"python": "p", "uid": 1, "limits": {"wall_s": 5}}}, "(run.limits: unknown field 'wall_s')"),
-    ({"format_version": 2, "kind": "level2", "task_id": "t", "deliverables": [], "problem": "p", "cases": [],
-      "run": [1]}, "(run is not a JSON object)"),
-], ids=["list", "format-1", "format-3", "old-kind", "list-kind", "missing", "unknown", "old-limit-name", "bad-run"])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ([], "expected a JSON object"),
+        ({"kind": "level1"}, "task.json format 1, but this orharbor reads format 2"),
+        ({"format_version": 3, "kind": "level1"}, "task.json format 3"),
+        ({"format_version": 2, "kind": "modelling"}, "unknown task kind 'modelling'"),
+        ({"format_version": 2, "kind": ["spec"]}, "unknown task kind ['spec']"),
+        ({"format_version": 2, "kind": "spec", "task_id": "t", "deliverables": ["/app/a"]}, "(spec: no 'outputs')"),
+        (
+            {
+                "format_version": 2,
+                "kind": "spec",
+                "task_id": "t",
+                "deliverables": ["/app/a"],
+                "outputs": {},
+                "grading": 1,
+            },
+            "(spec: unknown field 'grading')",
+        ),
+        (
+            {
+                "format_version": 2,
+                "kind": "level2",
+                "task_id": "t",
+                "deliverables": [],
+                "problem": "p",
+                "cases": [],
+                "run": {"python": "p", "uid": 1, "limits": {"wall_s": 5}},
+            },
+            "(run.limits: unknown field 'wall_s')",
+        ),
+        (
+            {
+                "format_version": 2,
+                "kind": "level2",
+                "task_id": "t",
+                "deliverables": [],
+                "problem": "p",
+                "cases": [],
+                "run": [1],
+            },
+            "(run is not a JSON object)",
+        ),
+    ],
+    ids=["list", "format-1", "format-3", "old-kind", "list-kind", "missing", "unknown", "old-limit-name", "bad-run"],
+)
 def test_a_task_json_this_version_did_not_write_is_one_clear_error(data, message):
     with pytest.raises(contract.ContractError, match="re-export the task") as caught:
         contract.parse(data, "tests/task.json")
     assert message in str(caught.value) and str(caught.value).startswith("tests/task.json: ")
 
 
-LEVEL2 = {"format_version": 2, "kind": "level2", "task_id": "t", "deliverables": ["/app/solve.py"], "problem": "p",
-          "cases": [], "run": {"python": "p", "uid": 1, "limits": {"solve_time_limit_s": 5}}}
+LEVEL2 = {
+    "format_version": 2,
+    "kind": "level2",
+    "task_id": "t",
+    "deliverables": ["/app/solve.py"],
+    "problem": "p",
+    "cases": [],
+    "run": {"python": "p", "uid": 1, "limits": {"solve_time_limit_s": 5}},
+}
 
 
 def test_reference_workload_s_is_optional_and_a_number_above_zero():
@@ -94,14 +137,17 @@ def test_reference_workload_s_is_optional_and_a_number_above_zero():
             contract.parse({**LEVEL2, "reference_workload_s": bad})
 
 
-@pytest.mark.parametrize("text, family, reward", [
-    ("{not json", "algorithm", -1.0),
-    ('{"format_version": 2, "kind": "spec"}', "modelling", 0.0),
-    ('{"format_version": 2, "kind": "retail", "metadata": [1]}', "modelling", 0.0),
-    ('{"format_version": 2, "kind": "level2"}', "algorithm", -1.0),
-    ('["spec"]', "algorithm", -1.0),
-    ('{"format_version": 2, "kind": ["spec"]}', "algorithm", -1.0),
-])
+@pytest.mark.parametrize(
+    "text, family, reward",
+    [
+        ("{not json", "algorithm", -1.0),
+        ('{"format_version": 2, "kind": "spec"}', "modelling", 0.0),
+        ('{"format_version": 2, "kind": "retail", "metadata": [1]}', "modelling", 0.0),
+        ('{"format_version": 2, "kind": "level2"}', "algorithm", -1.0),
+        ('["spec"]', "algorithm", -1.0),
+        ('{"format_version": 2, "kind": ["spec"]}', "algorithm", -1.0),
+    ],
+)
 def test_the_failure_reward_survives_a_damaged_task_json(tmp_path, text, family, reward):
     """The verifier's error paths still know what a broken run of this kind scores."""
     (tmp_path / "task.json").write_text(text)

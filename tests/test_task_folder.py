@@ -31,11 +31,14 @@ def tasks(tmp_path_factory, shipped_rows, shipped_specs) -> dict[str, Path]:
     from orharbor.exporter.modelling import export_spec
 
     out = tmp_path_factory.mktemp("task-folder")
-    return {"l1": export_row(_row(shipped_rows, 1), out / "default"),
-            "l2": export_row(_row(shipped_rows, 2), out / "default"),
-            "spec": export_spec(shipped_specs[0], out / "default"),
-            "tinker": export_row(_row(shipped_rows, 2), out / "tinker",
-                                 ExportOptions(consumer="tinker", verifier_mode="shared"))}
+    return {
+        "l1": export_row(_row(shipped_rows, 1), out / "default"),
+        "l2": export_row(_row(shipped_rows, 2), out / "default"),
+        "spec": export_spec(shipped_specs[0], out / "default"),
+        "tinker": export_row(
+            _row(shipped_rows, 2), out / "tinker", ExportOptions(consumer="tinker", verifier_mode="shared")
+        ),
+    }
 
 
 def _toml(task: Path) -> dict:
@@ -56,8 +59,15 @@ def test_it_reads_back_what_the_exporter_wrote(tasks, shape):
     assert folder.differences() == differences(task) == []
     loaded = folder.contract()
     assert loaded == contract.load(str(folder.tests))
-    assert isinstance(loaded, {"l1": contract.Level1Task, "l2": contract.Level2Task,
-                               "spec": contract.SpecTask, "tinker": contract.Level2Task}[shape])
+    assert isinstance(
+        loaded,
+        {
+            "l1": contract.Level1Task,
+            "l2": contract.Level2Task,
+            "spec": contract.SpecTask,
+            "tinker": contract.Level2Task,
+        }[shape],
+    )
 
 
 def test_a_tree_tests_folder_is_read_where_it_is(tasks):
@@ -92,11 +102,14 @@ def test_each_part_is_read_once(tasks, tmp_path):
         TaskFolder(task).config  # a new reader reads the file as it is now
 
 
-@pytest.mark.parametrize("text, says", [
-    ("schema_version = \n", "not valid TOML"),
-    (None, "no such file"),
-    ("metadata = 3\n", "[metadata] must be a table"),
-])
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("schema_version = \n", "not valid TOML"),
+        (None, "no such file"),
+        ("metadata = 3\n", "[metadata] must be a table"),
+    ],
+)
 def test_a_broken_task_toml_is_named(tasks, tmp_path, text, says):
     import shutil
 
@@ -118,7 +131,7 @@ def test_harbor_validation_is_asked_for_and_names_the_file(tasks, tmp_path):
 
     task = Path(shutil.copytree(tasks["l1"], tmp_path / "l1"))
     toml = task / "task.toml"
-    toml.write_text(toml.read_text().replace("timeout_sec = ", "timeout_sec = \"soon\" #", 1))
+    toml.write_text(toml.read_text().replace("timeout_sec = ", 'timeout_sec = "soon" #', 1))
     folder = TaskFolder(task)
     assert folder.config  # parses
     with pytest.raises(TaskTomlError) as caught:

@@ -56,8 +56,10 @@ def shipped_row(shipped_rows, task_id: str) -> dict:
 def l2_tasks(tmp_path_factory, shipped_rows) -> dict[str, Path]:
     """The shipped 4x4 job shop level-2 task, exported without and with --allow-ortools."""
     row = shipped_row(shipped_rows, "jobshop-4x4-l2-s0")
-    return {"plain": export_row(row, tmp_path_factory.mktemp("plain")),
-            "ortools": export_row(row, tmp_path_factory.mktemp("ortools"), ExportOptions(allow_ortools=True))}
+    return {
+        "plain": export_row(row, tmp_path_factory.mktemp("plain")),
+        "ortools": export_row(row, tmp_path_factory.mktemp("ortools"), ExportOptions(allow_ortools=True)),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +113,8 @@ def _probe_line(result) -> str:
 
 @pytest.mark.slow
 def test_verify_as_another_user_runs_solve_py_as_that_user_under_a_venv_of_the_tasks_packages(
-        l2_tasks, tmp_path, monkeypatch):
+    l2_tasks, tmp_path, monkeypatch
+):
     """Not root: solve.py runs as the caller, with numpy and scipy importable and ortools not."""
     solve = tmp_path / "solve.py"
     solve.write_text(PROBE)
@@ -142,13 +145,14 @@ def test_verify_refuses_when_it_cannot_reproduce_the_tasks_interpreter(l2_tasks,
     solve = tmp_path / "solve.py"
     solve.write_text(naive_program(l2_tasks["plain"]))
     monkeypatch.setattr("orharbor.harbor_env.sandbox.SOLVER_PACKAGES", ("numpy", "orharbor-no-such-package"))
-    one_error_line(run("verify", l2_tasks["plain"], "--solution", solve),
-                   "cannot build the task's solver interpreter")
+    one_error_line(run("verify", l2_tasks["plain"], "--solution", solve), "cannot build the task's solver interpreter")
     monkeypatch.undo()
     monkeypatch.setattr(os, "geteuid", lambda: 0)
     monkeypatch.setattr("orharbor.harbor_env.sandbox.shutil.which", lambda name: None)
-    one_error_line(run("verify", l2_tasks["plain"], "--solution", solve),
-                   "as root, verify runs the task's program only in a bubblewrap sandbox")
+    one_error_line(
+        run("verify", l2_tasks["plain"], "--solution", solve),
+        "as root, verify runs the task's program only in a bubblewrap sandbox",
+    )
     monkeypatch.undo()
     task = tmp_path / "task"
     shutil.copytree(l2_tasks["plain"], task)
@@ -171,7 +175,7 @@ def test_verify_shows_the_stderr_of_the_public_example_run(l2_tasks, tmp_path):
     assert result.stdout.count("ZeroDivisionError: division by zero") == 1
     assert result.stdout.count("solve.py stderr (last") == 1
     assert "  public example (not scored): solve.py exited with 1" in result.stdout
-    assert 'line 2, in solve' in result.stdout
+    assert "line 2, in solve" in result.stdout
 
 
 @pytest.mark.sandbox
@@ -235,17 +239,25 @@ def test_verify_a_missing_solution_is_a_usage_error_not_a_score(l1_task, tmp_pat
     assert "reward" not in result.output
 
 
-@pytest.mark.parametrize("text, message", [
-    ('{"task_id": "x", "problem": "jobshop", "level": 1,', "not valid JSON"),
-    ("[1, 2]", "expected a JSON object"),
-    ('{"task_id": "x"}', "task.json format 1, but this orharbor reads format 2; re-export the task"),
-    ('{"format_version": 2, "kind": "level1", "task_id": "x", "deliverables": ["/app/solution.json"]}',
-     "not an orharbor task.json (level1: no 'problem')"),
-    ('{"format_version": 2, "kind": "level3"}', "unknown task kind 'level3'"),
-    ('{"format_version": 2, "kind": "level1", "task_id": "x", "deliverables": ["/app/solution.json"], '
-     '"problem": "nosuch", "instance": "instance.json", "instance_sha256": "", "naive": 2, "reference": 1}',
-     "a broken task"),
-], ids=["truncated", "list", "format-1", "no-problem", "unknown-kind", "unknown-problem"])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('{"task_id": "x", "problem": "jobshop", "level": 1,', "not valid JSON"),
+        ("[1, 2]", "expected a JSON object"),
+        ('{"task_id": "x"}', "task.json format 1, but this orharbor reads format 2; re-export the task"),
+        (
+            '{"format_version": 2, "kind": "level1", "task_id": "x", "deliverables": ["/app/solution.json"]}',
+            "not an orharbor task.json (level1: no 'problem')",
+        ),
+        ('{"format_version": 2, "kind": "level3"}', "unknown task kind 'level3'"),
+        (
+            '{"format_version": 2, "kind": "level1", "task_id": "x", "deliverables": ["/app/solution.json"], '
+            '"problem": "nosuch", "instance": "instance.json", "instance_sha256": "", "naive": 2, "reference": 1}',
+            "a broken task",
+        ),
+    ],
+    ids=["truncated", "list", "format-1", "no-problem", "unknown-kind", "unknown-problem"],
+)
 def test_verify_a_corrupt_task_json_is_one_clear_error(l1_task, tmp_path, text, message):
     task = tmp_path / "task"
     shutil.copytree(l1_task, task)
@@ -253,12 +265,18 @@ def test_verify_a_corrupt_task_json_is_one_clear_error(l1_task, tmp_path, text, 
     one_error_line(run("verify", task, "--solution", task / "solution" / "solution.json"), message)
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"cases": None}, "not an orharbor task.json (level2: no 'cases')"),
-    ({"run": {"python": "/opt/orharbor-solver/bin/python3", "uid": 65534, "limits": {"nonsense": 1}}},
-     "not an orharbor task.json (run.limits: unknown field 'nonsense')"),
-    ({"cases": [1]}, "not an orharbor task.json (cases is not a JSON object)"),
-], ids=["no-cases", "bad-limits", "bad-case"])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"cases": None}, "not an orharbor task.json (level2: no 'cases')"),
+        (
+            {"run": {"python": "/opt/orharbor-solver/bin/python3", "uid": 65534, "limits": {"nonsense": 1}}},
+            "not an orharbor task.json (run.limits: unknown field 'nonsense')",
+        ),
+        ({"cases": [1]}, "not an orharbor task.json (cases is not a JSON object)"),
+    ],
+    ids=["no-cases", "bad-limits", "bad-case"],
+)
 def test_verify_a_broken_level2_task_json_is_one_clear_error(l2_tasks, tmp_path, change, message):
     task = tmp_path / "task"
     shutil.copytree(l2_tasks["plain"], task)
@@ -337,8 +355,10 @@ def test_modelling_exporters_refuse_to_replace_a_task_unless_forced(shipped_spec
     from orharbor.exporter.modelling import export_retail, export_spec
 
     row = next(r for r in retail_rows if r["scenario_id"] == "retail_f1_base_v0")
-    for export in (lambda **kw: export_spec(shipped_specs[0], tmp_path, **kw),
-                   lambda **kw: export_retail(row, tmp_path, **kw)):
+    for export in (
+        lambda **kw: export_spec(shipped_specs[0], tmp_path, **kw),
+        lambda **kw: export_retail(row, tmp_path, **kw),
+    ):
         task = export()
         (task / "notes.md").write_text("mine")
         with pytest.raises(WouldReplace, match="pass --force"):
@@ -387,8 +407,23 @@ def test_import_refuses_an_existing_out_unless_forced_and_then_renames_over_it(r
 def test_build_dataset_refuses_an_existing_out_before_solving(tmp_path):
     out = tmp_path / "rows.jsonl"
     out.write_text("hours of solving\n")
-    args = ("build-dataset", "--problem", "jobshop", "--sizes", "4x4", "--level", "1", "--num-rows", "1",
-            "--reference-time-limit", "1", "--workers", "1", "--out", out)
+    args = (
+        "build-dataset",
+        "--problem",
+        "jobshop",
+        "--sizes",
+        "4x4",
+        "--level",
+        "1",
+        "--num-rows",
+        "1",
+        "--reference-time-limit",
+        "1",
+        "--workers",
+        "1",
+        "--out",
+        out,
+    )
     result = run(*args)
     one_error_line(result, "pass --force")
     assert "solving" not in result.output and out.read_text() == "hours of solving\n"
@@ -442,7 +477,7 @@ def _break(problem: str, instance: dict) -> None:
     if problem == "jobshop":
         instance["machines"][0][1] = instance["machines"][0][0]
     elif problem == "rcpsp":
-        instance["successors"][-1].append(0)          # sink -> source: a cycle
+        instance["successors"][-1].append(0)  # sink -> source: a cycle
     elif problem == "wtardiness":
         instance["processing_times"][0] = -1
     elif problem in ("cvrp", "vrptw"):
@@ -453,9 +488,15 @@ def _break(problem: str, instance: dict) -> None:
         instance["unavailability"][0][1] = instance["days"]
 
 
-BROKEN = {"jobshop": "appears twice", "rcpsp": "form a cycle", "wtardiness": "processing_times[0]: -1 is below",
-          "cvrp": "above the capacity", "vrptw": "above the capacity", "rostering": "cover[0].shift: 'NOPE' is not",
-          "timetabling": "unavailability[0][1]: 3 is above the maximum 2"}
+BROKEN = {
+    "jobshop": "appears twice",
+    "rcpsp": "form a cycle",
+    "wtardiness": "processing_times[0]: -1 is below",
+    "cvrp": "above the capacity",
+    "vrptw": "above the capacity",
+    "rostering": "cover[0].shift: 'NOPE' is not",
+    "timetabling": "unavailability[0][1]: 3 is above the maximum 2",
+}
 
 
 @pytest.mark.parametrize("problem", problem_modules.names())
@@ -465,8 +506,10 @@ def test_solve_validates_every_problem_class_before_solving(problem, tmp_path):
     _break(problem, instance)
     path = tmp_path / "broken.json"
     path.write_text(json.dumps(instance))
-    one_error_line(run("solve", "--problem", problem, path, "--reference-time-limit", "1", "--solver-workers", "1"),
-                   f"not a valid {problem} instance: ")
+    one_error_line(
+        run("solve", "--problem", problem, path, "--reference-time-limit", "1", "--solver-workers", "1"),
+        f"not a valid {problem} instance: ",
+    )
     with pytest.raises(ValueError, match=re.escape(BROKEN[problem])):
         module.validate_instance(instance)
 
@@ -484,9 +527,15 @@ def test_validation_accepts_every_generated_size_and_the_published_instances(pro
         for seed in (0, 1):
             module.validate_instance(module.generate(seed, size))
     folder = instances_dir / ("cvrp" if problem == "vrptw" else problem)
-    published = {"jobshop": ["ft06", "ta01", "TA01.txt"], "rcpsp": [p.name for p in folder.glob("j*_*.sm")],
-                 "wtardiness": ["wt40.txt"], "cvrp": [p.name for p in folder.glob("*.vrp")], "vrptw": ["C101.txt"],
-                 "rostering": [p.name for p in folder.glob("Instance*.txt")], "timetabling": ["comp01.ctt"]}[problem]
+    published = {
+        "jobshop": ["ft06", "ta01", "TA01.txt"],
+        "rcpsp": [p.name for p in folder.glob("j*_*.sm")],
+        "wtardiness": ["wt40.txt"],
+        "cvrp": [p.name for p in folder.glob("*.vrp")],
+        "vrptw": ["C101.txt"],
+        "rostering": [p.name for p in folder.glob("Instance*.txt")],
+        "timetabling": ["comp01.ctt"],
+    }[problem]
     assert published
     for name in published:
         read = module.read(folder / name)
@@ -544,15 +593,22 @@ def test_validate_specs_reports_every_bad_spec(tmp_path):
     (tmp_path / "files" / "toy" / "data.json").write_text('{"hours": 90, "max_chairs": 30}')
     (tmp_path / "golden" / "toy_lp.py").write_text(GOLDEN)
     (tmp_path / "toy_lp.yaml").write_text(GOOD)
-    (tmp_path / "a_bad.yaml").write_text(GOOD.replace("id: toy_lp", "id: a_bad").replace("difficulty: easy",
-                                                                                         "difficulty: trivial"))
-    (tmp_path / "z_bad.yaml").write_text(GOOD.replace("id: toy_lp", "id: z_bad").replace(
-        "golden_script: golden/toy_lp.py", "golden_script: golden/missing.py"))
+    (tmp_path / "a_bad.yaml").write_text(
+        GOOD.replace("id: toy_lp", "id: a_bad").replace("difficulty: easy", "difficulty: trivial")
+    )
+    (tmp_path / "z_bad.yaml").write_text(
+        GOOD.replace("id: toy_lp", "id: z_bad").replace(
+            "golden_script: golden/toy_lp.py", "golden_script: golden/missing.py"
+        )
+    )
     result = run("validate-specs", tmp_path, "--no-sandbox")
     assert result.exit_code == 1, result.output
     lines = result.output.splitlines()
     assert [line.split()[:2] for line in lines if line.split()[1:2] in (["ok"], ["FAIL"])] == [
-        ["a_bad", "FAIL"], ["toy_lp", "ok"], ["z_bad", "FAIL"]]
+        ["a_bad", "FAIL"],
+        ["toy_lp", "ok"],
+        ["z_bad", "FAIL"],
+    ]
     assert "difficulty" in result.output and "golden/missing.py does not exist" in result.output
     assert lines[-1] == "1/3 specs valid"
 
@@ -598,8 +654,13 @@ def test_readme_verify_examples_name_tasks_its_own_commands_create(shipped_rows,
     for words in _commands(DOCS["workflow"], "orharbor"):
         options = _options(words[1:])
         if words[0] == "build-dataset" and "--recipe" not in options:  # a release builds a folder of parts
-            rows = plan_rows(options["--problem"][0], options["--sizes"], int(options["--level"][0]),
-                             int(options["--num-rows"][0]), start_seed=int(options.get("--start-seed", ["0"])[0]))
+            rows = plan_rows(
+                options["--problem"][0],
+                options["--sizes"],
+                int(options["--level"][0]),
+                int(options["--num-rows"][0]),
+                start_seed=int(options.get("--start-seed", ["0"])[0]),
+            )
             datasets[options["--out"][0]] = {row["id"] for row in rows}
         elif words[0] == "export":
             out = options["--out"][0].rstrip("/")
@@ -625,8 +686,16 @@ def test_readme_explains_the_other_instance_attack_honestly(shipped_rows):
     for row in (r for r in shipped_rows if r["level"] == 2):
         module = problem_modules.get(row["problem"])
         instances = [module.generate(seed, row["size"]) for seed in row["eval_seeds"]]
-        rewards = [judge(evaluator(row["problem"]), instances[i], row["eval_baseline_solutions"][i - 1],
-                         row["eval_baselines"][i], row["eval_references"][i])["reward"] for i in range(len(instances))]
+        rewards = [
+            judge(
+                evaluator(row["problem"]),
+                instances[i],
+                row["eval_baseline_solutions"][i - 1],
+                row["eval_baselines"][i],
+                row["eval_references"][i],
+            )["reward"]
+            for i in range(len(instances))
+        ]
         worth.append(sum(rewards) / len(rewards))
     assert f"On the {len(worth)} shipped level-2 tasks it ranges from -1.0 to about +0.05" in section
     assert min(worth) == -1.0 and 0.0 < max(worth) < 0.1

@@ -42,16 +42,21 @@ from orharbor.exporter.task_dir import seal, template_text, write_manifest
 from orharbor.task_template import verify as entry
 
 TEMPLATES = Path(entry.__file__).parent
-DOCKERFILES = ("environment.Dockerfile", "modelling.Dockerfile", "verifier.Dockerfile",
-               "modelling_verifier.Dockerfile")
+DOCKERFILES = ("environment.Dockerfile", "modelling.Dockerfile", "verifier.Dockerfile", "modelling_verifier.Dockerfile")
 
 
 def _smoke_row(rows: list[dict], level: int) -> dict:
     smoke = problem_modules.get("jobshop").SIZES[0]
     row = dict(next(r for r in rows if (r["problem"], r["level"], r["size"]) == ("jobshop", level, smoke)))
     if level == 2:  # as tests/test_attacks.py's attack_tasks: two hidden instances, 10-second runs
-        for key in ("eval_seeds", "eval_references", "eval_baselines", "eval_reference_solutions",
-                    "eval_baseline_solutions", "eval_reference_metas"):
+        for key in (
+            "eval_seeds",
+            "eval_references",
+            "eval_baselines",
+            "eval_reference_solutions",
+            "eval_baseline_solutions",
+            "eval_reference_metas",
+        ):
             row[key] = row[key][:2]
         row["solve_time_limit_s"] = 10.0
     return row
@@ -61,8 +66,10 @@ def _smoke_row(rows: list[dict], level: int) -> dict:
 def shared_tasks(tmp_path_factory, shipped_rows) -> dict[int, Path]:
     """level -> a shared-mode job shop task of smoke size."""
     folder = tmp_path_factory.mktemp("trust-shared")
-    return {level: export_row(_smoke_row(shipped_rows, level), folder, ExportOptions(verifier_mode="shared"))
-            for level in (1, 2)}
+    return {
+        level: export_row(_smoke_row(shipped_rows, level), folder, ExportOptions(verifier_mode="shared"))
+        for level in (1, 2)
+    }
 
 
 def _tests_copy(task: Path, tmp_path: Path) -> Path:
@@ -84,6 +91,7 @@ def test_the_exporters_manifest_lists_exactly_what_it_wrote(shared_tasks, level)
     assert {"test.sh", "verify.py", "task.json", entry.BUNDLE} <= set(manifest["files"])
     assert manifest["dirs"] == sorted(p.relative_to(tests).as_posix() for p in tests.rglob("*") if p.is_dir())
     import hashlib
+
     for name, meta in manifest["files"].items():
         data = files[name].read_bytes()
         assert meta == {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}, name
@@ -147,8 +155,16 @@ def _plant_pycache(tests: Path) -> str:
     return "eval/__pycache__ is a folder the manifest does not list"
 
 
-PLANTS = {"extra": _plant_extra, "missing": _plant_missing, "changed": _plant_changed, "longer": _plant_longer,
-          "symlink": _plant_symlink, "fifo": _plant_fifo, "folder": _plant_folder, "pycache": _plant_pycache}
+PLANTS = {
+    "extra": _plant_extra,
+    "missing": _plant_missing,
+    "changed": _plant_changed,
+    "longer": _plant_longer,
+    "symlink": _plant_symlink,
+    "fifo": _plant_fifo,
+    "folder": _plant_folder,
+    "pycache": _plant_pycache,
+}
 
 
 @pytest.mark.parametrize("plant", sorted(PLANTS))
@@ -205,25 +221,33 @@ def test_write_manifest_after_an_edit_makes_the_folder_match_again(shared_tasks,
 # ---------------------------------------------------------------------- the verify.py entry (c)
 
 #: A module planted in /tests that shadows one the verifier imports after the check (argparse: main.py's).
-SHADOW = ("import os\n"
-          "open(os.environ.get('ORH_MARKER', '/nonexistent'), 'w').write('ran')\n"
-          "os._exit(0)\n")
+SHADOW = "import os\nopen(os.environ.get('ORH_MARKER', '/nonexistent'), 'w').write('ran')\nos._exit(0)\n"
 
 
 def _run_entry(tests: Path, marker: Path) -> subprocess.CompletedProcess:
     """verify.py as test.sh runs it, in-container. The planted module (if it runs) exits at once, so
     main() never starts (it would end every non-root process of this machine)."""
-    command = [sys.executable, "-I", "-S", "-B", str(tests / "verify.py"), "--in-container",
-               "--logs-dir", str(tests.parent / "logs")]
-    return subprocess.run(command, capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "ORH_MARKER": str(marker)})
+    command = [
+        sys.executable,
+        "-I",
+        "-S",
+        "-B",
+        str(tests / "verify.py"),
+        "--in-container",
+        "--logs-dir",
+        str(tests.parent / "logs"),
+    ]
+    return subprocess.run(
+        command, capture_output=True, text=True, timeout=60, env={**os.environ, "ORH_MARKER": str(marker)}
+    )
 
 
 def test_a_module_planted_in_tests_never_runs(shared_tasks, tmp_path):
     """(c) An extra argparse.py in /tests: status 3 and the reason, before the folder is on sys.path."""
     tests = _tests_copy(shared_tasks[1], tmp_path)
-    (tests / "argparse.py").write_text(SHADOW.replace("os.environ.get('ORH_MARKER', '/nonexistent')",
-                                                      repr(str(tmp_path / "marker"))))
+    (tests / "argparse.py").write_text(
+        SHADOW.replace("os.environ.get('ORH_MARKER', '/nonexistent')", repr(str(tmp_path / "marker")))
+    )
     result = _run_entry(tests, tmp_path / "marker")
     assert result.returncode == entry.TAMPERED, result.stderr
     assert result.stdout == f"verifier environment tampered: {tests}/argparse.py is not in the manifest\n"
@@ -238,8 +262,10 @@ def test_without_the_check_the_planted_module_runs(shared_tasks, tmp_path):
     assert "        found = problems(here)\n" in text
     (tests / "verify.py").write_text(text.replace("        found = problems(here)\n", "        found = []\n"))
     with zipfile.ZipFile(tests / entry.BUNDLE, "a") as bundle:  # the bundle is what goes on sys.path
-        bundle.writestr("argparse.py", SHADOW.replace("os.environ.get('ORH_MARKER', '/nonexistent')",
-                                                      repr(str(tmp_path / "marker"))))
+        bundle.writestr(
+            "argparse.py",
+            SHADOW.replace("os.environ.get('ORH_MARKER', '/nonexistent')", repr(str(tmp_path / "marker"))),
+        )
     write_manifest(tests)
     result = _run_entry(tests, tmp_path / "marker")
     assert (tmp_path / "marker").read_text() == "ran", (result.stdout, result.stderr)
@@ -261,7 +287,8 @@ def test_verify_py_imports_only_the_standard_library_before_its_check():
 def _dockerfile_runs(dockerfile: str) -> list[str]:
     """The RUN commands of a Dockerfile template, rendered as the exporter does (continuation lines joined)."""
     text = string.Template(template_text(dockerfile)).safe_substitute(
-        base_image_check=base_image.dockerfile_step(), interpreter_record=interpreter_record.dockerfile_step())
+        base_image_check=base_image.dockerfile_step(), interpreter_record=interpreter_record.dockerfile_step()
+    )
     return re.findall(r"^RUN (.*?)(?<!\\)$", text.replace("\\\n", " "), flags=re.MULTILINE)
 
 
@@ -284,8 +311,15 @@ def test_every_image_the_verifier_runs_in_records_its_interpreter_right_after_th
 
 def _fake_prefix(root: Path) -> Path:
     """/usr/local as the python image has it, in small."""
-    for folder in ("bin", "lib/python3.12/encodings", "lib/python3.12/lib-dynload", "lib/python3.12/__pycache__",
-                   "lib/python3.12/site-packages", "lib/node_modules", "share"):
+    for folder in (
+        "bin",
+        "lib/python3.12/encodings",
+        "lib/python3.12/lib-dynload",
+        "lib/python3.12/__pycache__",
+        "lib/python3.12/site-packages",
+        "lib/node_modules",
+        "share",
+    ):
         (root / folder).mkdir(parents=True)
     (root / "bin" / "python3.12").write_text("#!/bin/sh\n# the interpreter: the record's compile step runs it\n")
     (root / "bin" / "python3.12").chmod(0o755)
@@ -305,13 +339,19 @@ def _fake_prefix(root: Path) -> Path:
 def _check_script(prefix: Path) -> str:
     """test.sh's interpreter check, pointed at ``prefix`` instead of /usr/local."""
     text = (TEMPLATES / "test.sh").read_text().replace("$$", "$")
-    functions = re.findall(r"^(interpreter_entries\(\) \{.*?^\}|untrusted_interpreter\(\) \{.*?^\})", text,
-                           flags=re.MULTILINE | re.DOTALL)
+    functions = re.findall(
+        r"^(interpreter_entries\(\) \{.*?^\}|untrusted_interpreter\(\) \{.*?^\})", text, flags=re.MULTILINE | re.DOTALL
+    )
     assert len(functions) == 2
-    body = "\n".join(functions).replace("/usr/local", str(prefix)).replace("/etc/ld.so.preload",
-                                                                           str(prefix / "no-preload"))
-    return body.replace('[ "$(stat -c %u "$f")" != 0 ]', f'[ "$(stat -c %u "$f")" != {os.geteuid()} ]') + \
-        "\nuntrusted_interpreter\n"
+    body = (
+        "\n".join(functions)
+        .replace("/usr/local", str(prefix))
+        .replace("/etc/ld.so.preload", str(prefix / "no-preload"))
+    )
+    return (
+        body.replace('[ "$(stat -c %u "$f")" != 0 ]', f'[ "$(stat -c %u "$f")" != {os.geteuid()} ]')
+        + "\nuntrusted_interpreter\n"
+    )
 
 
 def _edit_keeping_size_and_mtime(path: Path) -> None:
@@ -329,8 +369,9 @@ def _record(prefix: Path) -> None:
 
 
 def _untrusted(prefix: Path) -> str:
-    return subprocess.run(["bash", "-c", _check_script(prefix)], capture_output=True, text=True,
-                          timeout=60).stdout.strip()
+    return subprocess.run(
+        ["bash", "-c", _check_script(prefix)], capture_output=True, text=True, timeout=60
+    ).stdout.strip()
 
 
 #: Where the fake record's compiled bytecode is (mirroring the standard library's absolute path).
@@ -339,34 +380,54 @@ INTERPRETER_PLANTS = {
     "pyvenv.cfg beside": (lambda p: (p / "bin" / "pyvenv.cfg").write_text("home = /tmp\n"), "bin/pyvenv.cfg is there"),
     "pyvenv.cfg above": (lambda p: (p / "pyvenv.cfg").write_text("home = /tmp\n"), "pyvenv.cfg is there"),
     "._pth beside": (lambda p: (p / "bin" / "python3._pth").write_text("/tmp\n"), "bin/python3._pth is there"),
-    "._pth of libpython": (lambda p: (p / "lib" / "libpython3.12.so.1.0._pth").write_text("/tmp\n"),
-                           "lib/libpython3.12.so.1.0._pth is there"),
-    "python312.zip": (lambda p: (p / "lib" / "python312.zip").write_bytes(b"PK"),
-                      "lib/python312.zip is there"),
-    "stdlib module": (lambda p: (p / "lib" / "python3.12" / "json.py").write_text("x = 1\n"),
-                      "differs from its image build record: \tf 6 lib/python3.12/json.py"),
-    "edited stdlib": (lambda p: (p / "lib" / "python3.12" / "os.py").write_text("# sO\n"),
-                      "differs from its image build record: lib/python3.12/os.py: FAILED"),
-    "edited stdlib, size and mtime kept": (lambda p: _edit_keeping_size_and_mtime(p / "lib" / "python3.12" / "os.py"),
-                                            "differs from its image build record: lib/python3.12/os.py: FAILED"),
-    "edited interpreter": (lambda p: (p / "bin" / "python3.12").write_text((p / "bin" / "python3.12").read_text().upper()),
-                           "differs from its image build record: bin/python3.12: FAILED"),
-    "relinked python3": (lambda p: ((p / "bin" / "python3").unlink(), (p / "bin" / "python3").symlink_to("/tmp/x")),
-                         "differs from its image build record: d lib/python3.12"),  # it no longer leads there
+    "._pth of libpython": (
+        lambda p: (p / "lib" / "libpython3.12.so.1.0._pth").write_text("/tmp\n"),
+        "lib/libpython3.12.so.1.0._pth is there",
+    ),
+    "python312.zip": (lambda p: (p / "lib" / "python312.zip").write_bytes(b"PK"), "lib/python312.zip is there"),
+    "stdlib module": (
+        lambda p: (p / "lib" / "python3.12" / "json.py").write_text("x = 1\n"),
+        "differs from its image build record: \tf 6 lib/python3.12/json.py",
+    ),
+    "edited stdlib": (
+        lambda p: (p / "lib" / "python3.12" / "os.py").write_text("# sO\n"),
+        "differs from its image build record: lib/python3.12/os.py: FAILED",
+    ),
+    "edited stdlib, size and mtime kept": (
+        lambda p: _edit_keeping_size_and_mtime(p / "lib" / "python3.12" / "os.py"),
+        "differs from its image build record: lib/python3.12/os.py: FAILED",
+    ),
+    "edited interpreter": (
+        lambda p: (p / "bin" / "python3.12").write_text((p / "bin" / "python3.12").read_text().upper()),
+        "differs from its image build record: bin/python3.12: FAILED",
+    ),
+    "relinked python3": (
+        lambda p: ((p / "bin" / "python3").unlink(), (p / "bin" / "python3").symlink_to("/tmp/x")),
+        "differs from its image build record: d lib/python3.12",
+    ),  # it no longer leads there
     "prefix landmark": (lambda p: (p / "bin" / "lib").mkdir(), "bin/lib is there"),
     "build-tree marker": (lambda p: (p / "bin" / "pybuilddir.txt").write_text("x"), "bin/pybuilddir.txt is there"),
-    "FIFO in lib-dynload": (lambda p: os.mkfifo(p / "lib" / "python3.12" / "lib-dynload" / "_x.so"),
-                            "differs from its image build record: \tp lib/python3.12/lib-dynload/_x.so"),
-    "bytecode planted": (lambda p: (p / PYC / "json.cpython-312.pyc").write_bytes(b"\xcb\r\r\n\x01"),
-                         "differs from its image build record: \tf 5 share/orharbor/pycache"),
-    "bytecode edited": (lambda p: (p / PYC / "os.cpython-312.pyc").write_bytes(b"\xcb\r\r\n COMPILED OS"),
-                        "differs from its image build record: share/orharbor/pycache/usr/local/lib/python3.12/"
-                        "os.cpython-312.pyc: FAILED"),
-    "bytecode folder replaced": (lambda p: (shutil.rmtree(p / "share" / "orharbor" / "pycache"),
-                                            (p / "share" / "orharbor" / "pycache").symlink_to("/tmp")),
-                                 "differs from its image build record"),
-    "no record": (lambda p: (p / "share" / "orharbor" / "interpreter.sha256").unlink(),
-                  "no root-owned"),
+    "FIFO in lib-dynload": (
+        lambda p: os.mkfifo(p / "lib" / "python3.12" / "lib-dynload" / "_x.so"),
+        "differs from its image build record: \tp lib/python3.12/lib-dynload/_x.so",
+    ),
+    "bytecode planted": (
+        lambda p: (p / PYC / "json.cpython-312.pyc").write_bytes(b"\xcb\r\r\n\x01"),
+        "differs from its image build record: \tf 5 share/orharbor/pycache",
+    ),
+    "bytecode edited": (
+        lambda p: (p / PYC / "os.cpython-312.pyc").write_bytes(b"\xcb\r\r\n COMPILED OS"),
+        "differs from its image build record: share/orharbor/pycache/usr/local/lib/python3.12/"
+        "os.cpython-312.pyc: FAILED",
+    ),
+    "bytecode folder replaced": (
+        lambda p: (
+            shutil.rmtree(p / "share" / "orharbor" / "pycache"),
+            (p / "share" / "orharbor" / "pycache").symlink_to("/tmp"),
+        ),
+        "differs from its image build record",
+    ),
+    "no record": (lambda p: (p / "share" / "orharbor" / "interpreter.sha256").unlink(), "no root-owned"),
 }
 
 
@@ -400,8 +461,9 @@ def test_the_check_refuses_each_change_python_would_read(tmp_path, plant):
     assert expected in reason, reason
 
 
-@pytest.mark.parametrize("plant", ["pyvenv.cfg beside", "pyvenv.cfg above", "._pth beside", "python312.zip",
-                                   "prefix landmark"])
+@pytest.mark.parametrize(
+    "plant", ["pyvenv.cfg beside", "pyvenv.cfg above", "._pth beside", "python312.zip", "prefix landmark"]
+)
 def test_what_python_reads_before_any_code_is_refused_even_with_the_record_rewritten(tmp_path, plant):
     """These names are refused by name: an attacker who plants one and records the result still loses."""
     prefix = _fake_prefix(tmp_path / "local")
@@ -444,7 +506,7 @@ def test_keying_a_copied_record_again_keeps_the_build_s_keys_of_the_standard_lib
     for command, stale in ((interpreter_record.rekey_command(), "os.py"), (interpreter_record.keys_command(), "")):
         subprocess.run(["sh", "-c", command], cwd=prefix, check=True, capture_output=True)
         reason = _untrusted(prefix)
-        assert (stale in reason if stale else reason == ""), (command, reason)
+        assert stale in reason if stale else reason == "", (command, reason)
 
 
 def test_limit_a_stdlib_edit_recorded_again_is_not_seen(tmp_path):
@@ -471,8 +533,9 @@ def test_python_reads_a_pth_file_beside_it_even_with_I_S(tmp_path):
     plain = subprocess.run([str(prefix / "bin" / version), "-I", "-S", "-c", code], capture_output=True, text=True)
     if plain.returncode != 0:
         pytest.skip(f"this interpreter cannot run from a copy: {plain.stderr.strip()[-200:]}")
-    (prefix / "bin" / f"{version}._pth").write_text(f"{tmp_path / 'planted'}\n{base / 'lib' / version}\n"
-                                                    f"{base / 'lib' / version / 'lib-dynload'}\n")
+    (prefix / "bin" / f"{version}._pth").write_text(
+        f"{tmp_path / 'planted'}\n{base / 'lib' / version}\n{base / 'lib' / version / 'lib-dynload'}\n"
+    )
     planted = subprocess.run([str(prefix / "bin" / version), "-I", "-S", "-c", code], capture_output=True, text=True)
     assert planted.stdout.strip() == str(tmp_path / "planted"), planted.stderr
 
@@ -499,38 +562,48 @@ def test_integrity_wants_isolated_and_no_site(monkeypatch):
 #: Writes the reward at the verifier's exit, after the verifier's own.
 WIN = "import atexit; atexit.register(lambda: open('/logs/verifier/reward.json', 'w').write('{\"reward\": 1.0}'))"
 #: A stdlib module's stand-in: registers WIN, then loads the real module under its name.
-SHADOW_STDLIB = (WIN + "\n"
-                 "import importlib.util, sys\n"
-                 "_spec = importlib.util.spec_from_file_location('argparse', "
-                 "f'/usr/local/lib/python{sys.version_info[0]}.{sys.version_info[1]}/argparse.py')\n"
-                 "_real = importlib.util.module_from_spec(_spec)\n"
-                 "sys.modules['argparse'] = _real\n"
-                 "_spec.loader.exec_module(_real)\n")
+SHADOW_STDLIB = (
+    WIN + "\n"
+    "import importlib.util, sys\n"
+    "_spec = importlib.util.spec_from_file_location('argparse', "
+    "f'/usr/local/lib/python{sys.version_info[0]}.{sys.version_info[1]}/argparse.py')\n"
+    "_real = importlib.util.module_from_spec(_spec)\n"
+    "sys.modules['argparse'] = _real\n"
+    "_spec.loader.exec_module(_real)\n"
+)
 #: argparse's stand-in as bytecode: registers WIN, then runs the real module's source in its place.
-SHADOW_BYTECODE = (WIN + "\n"
-                   "import sys\n"
-                   "_path = f'/usr/local/lib/python{sys.version_info[0]}.{sys.version_info[1]}/argparse.py'\n"
-                   "exec(compile(open(_path).read(), _path, 'exec'))\n")
+SHADOW_BYTECODE = (
+    WIN + "\n"
+    "import sys\n"
+    "_path = f'/usr/local/lib/python{sys.version_info[0]}.{sys.version_info[1]}/argparse.py'\n"
+    "exec(compile(open(_path).read(), _path, 'exec'))\n"
+)
 VERSION = f"{sys.version_info.major}.{sys.version_info.minor}"
 #: What the agent plants as root (each a shell script; /tmp/orh-plant holds the uploaded payloads).
 ROOT_PLANTS = {
     # (a) the red team's: a pyvenv.cfg beside python3, and a .pth in the site-packages it names
-    "pyvenv-pth": (f"printf 'home = /usr/local/bin\\ninclude-system-site-packages = false\\n' "
-                   f"> /usr/local/bin/pyvenv.cfg\n"
-                   f"cp /tmp/orh-plant/win.pth /usr/local/lib/python{VERSION}/site-packages/orh-win.pth\n"),
+    "pyvenv-pth": (
+        f"printf 'home = /usr/local/bin\\ninclude-system-site-packages = false\\n' "
+        f"> /usr/local/bin/pyvenv.cfg\n"
+        f"cp /tmp/orh-plant/win.pth /usr/local/lib/python{VERSION}/site-packages/orh-win.pth\n"
+    ),
     # (a') a pyvenv.cfg whose home moves the standard library to a copy with one module replaced: -S does not help
-    "pyvenv-home": (f"mkdir -p /opt/evil/lib/python{VERSION}\n"
-                    f"for f in /usr/local/lib/python{VERSION}/*; do ln -s \"$f\" /opt/evil/lib/python{VERSION}/; done\n"
-                    f"rm /opt/evil/lib/python{VERSION}/argparse.py\n"
-                    f"cp /tmp/orh-plant/argparse.py /opt/evil/lib/python{VERSION}/argparse.py\n"
-                    f"printf 'home = /opt/evil/bin\\n' > /usr/local/bin/pyvenv.cfg\n"),
+    "pyvenv-home": (
+        f"mkdir -p /opt/evil/lib/python{VERSION}\n"
+        f'for f in /usr/local/lib/python{VERSION}/*; do ln -s "$f" /opt/evil/lib/python{VERSION}/; done\n'
+        f"rm /opt/evil/lib/python{VERSION}/argparse.py\n"
+        f"cp /tmp/orh-plant/argparse.py /opt/evil/lib/python{VERSION}/argparse.py\n"
+        f"printf 'home = /opt/evil/bin\\n' > /usr/local/bin/pyvenv.cfg\n"
+    ),
     # (b) a python312.zip, first on sys.path, shadowing argparse
     "stdlib-zip": f"cp /tmp/orh-plant/stdlib.zip /usr/local/lib/python{VERSION.replace('.', '')}.zip\n",
     # (c) argparse's compiled bytecode replaced, as an unchecked hash-based .pyc (loaded without a look at the source)
-    "bytecode": ("/usr/local/bin/python3 -I -c \"import py_compile as c; c.compile('/tmp/orh-plant/argparse_pyc.py', "
-                 f"cfile='{interpreter_record.PYCACHE}/usr/local/lib/python{VERSION}/argparse.cpython-"
-                 f"{VERSION.replace('.', '')}.pyc', doraise=True, "
-                 "invalidation_mode=c.PycInvalidationMode.UNCHECKED_HASH)\"\n"),
+    "bytecode": (
+        "/usr/local/bin/python3 -I -c \"import py_compile as c; c.compile('/tmp/orh-plant/argparse_pyc.py', "
+        f"cfile='{interpreter_record.PYCACHE}/usr/local/lib/python{VERSION}/argparse.cpython-"
+        f"{VERSION.replace('.', '')}.pyc', doraise=True, "
+        'invalidation_mode=c.PycInvalidationMode.UNCHECKED_HASH)"\n'
+    ),
 }
 
 
@@ -574,8 +647,9 @@ class RootPlantAgent(BaseAgent):
                 await environment.upload_file(Path(scratch) / name, f"/tmp/orh-plant/{name}")
         result = await environment.exec(ROOT_PLANTS[self.plant], user="root")
         self.logs_dir.mkdir(parents=True, exist_ok=True)
-        (self.logs_dir / "plant.txt").write_text(f"exit {result.return_code}\n{result.stdout or ''}"
-                                                 f"{result.stderr or ''}")
+        (self.logs_dir / "plant.txt").write_text(
+            f"exit {result.return_code}\n{result.stdout or ''}{result.stderr or ''}"
+        )
         context.metadata = {**(context.metadata or {}), "exit_code": result.return_code}
 
 
@@ -588,13 +662,17 @@ def _trial_rewards(tasks: list[tuple[Path, str]], jobs_dir: Path) -> list[tuple[
 
     async def one(task: Path, plant: str, semaphore: asyncio.Semaphore):
         name = f"{task.name}__{plant}"
-        config = TrialConfig(task=TaskConfig(path=task.resolve()), trial_name=name, trials_dir=jobs_dir,
-                             agent=AgentConfig(import_path=f"{__name__}:RootPlantAgent", kwargs={"plant": plant}),
-                             environment=EnvironmentConfig(import_path="orharbor.harbor_env:BubblewrapEnvironment"))
+        config = TrialConfig(
+            task=TaskConfig(path=task.resolve()),
+            trial_name=name,
+            trials_dir=jobs_dir,
+            agent=AgentConfig(import_path=f"{__name__}:RootPlantAgent", kwargs={"plant": plant}),
+            environment=EnvironmentConfig(import_path="orharbor.harbor_env:BubblewrapEnvironment"),
+        )
         async with semaphore:
             outcome = await (await Trial.create(config)).run()
         rewards = outcome.verifier_result.rewards if outcome.verifier_result is not None else None
-        plant_log = (jobs_dir / name / "agent" / "plant.txt")
+        plant_log = jobs_dir / name / "agent" / "plant.txt"
         assert plant_log.read_text().startswith("exit 0"), plant_log.read_text()
         details = jobs_dir / name / "verifier" / "details.json"
         error = json.loads(details.read_text()).get("error", "") if details.is_file() else ""
@@ -608,12 +686,18 @@ def _trial_rewards(tasks: list[tuple[Path, str]], jobs_dir: Path) -> list[tuple[
 
 
 #: Mutations of test.sh (the manifest rewritten after the edit, as an honest edit would).
-NO_PRECHECK = ('reason=$(untrusted_interpreter)\n', 'reason=\n')
-I_ONLY = ('/usr/local/bin/python3 -I -S -B -X pycache_prefix=/usr/local/share/orharbor/pycache ',
-          '/usr/local/bin/python3 -I ')
+NO_PRECHECK = ("reason=$(untrusted_interpreter)\n", "reason=\n")
+I_ONLY = (
+    "/usr/local/bin/python3 -I -S -B -X pycache_prefix=/usr/local/share/orharbor/pycache ",
+    "/usr/local/bin/python3 -I ",
+)
 #: plant -> the defences its mutation removes
-MUTATIONS = {"pyvenv-pth": [NO_PRECHECK, I_ONLY], "pyvenv-home": [NO_PRECHECK], "stdlib-zip": [NO_PRECHECK],
-             "bytecode": [NO_PRECHECK]}
+MUTATIONS = {
+    "pyvenv-pth": [NO_PRECHECK, I_ONLY],
+    "pyvenv-home": [NO_PRECHECK],
+    "stdlib-zip": [NO_PRECHECK],
+    "bytecode": [NO_PRECHECK],
+}
 
 
 def _weakened(task: Path, tmp_path: Path, edits: list[tuple[str, str]]) -> Path:
@@ -658,8 +742,9 @@ def test_only_files_whose_key_changed_are_hashed_again(tmp_path):
     _record(prefix)
     record = prefix / "share" / "orharbor" / "interpreter.sha256"
     lines = record.read_text().splitlines()
-    record.write_text("".join(("0" * 64 + line[64:] if line.endswith("lib/python3.12/os.py") else line) + "\n"
-                              for line in lines))
+    record.write_text(
+        "".join(("0" * 64 + line[64:] if line.endswith("lib/python3.12/os.py") else line) + "\n" for line in lines)
+    )
     assert _untrusted(prefix) == ""
     os.chmod(prefix / "lib" / "python3.12" / "os.py", (prefix / "lib" / "python3.12" / "os.py").stat().st_mode)
     assert "lib/python3.12/os.py: FAILED" in _untrusted(prefix)
@@ -703,18 +788,40 @@ def _uncompiled(tmp_path: Path, modules: tuple[str, ...]) -> dict[str, list[str]
     """Per verifier bundle (each problem's, and the modelling one): what it imports that the record did not compile,
     the record run with this Python and ``modules``."""
     prefix = tmp_path / "pycache"
-    subprocess.run([sys.executable, "-I", "-S", "-X", f"pycache_prefix={prefix}", "-c", interpreter_record.COMPILE,
-                    *modules], check=True, timeout=120)
+    subprocess.run(
+        [sys.executable, "-I", "-S", "-X", f"pycache_prefix={prefix}", "-c", interpreter_record.COMPILE, *modules],
+        check=True,
+        timeout=120,
+    )
     missing = {}
     for problem in [*problem_modules.names(), None]:
         folder = tmp_path / f"bundle-{problem}"
         folder.mkdir()
         bundle = write_bundle(problem, folder)  # imported from the zip, as verify.py does
-        names = [name[:-3].replace("/", ".") for name in bundle_files(problem)
-                 if name.endswith(".py") and not name.endswith("__init__.py")]
-        found = subprocess.run([sys.executable, "-I", "-S", "-B", "-X", f"pycache_prefix={prefix}", "-c", UNCOMPILED,
-                                str(bundle), sysconfig.get_paths()["stdlib"], *names],
-                               capture_output=True, text=True, check=True, timeout=120)
+        names = [
+            name[:-3].replace("/", ".")
+            for name in bundle_files(problem)
+            if name.endswith(".py") and not name.endswith("__init__.py")
+        ]
+        found = subprocess.run(
+            [
+                sys.executable,
+                "-I",
+                "-S",
+                "-B",
+                "-X",
+                f"pycache_prefix={prefix}",
+                "-c",
+                UNCOMPILED,
+                str(bundle),
+                sysconfig.get_paths()["stdlib"],
+                *names,
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        )
         missing[str(problem)] = found.stdout.split()
     return missing
 

@@ -41,18 +41,41 @@ def installed(tmp_path_factory) -> tuple[Path, Path]:
     run(getattr(sys, "_base_executable", sys.executable), "-m", "venv", venv, cwd=root)
     pins = root / "constraints.txt"
     frozen = run(sys.executable, "-m", "pip", "freeze", "--exclude-editable", cwd=root).stdout
-    pins.write_text("\n".join(line for line in frozen.splitlines()  # versions only, no direct references
-                               if "==" in line and " @ " not in line and not line.startswith("orharbor")) + "\n")
-    run(sys.executable, "-m", "uv", "pip", "install", "--quiet", "--python", venv / "bin" / "python",
-        "--constraint", pins, wheel, cwd=root)
+    pins.write_text(
+        "\n".join(
+            line
+            for line in frozen.splitlines()  # versions only, no direct references
+            if "==" in line and " @ " not in line and not line.startswith("orharbor")
+        )
+        + "\n"
+    )
+    run(
+        sys.executable,
+        "-m",
+        "uv",
+        "pip",
+        "install",
+        "--quiet",
+        "--python",
+        venv / "bin" / "python",
+        "--constraint",
+        pins,
+        wheel,
+        cwd=root,
+    )
     work = root / "work"
     work.mkdir()
     return venv / "bin", work
 
 
 def env_of(bin_dir: Path) -> dict:
-    return {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "HARBOR_TELEMETRY": "0",
-            "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": ""}
+    return {
+        **os.environ,
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "HARBOR_TELEMETRY": "0",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "PYTHONPATH": "",
+    }
 
 
 @pytest.mark.slow
@@ -71,8 +94,9 @@ def test_the_installed_wheel_exports_verifies_checks_and_reports_outside_the_rep
     registry = json.loads((work / "smoke11" / "registry.json").read_text())
     assert [(d["name"], d["version"]) for d in registry] == [("orharbor-bench", "1.1-smoke")]
     task = work / "tasks" / "wtardiness-n8-l1-s0"
-    verified = run(orharbor, "verify", task, "--solution", task / "solution" / "solution.json", "--json", cwd=work,
-                   env=env)
+    verified = run(
+        orharbor, "verify", task, "--solution", task / "solution" / "solution.json", "--json", cwd=work, env=env
+    )
     assert json.loads(verified.stdout)["reward"] == 1.0
     (work / "one").mkdir()
     shutil.copytree(task, work / "one" / task.name)

@@ -110,7 +110,11 @@ def test_cpsat_never_beats_a_published_optimum_nor_proves_a_bound_above_a_best_k
 
 def test_expand_names_takes_ranges_of_the_new_names():
     assert expand_names("wtardiness", "wt40", ["wt40_009-wt40_011", "wt40_125"]) == [
-        "wt40_009", "wt40_010", "wt40_011", "wt40_125"]
+        "wt40_009",
+        "wt40_010",
+        "wt40_011",
+        "wt40_125",
+    ]
     assert expand_names("wtardiness", "wt100", None) == [f"wt100_{k:03d}" for k in range(1, 126)]
     assert len(expand_names("wtardiness", "wt100", ["wt100_001-wt100_125"])) == 125
     for bad in (["wt40_126"], ["wt40_001-wt40_126"], ["wt100_001"]):
@@ -124,8 +128,7 @@ def test_published_rows_carry_the_entry_and_a_valid_row_id():
     (row,) = published_rows("wtardiness", "wt100", ["wt100_007"], 1.0)
     entry = published_set("wtardiness", "wt100")["wt100_007"]
     assert row["id"] == "wtardiness-wt100_007-l1" and re.fullmatch(id_pattern, row["id"])
-    assert (row["size"], row["instance"], row["best_known"]) == (entry["size"], entry["instance"],
-                                                                 entry["best_known"])
+    assert (row["size"], row["instance"], row["best_known"]) == (entry["size"], entry["instance"], entry["best_known"])
 
 
 RECIPE = """
@@ -166,8 +169,11 @@ def test_orharbor_bench_1_1_takes_wt_instances_every_answer_does_not_tie_on():
     from orharbor.benchmark.recipe import load_recipe
     from orharbor.datasets.published import published_set
 
-    parts = [part for part in load_recipe("orharbor-bench-1.1").parts if part.plan.problem == "wtardiness"
-             and part.plan.published]
+    parts = [
+        part
+        for part in load_recipe("orharbor-bench-1.1").parts
+        if part.plan.problem == "wtardiness" and part.plan.published
+    ]
     assert sorted(part.plan.published for part in parts) == ["wt100", "wt40"]
     for part in parts:
         entries = published_set("wtardiness", part.plan.published)

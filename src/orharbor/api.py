@@ -104,12 +104,19 @@ def read_instance(module, path: Path) -> dict:
         return json.loads(text) if text.lstrip().startswith("{") else module.read(path)
     except (OSError, ValueError) as exc:
         message = str(exc)
-        raise InstanceFileError(f"{path}{message.removeprefix(path.name)}" if message.startswith(f"{path.name}:")
-                                else f"{path}: {message}") from None
+        raise InstanceFileError(
+            f"{path}{message.removeprefix(path.name)}" if message.startswith(f"{path.name}:") else f"{path}: {message}"
+        ) from None
 
 
-def solve(problem: str, instance_file: str | Path, *, reference_time_limit_s: float = 10.0,
-          solver_workers: int | None = None, seed: int = 0) -> dict:
+def solve(
+    problem: str,
+    instance_file: str | Path,
+    *,
+    reference_time_limit_s: float = 10.0,
+    solver_workers: int | None = None,
+    seed: int = 0,
+) -> dict:
     """Solve a user's instance file with the class's OR-Tools reference; objective, bound, status, baseline,
     meta and solution, the objectives checked by the class's verifier.
 
@@ -128,22 +135,36 @@ def solve(problem: str, instance_file: str | Path, *, reference_time_limit_s: fl
     except InvalidInstance as exc:
         raise InstanceFileError(f"{path}: not a valid {problem} instance: {exc}") from None
     try:
-        solution, meta = module.reference(instance, time_limit_s=reference_time_limit_s,
-                                          workers=solver_workers or os.cpu_count() or 1, seed=seed)
+        solution, meta = module.reference(
+            instance, time_limit_s=reference_time_limit_s, workers=solver_workers or os.cpu_count() or 1, seed=seed
+        )
     except ModelInvalid as exc:
         raise InstanceFileError(f"{path}: not a valid {problem} instance (ModelInvalid: {exc})") from None
-    return {"objective": module.evaluate(instance, solution), "bound": meta.get("bound"),
-            "status": meta.get("status"), "baseline": module.evaluate(instance, module.baseline(instance)),
-            "meta": meta, "solution": solution}
+    return {
+        "objective": module.evaluate(instance, solution),
+        "bound": meta.get("bound"),
+        "status": meta.get("status"),
+        "baseline": module.evaluate(instance, module.baseline(instance)),
+        "meta": meta,
+        "solution": solution,
+    }
 
 
 # ------------------------------------------------------------------ build-dataset
 
 
-def build_dataset(plan: BuildPlan, out: str | Path, *, workers: int | None = None, dask_scheduler: str | None = None,
-                  resume: bool = False, force: bool = False, progress=None,
-                  warn: Callable[[str], None] = lambda message: None,
-                  say: Callable[[str], None] = lambda message: None) -> int:
+def build_dataset(
+    plan: BuildPlan,
+    out: str | Path,
+    *,
+    workers: int | None = None,
+    dask_scheduler: str | None = None,
+    resume: bool = False,
+    force: bool = False,
+    progress=None,
+    warn: Callable[[str], None] = lambda message: None,
+    say: Callable[[str], None] = lambda message: None,
+) -> int:
     """Build the JSONL dataset ``out`` of ``plan`` (references and baselines precomputed in parallel); return its
     row count.
 
@@ -194,10 +215,18 @@ def build_dataset(plan: BuildPlan, out: str | Path, *, workers: int | None = Non
     return written
 
 
-def build_release(recipe: str | Path, out: str | Path, *, workers: int | None = None,
-                  dask_scheduler: str | None = None, resume: bool = False, force: bool = False,
-                  progress_factory=None, warn: Callable[[str], None] = lambda message: None,
-                  say: Callable[[str], None] = lambda message: None):
+def build_release(
+    recipe: str | Path,
+    out: str | Path,
+    *,
+    workers: int | None = None,
+    dask_scheduler: str | None = None,
+    resume: bool = False,
+    force: bool = False,
+    progress_factory=None,
+    warn: Callable[[str], None] = lambda message: None,
+    say: Callable[[str], None] = lambda message: None,
+):
     """Build the benchmark release of ``recipe`` (a shipped name or a file) into the folder ``out``; return the recipe.
 
     The same engine, journals and refusals as :func:`build_dataset`, one JSONL
@@ -214,9 +243,11 @@ def build_release(recipe: str | Path, out: str | Path, *, workers: int | None = 
     def pool():
         pools.append(_solve_pool(dask_scheduler, workers, warn, solver_workers))
         return pools[-1]
+
     try:
-        return build(loaded, out, pool, resume=resume, force=force, progress_factory=progress_factory, warn=warn,
-                     say=say)
+        return build(
+            loaded, out, pool, resume=resume, force=force, progress_factory=progress_factory, warn=warn, say=say
+        )
     except (KeyboardInterrupt, Exception) as exc:
         if interrupts.stopped(exc):
             for made in pools:
@@ -241,8 +272,9 @@ def _check_out(out: Path, journal: Path, resume: bool, force: bool) -> None:
     except OSError as exc:  # e.g. /proc/x.jsonl: the folder exists, but no file can be made there
         raise OutputPathError(f"cannot create {out}: {exc.strerror}") from None
     if not resume and journal.exists() and not force:
-        raise OutputPathError(f"{journal} holds the solves of an interrupted build: --resume continues it, "
-                              "--force starts over")
+        raise OutputPathError(
+            f"{journal} holds the solves of an interrupted build: --resume continues it, --force starts over"
+        )
     if not resume:
         refuse_existing([out], force)
 
@@ -290,8 +322,13 @@ class ExportPlan:
         return [*(r["id"] for r in self.rows), *(r["id"] for r in self.retail), *(s.id for s in self.specs)]
 
 
-def plan_export(out: str | Path, datasets: Iterable[str | Path] = (), specs_dir: str | Path | None = None,
-                problems: Iterable[str] = (), force: bool = False) -> ExportPlan:
+def plan_export(
+    out: str | Path,
+    datasets: Iterable[str | Path] = (),
+    specs_dir: str | Path | None = None,
+    problems: Iterable[str] = (),
+    force: bool = False,
+) -> ExportPlan:
     """The tasks an export into ``out`` writes, read and checked before anything is written.
 
     With neither ``datasets`` nor ``specs_dir``: everything shipped in the
@@ -315,7 +352,7 @@ def plan_export(out: str | Path, datasets: Iterable[str | Path] = (), specs_dir:
     shipped = not datasets and specs_dir is None
     rows: list[dict] = []
     retail: list[dict] = []
-    for path in (shipped_datasets() if shipped else datasets):
+    for path in shipped_datasets() if shipped else datasets:
         retail_file = is_retail_file(path)
         found = read_retail_rows(path) if retail_file else read_rows(path)
         if not found:
@@ -327,8 +364,7 @@ def plan_export(out: str | Path, datasets: Iterable[str | Path] = (), specs_dir:
         rows, retail = [row for row in rows if row["problem"] in problems], []
         if not rows and specs_dir is None:
             raise ExportInputError(f"no rows of {', '.join(problems)} in the dataset(s); nothing to export")
-    specs = (load_specs(specs_dir) if specs_dir else
-             load_specs(shipped_specs_dir()) if shipped and not problems else [])
+    specs = load_specs(specs_dir) if specs_dir else load_specs(shipped_specs_dir()) if shipped and not problems else []
     plan = ExportPlan(out, rows, retail, specs, force)
     seen: set[str] = set()
     for task_id in plan.ids:
@@ -339,8 +375,15 @@ def plan_export(out: str | Path, datasets: Iterable[str | Path] = (), specs_dir:
     return plan
 
 
-def export(plan: ExportPlan, options=None, *, hints: str = "none", prompt: str = "full",
-           progress: Callable[[int], None] = lambda done: None, git=None) -> tuple[list[Path], list[Path]]:
+def export(
+    plan: ExportPlan,
+    options=None,
+    *,
+    hints: str = "none",
+    prompt: str = "full",
+    progress: Callable[[int], None] = lambda done: None,
+    git=None,
+) -> tuple[list[Path], list[Path]]:
     """Write the tasks of ``plan``; return (task folders, files written beside them).
 
     ``options`` is an :class:`~orharbor.exporter.ExportOptions`; ``hints``
@@ -380,8 +423,10 @@ def refuse_unscorable(plan: ExportPlan, scale: str) -> None:
 
     require_best_known(plan.rows, scale)
     if scale == QUALITY and (plan.retail or plan.specs):
-        raise ExportInputError("--reward-scale quality scores algorithm answers against best known values; "
-                               "modelling tasks (specs, RetailOpt rows) have none: export them on another scale")
+        raise ExportInputError(
+            "--reward-scale quality scores algorithm answers against best known values; "
+            "modelling tasks (specs, RetailOpt rows) have none: export them on another scale"
+        )
 
 
 @dataclass
@@ -399,8 +444,9 @@ class ReleaseExport:
         return self.recipe.name, self.recipe.version + ("-smoke" if self.smoke else "")
 
 
-def plan_release_export(release: str | Path, out: str | Path, *, smoke: bool = False, problems: Iterable[str] = (),
-                        force: bool = False) -> ReleaseExport:
+def plan_release_export(
+    release: str | Path, out: str | Path, *, smoke: bool = False, problems: Iterable[str] = (), force: bool = False
+) -> ReleaseExport:
     """The tasks of a built release folder (all, or its ``smoke`` subset), checked as :func:`plan_export` checks."""
     from orharbor.benchmark.release import read_release, smoke_rows
     from orharbor.exporter.dataset_index import check_dataset_index
@@ -412,8 +458,11 @@ def plan_release_export(release: str | Path, out: str | Path, *, smoke: bool = F
     problems = list(problems)
     for name in problems:
         problem_modules.get(name)
-    parts = [(part, [r for r in rows[part.name] if not problems or r["problem"] in problems])
-             for part in recipe.released_parts if part.name in rows]
+    parts = [
+        (part, [r for r in rows[part.name] if not problems or r["problem"] in problems])
+        for part in recipe.released_parts
+        if part.name in rows
+    ]
     parts = [(part, part_rows) for part, part_rows in parts if part_rows]
     if not parts:
         raise ExportInputError(f"no rows of {', '.join(problems)} in the release; nothing to export")
@@ -425,8 +474,14 @@ def plan_release_export(release: str | Path, out: str | Path, *, smoke: bool = F
     return ReleaseExport(recipe, parts, plan, smoke)
 
 
-def export_release(release: ReleaseExport, options=None, *, agent_timeout_s: float | None = None,
-                   progress: Callable[[int], None] = lambda done: None, git=None) -> tuple[list[Path], list[Path]]:
+def export_release(
+    release: ReleaseExport,
+    options=None,
+    *,
+    agent_timeout_s: float | None = None,
+    progress: Callable[[int], None] = lambda done: None,
+    git=None,
+) -> tuple[list[Path], list[Path]]:
     """Write a release's tasks, each part with its own agent budget (unless ``agent_timeout_s``); index them.
 
     ``options`` carries everything else (:class:`~orharbor.exporter.ExportOptions`); registry.json and
@@ -443,8 +498,9 @@ def export_release(release: ReleaseExport, options=None, *, agent_timeout_s: flo
     try:
         for part, rows in release.parts:
             part_options = replace(options, agent_timeout_s=agent_timeout_s or part.agent_timeout_s)
-            tasks.extend(export_dataset(rows, release.plan.out, part_options, progress=progress,
-                                        force=release.plan.force))
+            tasks.extend(
+                export_dataset(rows, release.plan.out, part_options, progress=progress, force=release.plan.force)
+            )
         return tasks, write_dataset_index(release.plan.out, name, version, release.recipe.description, git)
     except OSError as exc:
         raise ExportFailed(f"cannot write the tasks in {release.plan.out}: {exc}") from None
@@ -461,14 +517,18 @@ def provider_warnings(provider: str, options) -> list[str]:
     from orharbor import providers
 
     name = providers.resolve_provider(provider)
-    config = providers.build_task_config(options.verifier_mode, options.agent_network, options.allowed_hosts,
-                                         options.cpus, options.memory_mb)
+    config = providers.build_task_config(
+        options.verifier_mode, options.agent_network, options.allowed_hosts, options.cpus, options.memory_mb
+    )
     conditions = [True, False] if providers.has_egress_sidecar_condition(name) else [None]
     refusals = {c: providers.check_export(name, config, egress_sidecar=c) for c in conditions}
     if all(refusals.values()):
         raise ProviderRefuses(f"{name} would refuse these tasks:\n  " + "\n  ".join(refusals[conditions[-1]]))
-    return [f"{providers.condition_label(name, condition)}: {reason}"
-            for condition, reasons in refusals.items() for reason in reasons]
+    return [
+        f"{providers.condition_label(name, condition)}: {reason}"
+        for condition, reasons in refusals.items()
+        for reason in reasons
+    ]
 
 
 # ------------------------------------------------------------------ import retailopt
@@ -517,8 +577,14 @@ class Report:
     empty: bool
 
 
-def report(jobs: Iterable[str | Path], tasks_dirs: Iterable[str | Path] = (), kind: str = "all",
-           compare: bool = False, html_file: str | Path | None = None, force: bool = False) -> Report:
+def report(
+    jobs: Iterable[str | Path],
+    tasks_dirs: Iterable[str | Path] = (),
+    kind: str = "all",
+    compare: bool = False,
+    html_file: str | Path | None = None,
+    force: bool = False,
+) -> Report:
     """What the agents did, per agent, problem, size and level, from Harbor job folders.
 
     ``kind`` keeps ``all``, ``algorithm`` or ``modelling`` tasks; ``compare``
@@ -533,8 +599,9 @@ def report(jobs: Iterable[str | Path], tasks_dirs: Iterable[str | Path] = (), ki
     if html_file:
         require_parent(Path(html_file), "--html")
     refuse_existing([html_file] if html_file else [], force)
-    readings = ([reports.read_jobs([j], task_dirs) for j in job_dirs] if compare else
-                [reports.read_jobs(job_dirs, task_dirs)])
+    readings = (
+        [reports.read_jobs([j], task_dirs) for j in job_dirs] if compare else [reports.read_jobs(job_dirs, task_dirs)]
+    )
     for reading in readings:
         if kind != "all":
             reading.trials = [t for t in reading.trials if t.kind == kind]

@@ -133,8 +133,9 @@ def _finite(ctx: click.Context, param: click.Parameter, value):
 @problem_option
 @click.option("--size", required=True, help="One of the class's sizes.")
 @click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True)
-@click.option("--format", "fmt", default="json", show_default=True,
-              help="json, or one of the problem's standard file formats.")
+@click.option(
+    "--format", "fmt", default="json", show_default=True, help="json, or one of the problem's standard file formats."
+)
 def generate_cmd(problem: str, size: str, seed: int, fmt: str) -> None:
     """Print the instance of --problem at --size generated from --seed."""
     click.echo(api.generate(problem, size, seed, fmt), nl=False)
@@ -143,20 +144,40 @@ def generate_cmd(problem: str, size: str, seed: int, fmt: str) -> None:
 @main.command("solve")
 @problem_option
 @click.argument("instance_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--reference-time-limit", "reference_time_limit_s", type=click.FloatRange(min=0, min_open=True),
-              default=10.0, show_default=True, callback=_finite, help="CP-SAT seconds.")
-@click.option("--solver-workers", type=click.IntRange(min=1), default=os.cpu_count() or 1,
-              show_default="all cores", help="CP-SAT threads.")
+@click.option(
+    "--reference-time-limit",
+    "reference_time_limit_s",
+    type=click.FloatRange(min=0, min_open=True),
+    default=10.0,
+    show_default=True,
+    callback=_finite,
+    help="CP-SAT seconds.",
+)
+@click.option(
+    "--solver-workers",
+    type=click.IntRange(min=1),
+    default=os.cpu_count() or 1,
+    show_default="all cores",
+    help="CP-SAT threads.",
+)
 @click.option("--seed", type=int, default=0, show_default=True)
-def solve_cmd(problem: str, instance_file: Path, reference_time_limit_s: float, solver_workers: int,
-              seed: int) -> None:
+def solve_cmd(problem: str, instance_file: Path, reference_time_limit_s: float, solver_workers: int, seed: int) -> None:
     """Solve INSTANCE_FILE (JSON or a standard format) with the OR-Tools reference.
 
     The instance is first checked against its problem's rules (shape, ranges,
     references, and what any feasible answer needs); a broken rule is an error.
     """
-    click.echo(json.dumps(api.solve(problem, instance_file, reference_time_limit_s=reference_time_limit_s,
-                                    solver_workers=solver_workers, seed=seed)))
+    click.echo(
+        json.dumps(
+            api.solve(
+                problem,
+                instance_file,
+                reference_time_limit_s=reference_time_limit_s,
+                solver_workers=solver_workers,
+                seed=seed,
+            )
+        )
+    )
 
 
 #: Most rows one build-dataset plans (a million would be gigabytes of plan before the first solve).
@@ -164,8 +185,18 @@ MAX_ROWS = 100_000
 
 
 #: build-dataset's options that describe one dataset, which a --recipe declares itself.
-PLAN_OPTIONS = ("problem", "sizes", "level", "num_rows", "reference_time_limit_s", "eval_instances",
-                "solve_time_limit_s", "start_seed", "solver_workers", "min_gap")
+PLAN_OPTIONS = (
+    "problem",
+    "sizes",
+    "level",
+    "num_rows",
+    "reference_time_limit_s",
+    "eval_instances",
+    "solve_time_limit_s",
+    "start_seed",
+    "solver_workers",
+    "min_gap",
+)
 
 
 @main.command("build-dataset")
@@ -173,38 +204,102 @@ PLAN_OPTIONS = ("problem", "sizes", "level", "num_rows", "reference_time_limit_s
 @click.option("--sizes", multiple=True, help="One or more sizes; rows cycle through them.")
 @click.option("--level", type=click.IntRange(1, 2), default=1, show_default=True)
 @click.option("--num-rows", type=click.IntRange(1, MAX_ROWS))
-@click.option("--recipe", metavar="NAME|FILE",
-              help="Build a benchmark release instead (e.g. orharbor-bench-1): every part the recipe declares, "
-                   "into the folder --out; the recipe fixes sizes, rows, seeds and limits.")
-@click.option("--reference-time-limit", "reference_time_limit_s", type=click.FloatRange(min=0.01), default=60.0,
-              show_default=True, callback=_finite, help="CP-SAT seconds per instance (at least 0.01).")
-@click.option("--eval-instances", type=click.IntRange(1, 1000), default=4, show_default=True,
-              help="Level 2: hidden evaluation instances per row.")
-@click.option("--solve-time-limit", "solve_time_limit_s", type=click.FloatRange(min=0, min_open=True), default=10.0,
-              show_default=True, callback=_finite, help="Level 2: wall-clock seconds solve.py gets per instance.")
+@click.option(
+    "--recipe",
+    metavar="NAME|FILE",
+    help="Build a benchmark release instead (e.g. orharbor-bench-1): every part the recipe declares, "
+    "into the folder --out; the recipe fixes sizes, rows, seeds and limits.",
+)
+@click.option(
+    "--reference-time-limit",
+    "reference_time_limit_s",
+    type=click.FloatRange(min=0.01),
+    default=60.0,
+    show_default=True,
+    callback=_finite,
+    help="CP-SAT seconds per instance (at least 0.01).",
+)
+@click.option(
+    "--eval-instances",
+    type=click.IntRange(1, 1000),
+    default=4,
+    show_default=True,
+    help="Level 2: hidden evaluation instances per row.",
+)
+@click.option(
+    "--solve-time-limit",
+    "solve_time_limit_s",
+    type=click.FloatRange(min=0, min_open=True),
+    default=10.0,
+    show_default=True,
+    callback=_finite,
+    help="Level 2: wall-clock seconds solve.py gets per instance.",
+)
 @click.option("--start-seed", type=click.IntRange(0, 2**31 - 1), default=0, show_default=True)
-@click.option("--workers", type=click.IntRange(1, 4096), default=None,
-              help="Parallel solves on this machine [default: all cores].")
-@click.option("--solver-workers", type=click.IntRange(1, 256), default=1, show_default=True,
-              help="CP-SAT threads per solve (on a Dask cluster: the worker resource 'cores' each solve asks for, "
-                   "when the workers declare it).")
-@click.option("--min-gap", type=click.FloatRange(0, 1), default=0.0, show_default=True, callback=_finite,
-              help="Drop instances whose naive baseline is within this relative gap of the reference, and take "
-                   "the next seed instead (kept in the row as skipped_seeds).")
-@click.option("--dask-scheduler", metavar="ADDRESS", default=None,
-              help="Run the solves on this Dask cluster (tcp://host:port) instead of local processes; workers "
-                   "that declare the resource cores (dask worker ... --resources cores=N) pack multi-thread solves, "
-                   "else each solve takes one worker thread.")
-@click.option("--out", type=click.Path(path_type=Path), required=True,
-              help="The JSONL file to write (with --recipe: the release folder).")
-@click.option("--resume", is_flag=True,
-              help="Continue an interrupted build from its journal (<out>.journal). Safe to repeat: with no "
-                   "journal it starts the build, and an --out this build finished is success.")
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 4096),
+    default=None,
+    help="Parallel solves on this machine [default: all cores].",
+)
+@click.option(
+    "--solver-workers",
+    type=click.IntRange(1, 256),
+    default=1,
+    show_default=True,
+    help="CP-SAT threads per solve (on a Dask cluster: the worker resource 'cores' each solve asks for, "
+    "when the workers declare it).",
+)
+@click.option(
+    "--min-gap",
+    type=click.FloatRange(0, 1),
+    default=0.0,
+    show_default=True,
+    callback=_finite,
+    help="Drop instances whose naive baseline is within this relative gap of the reference, and take "
+    "the next seed instead (kept in the row as skipped_seeds).",
+)
+@click.option(
+    "--dask-scheduler",
+    metavar="ADDRESS",
+    default=None,
+    help="Run the solves on this Dask cluster (tcp://host:port) instead of local processes; workers "
+    "that declare the resource cores (dask worker ... --resources cores=N) pack multi-thread solves, "
+    "else each solve takes one worker thread.",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="The JSONL file to write (with --recipe: the release folder).",
+)
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="Continue an interrupted build from its journal (<out>.journal). Safe to repeat: with no "
+    "journal it starts the build, and an --out this build finished is success.",
+)
 @click.option("--force", is_flag=True, help="Replace an existing --out file, or start over past a journal.")
 @click.pass_context
-def build_dataset_cmd(ctx, problem, sizes, level, num_rows, recipe, reference_time_limit_s, eval_instances,
-                      solve_time_limit_s, start_seed, workers, solver_workers, min_gap, dask_scheduler, out, resume,
-                      force) -> None:
+def build_dataset_cmd(
+    ctx,
+    problem,
+    sizes,
+    level,
+    num_rows,
+    recipe,
+    reference_time_limit_s,
+    eval_instances,
+    solve_time_limit_s,
+    start_seed,
+    workers,
+    solver_workers,
+    min_gap,
+    dask_scheduler,
+    out,
+    resume,
+    force,
+) -> None:
     """Build a JSONL dataset, references and baselines precomputed in parallel.
 
     Every finished solve goes to <out>.journal at once; Ctrl-C or SIGTERM stops
@@ -231,22 +326,49 @@ def build_dataset_cmd(ctx, problem, sizes, level, num_rows, recipe, reference_ti
         from orharbor.datasets.engine import BuildPlan, Progress
 
         if recipe:
-            api.build_release(recipe, out, workers=workers, dask_scheduler=dask_scheduler, resume=resume,
-                              force=force, progress_factory=Progress,
-                              say=lambda message: click.echo(message, err=True),
-                              warn=lambda message: click.echo(f"warning: {message}", err=True))
+            api.build_release(
+                recipe,
+                out,
+                workers=workers,
+                dask_scheduler=dask_scheduler,
+                resume=resume,
+                force=force,
+                progress_factory=Progress,
+                say=lambda message: click.echo(message, err=True),
+                warn=lambda message: click.echo(f"warning: {message}", err=True),
+            )
             return
-        plan = BuildPlan(problem, tuple(sizes), level, num_rows, reference_time_limit_s=reference_time_limit_s,
-                         solver_workers=solver_workers, start_seed=start_seed, eval_instances=eval_instances,
-                         solve_time_limit_s=solve_time_limit_s, min_gap=min_gap)
-        api.build_dataset(plan, out, workers=workers, dask_scheduler=dask_scheduler, resume=resume, force=force,
-                          progress=Progress(plan.num_rows), say=lambda message: click.echo(message, err=True),
-                          warn=lambda message: click.echo(f"warning: {message}", err=True))
+        plan = BuildPlan(
+            problem,
+            tuple(sizes),
+            level,
+            num_rows,
+            reference_time_limit_s=reference_time_limit_s,
+            solver_workers=solver_workers,
+            start_seed=start_seed,
+            eval_instances=eval_instances,
+            solve_time_limit_s=solve_time_limit_s,
+            min_gap=min_gap,
+        )
+        api.build_dataset(
+            plan,
+            out,
+            workers=workers,
+            dask_scheduler=dask_scheduler,
+            resume=resume,
+            force=force,
+            progress=Progress(plan.num_rows),
+            say=lambda message: click.echo(message, err=True),
+            warn=lambda message: click.echo(f"warning: {message}", err=True),
+        )
     except (KeyboardInterrupt, Exception) as exc:  # outside the solves (planning, checks, starting the pool, the end)
         if not interrupts.stopped(exc):
             raise
-        click.echo(f"interrupted ({interrupts.name()}); run the same command with --resume to go on "
-                   "(it says so when the build is done)", err=True)
+        click.echo(
+            f"interrupted ({interrupts.name()}); run the same command with --resume to go on "
+            "(it says so when the build is done)",
+            err=True,
+        )
         sys.exit(interrupts.exit_code())
 
 
@@ -263,68 +385,170 @@ def _base_image(ctx: click.Context, param: click.Parameter, value: str | None) -
 
 
 @main.command("export")
-@click.option("--dataset", "datasets", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="JSONL dataset(s): build-dataset rows or imported RetailOpt rows.")
-@click.option("--specs", "specs_dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="A folder of modelling specs (*.yaml); each becomes a task.")
+@click.option(
+    "--dataset",
+    "datasets",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="JSONL dataset(s): build-dataset rows or imported RetailOpt rows.",
+)
+@click.option(
+    "--specs",
+    "specs_dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="A folder of modelling specs (*.yaml); each becomes a task.",
+)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True)
-@click.option("--verifier-mode", type=click.Choice(["separate", "shared"]), default=None,
-              help="[default: separate; shared with --for tinker]")
-@click.option("--for", "consumer", type=click.Choice(["harbor", "tinker", "prime", "skyrl", "openenv", "trl"]),
-              default="harbor", show_default=True,
-              help="The trainer that reads the tasks: changes only what its loader needs (tinker: shared mode and "
-                   "a flat tests/; prime: a collect hook without user, and --image-prefix).")
-@click.option("--image-prefix", metavar="REGISTRY/NAME", default=None,
-              help="Write [environment] docker_image REGISTRY/NAME:TASK (and REGISTRY/NAME-verifier:TASK for a "
-                   "separate verifier) into task.toml; build and push them with `orharbor images`.")
-@click.option("--git-url", metavar="URL", default=None,
-              help="registry.json gives each task by git coordinates (where you will commit --out), so `harbor "
-                   "download --export` copies it; without, tasks are local paths, which it does not copy.")
-@click.option("--git-path", metavar="PATH", default=".", show_default=True,
-              help="With --git-url: the --out folder's path inside that repository.")
-@click.option("--git-commit", metavar="SHA", default=None,
-              help="With --git-url: the commit to fetch [default: the branch head at download time].")
+@click.option(
+    "--verifier-mode",
+    type=click.Choice(["separate", "shared"]),
+    default=None,
+    help="[default: separate; shared with --for tinker]",
+)
+@click.option(
+    "--for",
+    "consumer",
+    type=click.Choice(["harbor", "tinker", "prime", "skyrl", "openenv", "trl"]),
+    default="harbor",
+    show_default=True,
+    help="The trainer that reads the tasks: changes only what its loader needs (tinker: shared mode and "
+    "a flat tests/; prime: a collect hook without user, and --image-prefix).",
+)
+@click.option(
+    "--image-prefix",
+    metavar="REGISTRY/NAME",
+    default=None,
+    help="Write [environment] docker_image REGISTRY/NAME:TASK (and REGISTRY/NAME-verifier:TASK for a "
+    "separate verifier) into task.toml; build and push them with `orharbor images`.",
+)
+@click.option(
+    "--git-url",
+    metavar="URL",
+    default=None,
+    help="registry.json gives each task by git coordinates (where you will commit --out), so `harbor "
+    "download --export` copies it; without, tasks are local paths, which it does not copy.",
+)
+@click.option(
+    "--git-path",
+    metavar="PATH",
+    default=".",
+    show_default=True,
+    help="With --git-url: the --out folder's path inside that repository.",
+)
+@click.option(
+    "--git-commit",
+    metavar="SHA",
+    default=None,
+    help="With --git-url: the commit to fetch [default: the branch head at download time].",
+)
 @click.option("--allow-ortools", is_flag=True, help="Let the agent and solve.py use OR-Tools (algorithm tasks).")
 @click.option("--agent-network", type=click.Choice(["public", "allowlist"]), default="public", show_default=True)
 @click.option("--allowed-hosts", multiple=True, help="Hosts the agent may reach with --agent-network allowlist.")
-@click.option("--agent-timeout", "agent_timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Agent seconds [default: 1800 level 1 and modelling, 3600 level 2].")
-@click.option("--problem", "problems", multiple=True,
-              help="Export only rows of these problem classes (shipped specs and RetailOpt rows left out).")
-@click.option("--hints", type=click.Choice(["none", "all"]), default="none", show_default=True,
-              help="Specs: include their legitimate hints in the instruction.")
-@click.option("--prompt", type=click.Choice(["full", "schema"]), default="full", show_default=True,
-              help="RetailOpt rows: data in the instruction (full) or in /app/data.json (schema).")
-@click.option("--base-image", metavar="IMAGE", default=None, callback=_base_image,
-              help="Base image of the agent and verifier Dockerfiles [default: python 3.12 slim, pinned by digest]. "
-                   f"It must provide {BASE_IMAGE_REQUIREMENTS}. Each Dockerfile checks that first and "
-                   "stops in one line naming what is missing; `orharbor images` checks before it builds.")
-@click.option("--env", "provider", metavar="PROVIDER", default=None,
-              help="Refuse, before writing anything, an export that this Harbor environment (harbor run --env, "
-                   "e.g. docker, daytona, modal) would refuse; see `orharbor providers`.")
-@click.option("--verifier-network", type=click.Choice(["no-network", "public"]), default="no-network",
-              show_default=True,
-              help="Separate mode: the verifier container's network. 'public' is for TESTING ONLY, on an engine "
-                   "that cannot take a container offline (Docker or Podman without Harbor's egress sidecar, e.g. "
-                   "scripts/e2e-podman.sh); never publish such an export as a benchmark.")
-@click.option("--reward-scale", type=click.Choice(SCALES), default=DEFAULT_SCALE,
-              show_default=True,
-              help="The scale reward.json is written on: orharbor (failure -1, naive 0, reference 1) or unit, what "
-                   "RL trainers assume (failure 0, naive 0.5, reference 1; modelling 1 correct, 0 not); above the "
-                   "reference stays above 1 on both. quality: best known / objective, capped at 1 (failure 0; "
-                   "algorithm rows with best known values only).")
-@click.option("--release", metavar="FOLDER|NAME",
-              help="A benchmark release: a folder build-dataset --recipe wrote, or a release shipped in the package "
-                   "by name (orharbor-bench@1.0); its tasks, with the recipe's budgets, resources and network "
-                   "policy (flags given here override them), registered as NAME@VERSION.")
-@click.option("--smoke", is_flag=True,
-              help="With --release: only its smoke subset (a few tasks per class), registered as NAME@VERSION-smoke.")
-@click.option("--force", is_flag=True,
-              help="Replace task folders of the same id already in --out (without it they are refused).")
+@click.option(
+    "--agent-timeout",
+    "agent_timeout_s",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Agent seconds [default: 1800 level 1 and modelling, 3600 level 2].",
+)
+@click.option(
+    "--problem",
+    "problems",
+    multiple=True,
+    help="Export only rows of these problem classes (shipped specs and RetailOpt rows left out).",
+)
+@click.option(
+    "--hints",
+    type=click.Choice(["none", "all"]),
+    default="none",
+    show_default=True,
+    help="Specs: include their legitimate hints in the instruction.",
+)
+@click.option(
+    "--prompt",
+    type=click.Choice(["full", "schema"]),
+    default="full",
+    show_default=True,
+    help="RetailOpt rows: data in the instruction (full) or in /app/data.json (schema).",
+)
+@click.option(
+    "--base-image",
+    metavar="IMAGE",
+    default=None,
+    callback=_base_image,
+    help="Base image of the agent and verifier Dockerfiles [default: python 3.12 slim, pinned by digest]. "
+    f"It must provide {BASE_IMAGE_REQUIREMENTS}. Each Dockerfile checks that first and "
+    "stops in one line naming what is missing; `orharbor images` checks before it builds.",
+)
+@click.option(
+    "--env",
+    "provider",
+    metavar="PROVIDER",
+    default=None,
+    help="Refuse, before writing anything, an export that this Harbor environment (harbor run --env, "
+    "e.g. docker, daytona, modal) would refuse; see `orharbor providers`.",
+)
+@click.option(
+    "--verifier-network",
+    type=click.Choice(["no-network", "public"]),
+    default="no-network",
+    show_default=True,
+    help="Separate mode: the verifier container's network. 'public' is for TESTING ONLY, on an engine "
+    "that cannot take a container offline (Docker or Podman without Harbor's egress sidecar, e.g. "
+    "scripts/e2e-podman.sh); never publish such an export as a benchmark.",
+)
+@click.option(
+    "--reward-scale",
+    type=click.Choice(SCALES),
+    default=DEFAULT_SCALE,
+    show_default=True,
+    help="The scale reward.json is written on: orharbor (failure -1, naive 0, reference 1) or unit, what "
+    "RL trainers assume (failure 0, naive 0.5, reference 1; modelling 1 correct, 0 not); above the "
+    "reference stays above 1 on both. quality: best known / objective, capped at 1 (failure 0; "
+    "algorithm rows with best known values only).",
+)
+@click.option(
+    "--release",
+    metavar="FOLDER|NAME",
+    help="A benchmark release: a folder build-dataset --recipe wrote, or a release shipped in the package "
+    "by name (orharbor-bench@1.0); its tasks, with the recipe's budgets, resources and network "
+    "policy (flags given here override them), registered as NAME@VERSION.",
+)
+@click.option(
+    "--smoke",
+    is_flag=True,
+    help="With --release: only its smoke subset (a few tasks per class), registered as NAME@VERSION-smoke.",
+)
+@click.option(
+    "--force", is_flag=True, help="Replace task folders of the same id already in --out (without it they are refused)."
+)
 @click.pass_context
-def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agent_network, allowed_hosts,
-               agent_timeout_s, problems, hints, prompt, base_image, provider, verifier_network, reward_scale, release,
-               smoke, force, consumer, image_prefix, git_url, git_path, git_commit) -> None:
+def export_cmd(
+    ctx,
+    datasets,
+    specs_dir,
+    out,
+    verifier_mode,
+    allow_ortools,
+    agent_network,
+    allowed_hosts,
+    agent_timeout_s,
+    problems,
+    hints,
+    prompt,
+    base_image,
+    provider,
+    verifier_network,
+    reward_scale,
+    release,
+    smoke,
+    force,
+    consumer,
+    image_prefix,
+    git_url,
+    git_path,
+    git_commit,
+) -> None:
     """Export dataset rows and modelling specs as Harbor task directories.
 
     With neither --dataset nor --specs, exports everything shipped in the package:
@@ -349,12 +573,16 @@ def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agen
         raise click.UsageError("--smoke picks the smoke subset of a --release")
     if release and (datasets or specs_dir):
         raise click.UsageError("--release exports a built benchmark; drop --dataset and --specs")
-    release_plan = api.plan_release_export(release, out, smoke=smoke, problems=problems, force=force) \
-        if release else None
+    release_plan = (
+        api.plan_release_export(release, out, smoke=smoke, problems=problems, force=force) if release else None
+    )
     options = _export_options(ctx, release_plan.recipe.export if release_plan is not None else {})
     if verifier_network != "no-network" and options.verifier_mode == "separate":
-        click.echo("warning: --verifier-network public: the separate verifier runs with the network on; "
-                   "for testing on engines without no-network support only, not a benchmark export", err=True)
+        click.echo(
+            "warning: --verifier-network public: the separate verifier runs with the network on; "
+            "for testing on engines without no-network support only, not a benchmark export",
+            err=True,
+        )
     if provider is not None:
         try:
             warnings = api.provider_warnings(provider, options)
@@ -367,8 +595,9 @@ def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agen
     start = time.monotonic()
     with click.progressbar(length=len(plan.ids), label="exporting", file=sys.stderr) as bar:
         if release_plan is not None:
-            tasks, index = api.export_release(release_plan, options, agent_timeout_s=agent_timeout_s,
-                                              progress=bar.update, git=git)
+            tasks, index = api.export_release(
+                release_plan, options, agent_timeout_s=agent_timeout_s, progress=bar.update, git=git
+            )
         else:
             tasks, index = api.export(plan, options, hints=hints, prompt=prompt, progress=bar.update, git=git)
     name, version = release_plan.dataset if release_plan is not None else (DATASET_NAME, package_version())
@@ -378,11 +607,12 @@ def export_cmd(ctx, datasets, specs_dir, out, verifier_mode, allow_ortools, agen
             click.echo(f"left out, as the recipe drops them: {', '.join(names)}: {reason}")
     if consumer == "tinker" and (tinker := tinker_grader_warning([TaskFolder(t).verifier_timeout_s for t in tasks])):
         click.echo(f"warning: {tinker}", err=True)
-    click.echo(f"wrote {', '.join(path.name for path in index)}; run them with: harbor run -d "
-               f"{name}@{version} --registry-path {out / 'registry.json'}")
+    click.echo(
+        f"wrote {', '.join(path.name for path in index)}; run them with: harbor run -d "
+        f"{name}@{version} --registry-path {out / 'registry.json'}"
+    )
     if out / ".gitattributes" not in index:
-        click.echo(f"kept the existing {out / '.gitattributes'}: make sure it keeps *.sh and Dockerfiles LF",
-                   err=True)
+        click.echo(f"kept the existing {out / '.gitattributes'}: make sure it keeps *.sh and Dockerfiles LF", err=True)
 
 
 def _export_options(ctx: click.Context, recipe_export: dict):
@@ -399,18 +629,33 @@ def _export_options(ctx: click.Context, recipe_export: dict):
 
     flags = ctx.params
     consumer = flags["consumer"]
-    settings = {"verifier_mode": flags["verifier_mode"] or default_mode(consumer),
-                "agent_network": flags["agent_network"], "allow_ortools": flags["allow_ortools"]}
-    settings.update((name, value) for name, value in recipe_export.items()
-                    if ctx.get_parameter_source(name) in (None, ParameterSource.DEFAULT))
+    settings = {
+        "verifier_mode": flags["verifier_mode"] or default_mode(consumer),
+        "agent_network": flags["agent_network"],
+        "allow_ortools": flags["allow_ortools"],
+    }
+    settings.update(
+        (name, value)
+        for name, value in recipe_export.items()
+        if ctx.get_parameter_source(name) in (None, ParameterSource.DEFAULT)
+    )
     if flags["verifier_mode"] is None and settings["verifier_mode"] not in PROFILES[consumer].modes:
         settings["verifier_mode"] = default_mode(consumer)
     if flags["allowed_hosts"] and settings["agent_network"] != "allowlist":  # explicit beats implied
-        raise click.UsageError("--allowed-hosts needs --agent-network allowlist (without it the agent's network "
-                               "is public and no allowlist is written)")
-    return ExportOptions(allowed_hosts=tuple(flags["allowed_hosts"]), agent_timeout_s=flags["agent_timeout_s"],
-                         base_image=flags["base_image"], verifier_network=flags["verifier_network"], consumer=consumer,
-                         image_prefix=flags["image_prefix"], reward_scale=flags["reward_scale"], **settings)
+        raise click.UsageError(
+            "--allowed-hosts needs --agent-network allowlist (without it the agent's network "
+            "is public and no allowlist is written)"
+        )
+    return ExportOptions(
+        allowed_hosts=tuple(flags["allowed_hosts"]),
+        agent_timeout_s=flags["agent_timeout_s"],
+        base_image=flags["base_image"],
+        verifier_network=flags["verifier_network"],
+        consumer=consumer,
+        image_prefix=flags["image_prefix"],
+        reward_scale=flags["reward_scale"],
+        **settings,
+    )
 
 
 def _by_reason(dropped: dict[str, str]) -> dict[str, list[str]]:
@@ -433,20 +678,38 @@ def _check_env(ctx: click.Context, param: click.Parameter, value: str | None):
 
 @main.command("check")
 @click.argument("tasks", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("-j", "--workers", type=click.IntRange(min=1), default=2 * (os.cpu_count() or 1),
-              show_default="two per core",
-              help="Trials run at once. A trial spends part of its time waiting (sandbox starts, the time limits the "
-                   "attacks wait out), so one per core leaves cores idle.")
+@click.option(
+    "-j",
+    "--workers",
+    type=click.IntRange(min=1),
+    default=2 * (os.cpu_count() or 1),
+    show_default="two per core",
+    help="Trials run at once. A trial spends part of its time waiting (sandbox starts, the time limits the "
+    "attacks wait out), so one per core leaves cores idle.",
+)
 @click.option("--attacks", is_flag=True, help="Also run the attack suite: every attack must score the failure reward.")
-@click.option("--each-task", is_flag=True,
-              help="With --attacks: run every attack on every task, instead of once per group of tasks that share "
-                   "their images, verifier and configuration (the attacks whose outcome those decide).")
-@click.option("--jobs-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Keep the Harbor job folder of this check under this folder (a new check-<time> folder).")
-@click.option("--env", "env", metavar="NAME|MODULE:CLASS", default=None, callback=_check_env,
-              help="Harbor environment to run the trials on: a type name (docker, podman, daytona, modal...) or "
-                   "an import path [default: docker when a Docker daemon answers, else "
-                   "orharbor.harbor_env:BubblewrapEnvironment].")
+@click.option(
+    "--each-task",
+    is_flag=True,
+    help="With --attacks: run every attack on every task, instead of once per group of tasks that share "
+    "their images, verifier and configuration (the attacks whose outcome those decide).",
+)
+@click.option(
+    "--jobs-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Keep the Harbor job folder of this check under this folder (a new check-<time> folder).",
+)
+@click.option(
+    "--env",
+    "env",
+    metavar="NAME|MODULE:CLASS",
+    default=None,
+    callback=_check_env,
+    help="Harbor environment to run the trials on: a type name (docker, podman, daytona, modal...) or "
+    "an import path [default: docker when a Docker daemon answers, else "
+    "orharbor.harbor_env:BubblewrapEnvironment].",
+)
 def check_cmd(tasks: Path, workers: int, attacks: bool, each_task: bool, jobs_dir: Path | None, env) -> None:
     """Prove every task under TASKS solvable through Harbor's trial code.
 
@@ -474,9 +737,15 @@ def check_cmd(tasks: Path, workers: int, attacks: bool, each_task: bool, jobs_di
     click.echo(env.describe())
     click.echo(check.format_header(width))
     start = time.monotonic()
-    results = check.check_tasks(tasks, jobs=workers, attacks=attacks, jobs_dir=jobs_dir, env=env,
-                                on_result=lambda r: click.echo(check.format_line(r, width)),
-                                attack_groups=not each_task)
+    results = check.check_tasks(
+        tasks,
+        jobs=workers,
+        attacks=attacks,
+        jobs_dir=jobs_dir,
+        env=env,
+        on_result=lambda r: click.echo(check.format_line(r, width)),
+        attack_groups=not each_task,
+    )
     if attacks:
         click.echo("")
         click.echo(check.format_attacks(results))
@@ -492,8 +761,13 @@ def check_cmd(tasks: Path, workers: int, attacks: bool, each_task: bool, jobs_di
 
 @main.command("images")
 @click.argument("export", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--push", "registry", metavar="REGISTRY", default=None,
-              help="After building, push every image; each must be named under REGISTRY/ (export --image-prefix).")
+@click.option(
+    "--push",
+    "registry",
+    metavar="REGISTRY",
+    default=None,
+    help="After building, push every image; each must be named under REGISTRY/ (export --image-prefix).",
+)
 @click.option("--plan", "dry_run", is_flag=True, help="Print the commands instead of running them.")
 @click.option("--engine", default="podman", show_default=True, help="The container engine CLI (podman, docker).")
 def images_cmd(export: Path, registry: str | None, dry_run: bool, engine: str) -> None:
@@ -519,9 +793,13 @@ def images_cmd(export: Path, registry: str | None, dry_run: bool, engine: str) -
 
 @main.command("verify")
 @click.argument("task", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--solution", type=click.Path(exists=True, path_type=Path), required=True,
-              help="solution.json (level 1), solve.py (level 2), the RetailOpt file the task grades (answer.json, "
-                   "or model.py where the verifier runs it) or, for a spec task, the folder holding its output files.")
+@click.option(
+    "--solution",
+    type=click.Path(exists=True, path_type=Path),
+    required=True,
+    help="solution.json (level 1), solve.py (level 2), the RetailOpt file the task grades (answer.json, "
+    "or model.py where the verifier runs it) or, for a spec task, the folder holding its output files.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the verifier's details as JSON.")
 def verify_cmd(task: Path, solution: Path, as_json: bool) -> None:
     """Print the reward a solution (or solve.py) would get on TASK, scored as the task scores it.
@@ -544,10 +822,14 @@ def verify_cmd(task: Path, solution: Path, as_json: bool) -> None:
 
 @main.command("validate-specs")
 @click.argument("specs_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--no-sandbox", is_flag=True,
-              help="Run golden scripts here with this interpreter instead of the bubblewrap sandbox (no root needed).")
-@click.option("-j", "--workers", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Golden scripts run at once.")
+@click.option(
+    "--no-sandbox",
+    is_flag=True,
+    help="Run golden scripts here with this interpreter instead of the bubblewrap sandbox (no root needed).",
+)
+@click.option(
+    "-j", "--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Golden scripts run at once."
+)
 def validate_specs_cmd(specs_dir: Path, no_sandbox: bool, workers: int) -> None:
     """Check every spec in SPECS_DIR: schema, then its golden script's outputs on a clean template.
 
@@ -590,19 +872,42 @@ def import_retailopt_cmd(source: Path, out: Path, force: bool) -> None:
 
 @main.command("report")
 @click.argument("jobs", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--tasks", "tasks_dirs", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="Task folders to read metadata from, for trials whose verifier never ran and whose task "
-                   "folder moved (repeatable).")
-@click.option("--kind", type=click.Choice(["all", "algorithm", "modelling"]), default="all", show_default=True,
-              help="Which tasks to report.")
-@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "csv", "json"]), default="table",
-              show_default=True)
-@click.option("--html", "html_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Also write one self-contained HTML page with the tables and plots.")
+@click.option(
+    "--tasks",
+    "tasks_dirs",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Task folders to read metadata from, for trials whose verifier never ran and whose task "
+    "folder moved (repeatable).",
+)
+@click.option(
+    "--kind",
+    type=click.Choice(["all", "algorithm", "modelling"]),
+    default="all",
+    show_default=True,
+    help="Which tasks to report.",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "markdown", "csv", "json"]), default="table", show_default=True
+)
+@click.option(
+    "--html",
+    "html_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write one self-contained HTML page with the tables and plots.",
+)
 @click.option("--compare", is_flag=True, help="Two job folders A B: per group, B against A, with a paired test.")
 @click.option("--force", is_flag=True, help="Replace an existing --html file.")
-def report_cmd(jobs: tuple[Path, ...], tasks_dirs: tuple[Path, ...], kind: str, fmt: str, html_file: Path | None,
-               compare: bool, force: bool) -> None:
+def report_cmd(
+    jobs: tuple[Path, ...],
+    tasks_dirs: tuple[Path, ...],
+    kind: str,
+    fmt: str,
+    html_file: Path | None,
+    compare: bool,
+    force: bool,
+) -> None:
     """What the agents did, per agent, problem, size and level, from Harbor job folders.
 
     JOBS are jobs folders (harbor run -o), job folders or trial folders, from
@@ -612,8 +917,9 @@ def report_cmd(jobs: tuple[Path, ...], tasks_dirs: tuple[Path, ...], kind: str, 
     _report(list(jobs), list(tasks_dirs), kind, fmt, html_file, compare, force)
 
 
-def _report(jobs: list[Path], tasks_dirs: list[Path], kind: str, fmt: str, html_file: Path | None,
-            compare: bool, force: bool) -> None:
+def _report(
+    jobs: list[Path], tasks_dirs: list[Path], kind: str, fmt: str, html_file: Path | None, compare: bool, force: bool
+) -> None:
     from orharbor.report.render import render, summary_line
 
     if compare and len(jobs) != 2:
@@ -623,8 +929,9 @@ def _report(jobs: list[Path], tasks_dirs: list[Path], kind: str, fmt: str, html_
         click.echo(f"skipped {skipped.path}: {skipped.reason}", err=True)
     click.echo(summary_line(result.data), err=True)
     if result.empty:
-        raise click.ClickException(f"no {'' if kind == 'all' else kind + ' '}trials of orharbor tasks under "
-                                   f"{', '.join(map(str, jobs))}")
+        raise click.ClickException(
+            f"no {'' if kind == 'all' else kind + ' '}trials of orharbor tasks under {', '.join(map(str, jobs))}"
+        )
     click.echo(render(result.data, fmt))
     if html_file:
         click.echo(f"wrote {html_file}", err=True)
@@ -632,10 +939,15 @@ def _report(jobs: list[Path], tasks_dirs: list[Path], kind: str, fmt: str, html_
 
 @main.command("metrics")
 @click.argument("path", type=click.Path(path_type=Path))
-@click.option("--rows", "rows_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="RetailOpt rows: grade the answer files in PATH (<scenario_id>.json) against them.")
-@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "csv", "json"]), default="table",
-              show_default=True)
+@click.option(
+    "--rows",
+    "rows_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="RetailOpt rows: grade the answer files in PATH (<scenario_id>.json) against them.",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "markdown", "csv", "json"]), default="table", show_default=True
+)
 def metrics_cmd(path: Path, rows_file: Path | None, fmt: str) -> None:
     """Modelling metrics: `report PATH --kind modelling`, or with --rows a folder of answer files.
 

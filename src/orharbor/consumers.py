@@ -41,6 +41,8 @@ def serve_as(type_name: str = "docker", environment: str = ENVIRONMENT) -> None:
     registry = getattr(factory, "_ENVIRONMENT_REGISTRY", None)
     entry = getattr(factory, "_EnvEntry", None)
     if not isinstance(registry, dict) or entry is None or env_type not in registry:
-        raise RuntimeError("this Harbor's environment factory has no type registry to route; "
-                           "orharbor.consumers.serve_as was written for Harbor 0.26")
+        raise RuntimeError(
+            "this Harbor's environment factory has no type registry to route; "
+            "orharbor.consumers.serve_as was written for Harbor 0.26"
+        )
     registry[env_type] = entry(module, class_name, None)

@@ -104,8 +104,10 @@ def refuse_existing(targets: Iterable[str | Path], force: bool) -> None:
         return
     shown = ", ".join(str(p) for p in existing[:5]) + (f" and {len(existing) - 5} more" if len(existing) > 5 else "")
     one = len(existing) == 1
-    raise WouldReplace(f"{shown} already exist{'s' if one else ''}; pass --force to replace "
-                       f"{'it' if one else 'them'} (nothing was written)")
+    raise WouldReplace(
+        f"{shown} already exist{'s' if one else ''}; pass --force to replace "
+        f"{'it' if one else 'them'} (nothing was written)"
+    )
 
 
 def require_parent(path: Path, option: str) -> None:

@@ -54,13 +54,14 @@ def plan(export: Path) -> list[ImageBuild]:
         verifier = config.get("verifier", {}).get("environment", {}).get("docker_image")
         if config.get("verifier", {}).get("environment_mode") == "separate":
             if not verifier:
-                raise ImagesError(f"{toml} is in separate verifier mode but names no [verifier.environment] "
-                                  "docker_image: export with --image-prefix REGISTRY/NAME")
+                raise ImagesError(
+                    f"{toml} is in separate verifier mode but names no [verifier.environment] "
+                    "docker_image: export with --image-prefix REGISTRY/NAME"
+                )
             builds.append(ImageBuild(task.name, "verifier", verifier, task / "tests" / "Dockerfile", task / "tests"))
     for build in builds:
         if not build.dockerfile.is_file():
-            raise ImagesError(f"{build.dockerfile} is missing: the {build.role} image of {build.task} "
-                              "cannot be built")
+            raise ImagesError(f"{build.dockerfile} is missing: the {build.role} image of {build.task} cannot be built")
     return builds
 
 
@@ -74,8 +75,10 @@ def commands(builds: list[ImageBuild], engine: str = "podman", push: str | None 
         prefix = push.rstrip("/") + "/"
         elsewhere = [b.image for b in builds if not b.image.startswith(prefix)]
         if elsewhere:
-            raise ImagesError(f"--push {push}: {elsewhere[0]} is named for another registry; export with "
-                              f"--image-prefix {push.rstrip('/')}/NAME")
+            raise ImagesError(
+                f"--push {push}: {elsewhere[0]} is named for another registry; export with "
+                f"--image-prefix {push.rstrip('/')}/NAME"
+            )
     run = [[engine, "build", "--tag", b.image, "--file", str(b.dockerfile), str(b.context)] for b in builds]
     if push is not None:
         run += [[engine, "push", b.image] for b in builds]

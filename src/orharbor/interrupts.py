@@ -21,6 +21,7 @@ import sys
 import threading
 from typing import Any, Coroutine, Iterator
 
+
 class Interrupted(Exception):
     """Long work stopped by a signal: the message says what was kept; the command exits ``128 + signum``."""
 

@@ -57,8 +57,9 @@ def load_task(task: Path | TaskFolder) -> contract.Task:
     folder = TaskFolder.of(task)
     path = folder.path / "tests" / contract.TASK_FILE
     if not path.is_file():
-        raise VerifyError(f"{folder.path} is not an orharbor task (no tests/task.json); "
-                          "pass a folder written by `orharbor export`")
+        raise VerifyError(
+            f"{folder.path} is not an orharbor task (no tests/task.json); pass a folder written by `orharbor export`"
+        )
     try:
         return folder.contract()
     except contract.ContractError as exc:
@@ -78,8 +79,7 @@ def check_solution_kind(config: contract.Task, solution: Path) -> None:
     """WrongSolutionKind unless ``solution`` is a file or a folder as the task needs."""
     kind, what = expected_solution(config)
     if kind == "folder" and not solution.is_dir():
-        raise WrongSolutionKind(f"{solution} is a file, but this task grades several output files: "
-                                f"pass {what}")
+        raise WrongSolutionKind(f"{solution} is a file, but this task grades several output files: pass {what}")
     if kind == "file" and solution.is_dir():
         raise WrongSolutionKind(f"{solution} is a folder, but this task scores one file: pass {what}")
 
@@ -104,8 +104,9 @@ def score(task: Path | TaskFolder, solution: Path) -> tuple[float, dict]:
     try:
         return verify(str(folder.tests), str(solution))
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, OSError, ImportError) as exc:
-        raise VerifyError(f"{task / 'tests' / contract.TASK_FILE}: a broken task ({type(exc).__name__}: {exc}); "
-                          "re-export it") from None
+        raise VerifyError(
+            f"{task / 'tests' / contract.TASK_FILE}: a broken task ({type(exc).__name__}: {exc}); re-export it"
+        ) from None
 
 
 def solver_packages(task: Path | TaskFolder, config: contract.Level2Task | contract.RetailTask) -> tuple[str, ...]:
@@ -123,12 +124,16 @@ def solver_packages(task: Path | TaskFolder, config: contract.Level2Task | contr
     python = config.run.python
     if config.kind.family == "modelling":
         if python not in MODELLING_PYTHONS:
-            raise VerifyError(f"{task}: model.py runs under {python!r}, not the modelling image's python; "
-                              "verify cannot reproduce that interpreter")
+            raise VerifyError(
+                f"{task}: model.py runs under {python!r}, not the modelling image's python; "
+                "verify cannot reproduce that interpreter"
+            )
         return tuple(MODELLING_PACKAGES)
     if python != f"{SOLVER_VENV}/bin/python3":
-        raise VerifyError(f"{task}: solve.py runs under {python!r}, not orharbor's solver venv; "
-                          "verify cannot reproduce that interpreter")
+        raise VerifyError(
+            f"{task}: solve.py runs under {python!r}, not orharbor's solver venv; "
+            "verify cannot reproduce that interpreter"
+        )
     folder.validate()  # as Harbor would load the task
     metadata = folder.metadata
     return (*SOLVER_PACKAGES, "ortools") if metadata.get("allow_ortools") is True else tuple(SOLVER_PACKAGES)
@@ -147,8 +152,9 @@ def verifier_timeout_s(task: Path | TaskFolder, config: contract.Level2Task | co
         return runs * (longest_s + 15.0) + 120.0
 
 
-def score_program(task: Path | TaskFolder, config: contract.Level2Task | contract.RetailTask,
-                  program: Path) -> tuple[float, dict]:
+def score_program(
+    task: Path | TaskFolder, config: contract.Level2Task | contract.RetailTask, program: Path
+) -> tuple[float, dict]:
     """Run the task's program (solve.py, model.py) under the task's interpreter (see the module docstring)."""
     from orharbor.harbor_env.sandbox import SandboxUnavailable
 
@@ -170,8 +176,9 @@ def _score_here(folder: TaskFolder, program: Path, packages: tuple[str, ...]) ->
         try:
             return verify(str(folder.tests), str(program), workroot=scratch, python=python)
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, OSError, ImportError) as exc:
-            raise VerifyError(f"{task / 'tests' / contract.TASK_FILE}: a broken task ({type(exc).__name__}: {exc}); "
-                              "re-export it") from None
+            raise VerifyError(
+                f"{task / 'tests' / contract.TASK_FILE}: a broken task ({type(exc).__name__}: {exc}); re-export it"
+            ) from None
 
 
 def linked_venv(root: Path, packages: tuple[str, ...]) -> str:
@@ -189,8 +196,9 @@ def linked_venv(root: Path, packages: tuple[str, ...]) -> str:
     return str(root / "bin" / "python3")
 
 
-def _score_sandboxed(folder: TaskFolder, config: contract.Level2Task | contract.RetailTask, program: Path,
-                     packages: tuple[str, ...]) -> tuple[float, dict]:
+def _score_sandboxed(
+    folder: TaskFolder, config: contract.Level2Task | contract.RetailTask, program: Path, packages: tuple[str, ...]
+) -> tuple[float, dict]:
     """Root: the task's own verifier in a bubblewrap sandbox laid out like the verifier image."""
     from orharbor.harbor_env.sandbox import SOLVER_PACKAGES, SandboxUnavailable, require_bwrap, run_sandboxed
 
@@ -199,8 +207,10 @@ def _score_sandboxed(folder: TaskFolder, config: contract.Level2Task | contract.
     try:
         bwrap = require_bwrap()
     except SandboxUnavailable as exc:
-        raise VerifyError(f"as root, verify runs the task's program only in a bubblewrap sandbox, as the task's "
-                          f"unprivileged user ({exc}); or run verify as another user") from None
+        raise VerifyError(
+            f"as root, verify runs the task's program only in a bubblewrap sandbox, as the task's "
+            f"unprivileged user ({exc}); or run verify as another user"
+        ) from None
     modelling = config.kind.family == "modelling"
     name = os.path.basename(config.deliverable)
     with tempfile.TemporaryDirectory(prefix="orharbor-verify-") as scratch:
@@ -212,25 +222,32 @@ def _score_sandboxed(folder: TaskFolder, config: contract.Level2Task | contract.
             shutil.copyfile(program, app / name)
         except OSError as exc:
             raise VerifyError(f"{program}: cannot read it ({exc})") from None
-        command = ["python3", "-I", "/tests/verify.py", "--deliverable", f"/app/{name}",
-                   "--logs-dir", "/logs/verifier"]
+        command = ["python3", "-I", "/tests/verify.py", "--deliverable", f"/app/{name}", "--logs-dir", "/logs/verifier"]
         timeout_s = verifier_timeout_s(folder, config)
         try:
-            proc = run_sandboxed(bwrap, {"/logs/verifier": logs}, {"/tests": task / "tests", "/app": app},
-                                 command, timeout_s, SOLVER_PACKAGES if modelling else packages,
-                                 packages if modelling else ())
+            proc = run_sandboxed(
+                bwrap,
+                {"/logs/verifier": logs},
+                {"/tests": task / "tests", "/app": app},
+                command,
+                timeout_s,
+                SOLVER_PACKAGES if modelling else packages,
+                packages if modelling else (),
+            )
         except subprocess.TimeoutExpired:
             raise VerifyError(f"the task's verifier ran over its {timeout_s:g} s") from None
         try:
             details = json.loads((logs / "details.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             tail = (proc.stderr or proc.stdout or "").strip().splitlines()[-5:]
-            raise VerifyError(f"the task's verifier wrote no details.json (exit {proc.returncode}): "
-                              + " | ".join(tail)) from None
+            raise VerifyError(
+                f"the task's verifier wrote no details.json (exit {proc.returncode}): " + " | ".join(tail)
+            ) from None
     if details.get("error") == "verifier error":  # it crashed: a broken task, not a score of the program
         last = (details.get("traceback") or "").strip().splitlines()[-1:] or ["no traceback"]
-        raise VerifyError(f"{task / 'tests' / contract.TASK_FILE}: a broken task (its verifier failed: {last[0]}); "
-                          "re-export it")
+        raise VerifyError(
+            f"{task / 'tests' / contract.TASK_FILE}: a broken task (its verifier failed: {last[0]}); re-export it"
+        )
     return float(details.get("reward", FAIL)), details
 
 
@@ -245,19 +262,23 @@ def summary(details: dict) -> str:
     reward = details.get("reward")
     head = f"reward {reward:.4f}" if isinstance(reward, (int, float)) else "reward ?"
     if details.get("reward_scale", "orharbor") != "orharbor":  # export --reward-scale unit or quality
-        head += (f" on the {details['reward_scale']} scale ({details.get('orharbor_reward')} on orharbor's"
-                 + (", as each instance's below)" if "instances" in details else ")"))
+        head += f" on the {details['reward_scale']} scale ({details.get('orharbor_reward')} on orharbor's" + (
+            ", as each instance's below)" if "instances" in details else ")"
+        )
     if isinstance(details.get("quality"), (int, float)) and details.get("reward_scale") != "quality":
         head += f", quality {details['quality']:.4f}"  # best known / objective (orharbor.verifiers.quality)
     lines = []
     if details.get("kind") == "modelling":
-        lines.append(f"{head}  (executed {int(bool(details.get('executed')))}, "
-                     f"correct {int(bool(details.get('correct')))})")
+        lines.append(
+            f"{head}  (executed {int(bool(details.get('executed')))}, correct {int(bool(details.get('correct')))})"
+        )
         for row in details.get("outputs", []):
             lines.append(f"  {row['file']}: {'ok' if row['ok'] else row['error']}")
         if "status" in details:
-            lines.append(f"  answer: status {details['status']}, objective {details.get('objective')} "
-                         f"(reference status {details.get('expected_status')})")
+            lines.append(
+                f"  answer: status {details['status']}, objective {details.get('objective')} "
+                f"(reference status {details.get('expected_status')})"
+            )
         if details.get("error") and not details.get("outputs"):
             lines.append(f"  error: {details['error']}")
         if not details.get("executed"):
@@ -265,23 +286,31 @@ def summary(details: dict) -> str:
         return "\n".join(lines)
     if "instances" in details:
         runs = details["instances"]
-        lines.append(f"{head}  (mean over {len(runs)} hidden instance{'s' if len(runs) != 1 else ''})"
-                     if runs else head)
+        lines.append(
+            f"{head}  (mean over {len(runs)} hidden instance{'s' if len(runs) != 1 else ''})" if runs else head
+        )
         if details.get("error"):
             lines.append(f"  error: {details['error']}")
         if isinstance(details.get("cpu_calibration"), dict):
             lines.append(calibration_line(details["cpu_calibration"]))
         for row in runs:
-            lines.append(f"  instance {row['index']}: reward {row['reward']:.4f}  "
-                         + (f"objective {row.get('objective')} (naive {row.get('naive')}, "
-                            f"reference {row.get('reference')})" if row.get("feasible") else row.get("error") or "")
-                         + f"  [{row.get('wall_s', 0):.1f} s]")
+            lines.append(
+                f"  instance {row['index']}: reward {row['reward']:.4f}  "
+                + (
+                    f"objective {row.get('objective')} (naive {row.get('naive')}, reference {row.get('reference')})"
+                    if row.get("feasible")
+                    else row.get("error") or ""
+                )
+                + f"  [{row.get('wall_s', 0):.1f} s]"
+            )
         if isinstance(details.get("example"), dict):
             lines += _example_lines(details["example"], any(not row.get("feasible") for row in runs))
         return "\n".join(lines)
     if details.get("feasible"):
-        lines.append(f"{head}  objective {details.get('objective')} (naive {details.get('naive')}, "
-                     f"reference {details.get('reference')})")
+        lines.append(
+            f"{head}  objective {details.get('objective')} (naive {details.get('naive')}, "
+            f"reference {details.get('reference')})"
+        )
     else:
         lines.append(f"{head}  {details.get('error') or 'infeasible'}")
     return "\n".join(lines)
@@ -291,10 +320,12 @@ def calibration_line(calibration: dict) -> str:
     """The time limit a calibrated level-2 task ran under, and the CPU factor that scaled it."""
     try:
         low, high = calibration["bound"]
-        return (f"  time limit {calibration['solve_time_limit_s']:.3g} s per run: cpu factor "
-                f"{calibration['factor']:.2f} (the calibration workload took {calibration['workload_s']:.3f} s "
-                f"here, {calibration['reference_workload_s']:.3f} s on the reference machine; "
-                f"bounded to {low:g}..{high:g})")
+        return (
+            f"  time limit {calibration['solve_time_limit_s']:.3g} s per run: cpu factor "
+            f"{calibration['factor']:.2f} (the calibration workload took {calibration['workload_s']:.3f} s "
+            f"here, {calibration['reference_workload_s']:.3f} s on the reference machine; "
+            f"bounded to {low:g}..{high:g})"
+        )
     except (KeyError, TypeError, ValueError):
         return "  cpu factor: not recorded"
 

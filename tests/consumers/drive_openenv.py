@@ -53,21 +53,42 @@ def rollouts(root: str, policies: tuple[str, ...]) -> None:
 
     def playing(policy: str):
         """OpenEnv's trial config with Harbor's POLICY agent in place of the harness's."""
+
         def scripted(**kwargs):
             config = build(**kwargs)
             config.agent = AgentConfig(name=policy)
             return config
+
         return scripted
 
     for policy in policies:
         rollout.build_trial_config = playing(policy)
         with tempfile.TemporaryDirectory(prefix="openenv-trials-") as trials:
-            result = asyncio.run(rollout.run_rollout(
-                task_dir=task_dirs[0], harness="opencode", sandbox="docker", registry=SessionRegistry(),
-                intercept_url="http://127.0.0.1:9/v1", model="scripted", trials_dir=trials))
-        print(json.dumps({"consumer": "openenv", "version": version("openenv"), "task": task_dirs[0].name,
-                          "policy": policy, "reward": result.reward, "reward_key": result.reward_key,
-                          "error": result.error}), flush=True)
+            result = asyncio.run(
+                rollout.run_rollout(
+                    task_dir=task_dirs[0],
+                    harness="opencode",
+                    sandbox="docker",
+                    registry=SessionRegistry(),
+                    intercept_url="http://127.0.0.1:9/v1",
+                    model="scripted",
+                    trials_dir=trials,
+                )
+            )
+        print(
+            json.dumps(
+                {
+                    "consumer": "openenv",
+                    "version": version("openenv"),
+                    "task": task_dirs[0].name,
+                    "policy": policy,
+                    "reward": result.reward,
+                    "reward_key": result.reward_key,
+                    "error": result.error,
+                }
+            ),
+            flush=True,
+        )
 
 
 def main(first: str, *rest: str) -> None:

@@ -70,8 +70,14 @@ async def episode(task_dir: Path, policy: str) -> dict:
         reward, metrics = await HarborReward(tests_dir=task_dir / "tests", sandbox=sandbox)([])
     finally:
         await sandbox.cleanup()
-    return {"consumer": "tinker", "version": version("tinker-cookbook"), "task": task_dir.name, "policy": policy,
-            "reward": reward, "metrics": metrics}
+    return {
+        "consumer": "tinker",
+        "version": version("tinker-cookbook"),
+        "task": task_dir.name,
+        "policy": policy,
+        "reward": reward,
+        "metrics": metrics,
+    }
 
 
 if __name__ == "__main__":

@@ -29,8 +29,18 @@ def episode(spec, policy: str) -> None:
     env = spec.environment_factory()
     if policy == "unstarted":  # TRL's own answer for an env that never ran an episode
         (reward,) = spec.reward_funcs(environments=[env])
-        print(json.dumps({"consumer": "trl", "version": version("trl"), "task": Path(rows[0]["task_dir"]).name,
-                          "policy": policy, "reward": reward}), flush=True)
+        print(
+            json.dumps(
+                {
+                    "consumer": "trl",
+                    "version": version("trl"),
+                    "task": Path(rows[0]["task_dir"]).name,
+                    "policy": policy,
+                    "reward": reward,
+                }
+            ),
+            flush=True,
+        )
         return
     task_dir = rows[0]["task_dir"]
     env.reset(task_dir=task_dir)
@@ -44,8 +54,19 @@ def episode(spec, policy: str) -> None:
     here = env.bash("test -f /logs/verifier/reward.json && echo verifier-ran-here").strip() == "verifier-ran-here"
     del env
     gc.collect()
-    print(json.dumps({"consumer": "trl", "version": version("trl"), "task": Path(task_dir).name,
-                      "policy": policy, "reward": reward, "verifier_in_agent_sandbox": here}), flush=True)
+    print(
+        json.dumps(
+            {
+                "consumer": "trl",
+                "version": version("trl"),
+                "task": Path(task_dir).name,
+                "policy": policy,
+                "reward": reward,
+                "verifier_in_agent_sandbox": here,
+            }
+        ),
+        flush=True,
+    )
 
 
 def main(root: str, *policies: str) -> None:

@@ -19,10 +19,14 @@ async def start(task_dir: Path, name: str) -> BubblewrapEnvironment:
     """The task's agent environment, running (what the consumer's sandbox would be built from)."""
     paths = TrialPaths(SCRATCH / f"{name}-{uuid.uuid4().hex[:8]}")
     paths.mkdir()
-    env = BubblewrapEnvironment(environment_dir=task_dir / "environment", environment_name=name,
-                                session_id=f"{name}-{uuid.uuid4().hex[:8]}", trial_paths=paths,
-                                task_env_config=Task(task_dir).config.environment,
-                                network_policy=NetworkPolicy(network_mode=NetworkMode.PUBLIC))
+    env = BubblewrapEnvironment(
+        environment_dir=task_dir / "environment",
+        environment_name=name,
+        session_id=f"{name}-{uuid.uuid4().hex[:8]}",
+        trial_paths=paths,
+        task_env_config=Task(task_dir).config.environment,
+        network_policy=NetworkPolicy(network_mode=NetworkMode.PUBLIC),
+    )
     await env.start(force_build=False)
     return env
 
@@ -31,10 +35,14 @@ async def start_verifier(task_dir: Path) -> BubblewrapEnvironment:
     """The task's separate verifier environment (tests/Dockerfile, offline), running."""
     paths = TrialPaths(SCRATCH / f"verifier-{uuid.uuid4().hex[:8]}")
     paths.mkdir()
-    env = BubblewrapEnvironment(environment_dir=task_dir / "tests", environment_name="verifier",
-                                session_id=f"verifier-{uuid.uuid4().hex[:8]}", trial_paths=paths,
-                                task_env_config=Task(task_dir).config.verifier.environment,
-                                network_policy=NetworkPolicy(network_mode=NetworkMode.NO_NETWORK))
+    env = BubblewrapEnvironment(
+        environment_dir=task_dir / "tests",
+        environment_name="verifier",
+        session_id=f"verifier-{uuid.uuid4().hex[:8]}",
+        trial_paths=paths,
+        task_env_config=Task(task_dir).config.verifier.environment,
+        network_policy=NetworkPolicy(network_mode=NetworkMode.NO_NETWORK),
+    )
     await env.start(force_build=False)
     return env
 

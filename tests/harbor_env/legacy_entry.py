@@ -20,7 +20,7 @@ from harbor.environments.base import ExecResult
 from orharbor.harbor_env import BubblewrapEnvironment
 from orharbor.harbor_env.enter import KEYCTL_SYSCALL, NAMESPACES, Target, host_python
 
-PROGRAM = r'''
+PROGRAM = r"""
 import ctypes, json, os, signal, sys  # every module before setns: the host's library is not there after
 spec = json.loads(sys.argv[1])
 argv = sys.argv[2:]
@@ -85,14 +85,21 @@ for path in paths:
             error = exc
 os.write(2, f"{argv[0]}: {error.strerror}\n".encode())
 os._exit(127 if isinstance(error, FileNotFoundError) else 126)
-'''
+"""
 
 
 def enter_argv(namespace_fds: dict[str, int], seccomp_fd: int, target: Target, argv: list[str]) -> list[str]:
     """The old host command: the spec, environment included, as an argument."""
-    spec = {"namespaces": [(name, namespace_fds[name]) for name in NAMESPACES if name in namespace_fds],
-            "seccomp": seccomp_fd, "keyctl": KEYCTL_SYSCALL[os.uname().machine], "uid": target.uid,
-            "gid": target.gid, "cwd": target.cwd, "env": target.env, "capabilities": target.capabilities}
+    spec = {
+        "namespaces": [(name, namespace_fds[name]) for name in NAMESPACES if name in namespace_fds],
+        "seccomp": seccomp_fd,
+        "keyctl": KEYCTL_SYSCALL[os.uname().machine],
+        "uid": target.uid,
+        "gid": target.gid,
+        "cwd": target.cwd,
+        "env": target.env,
+        "capabilities": target.capabilities,
+    }
     return [host_python(), "-I", "-S", "-c", PROGRAM, json.dumps(spec), *argv]
 
 
@@ -112,8 +119,13 @@ class LegacyEntry(BubblewrapEnvironment):
             out_path, err_path = stdout or Path(io) / "stdout", Path(io) / "stderr"
             with open(out_path, "wb") as out, open(err_path, "wb") as err, open(stdin or os.devnull, "rb") as inp:
                 process = await asyncio.create_subprocess_exec(
-                    *full, stdin=inp, stdout=out, stderr=err, start_new_session=True,
-                    pass_fds=(*self._namespaces.values(), seccomp_read))
+                    *full,
+                    stdin=inp,
+                    stdout=out,
+                    stderr=err,
+                    start_new_session=True,
+                    pass_fds=(*self._namespaces.values(), seccomp_read),
+                )
                 os.close(seccomp_read)
                 try:
                     code = await asyncio.wait_for(process.wait(), timeout=timeout_sec)
@@ -121,5 +133,8 @@ class LegacyEntry(BubblewrapEnvironment):
                     process.kill()  # the host side only: the command keeps running in the sandbox
                     await process.wait()
                     raise RuntimeError(f"Command timed out after {timeout_sec} seconds") from None
-            return ExecResult(stdout=None if stdout else out_path.read_text(errors="replace"),
-                              stderr=err_path.read_text(errors="replace"), return_code=code)
+            return ExecResult(
+                stdout=None if stdout else out_path.read_text(errors="replace"),
+                stderr=err_path.read_text(errors="replace"),
+                return_code=code,
+            )

@@ -23,17 +23,27 @@ RUN chown -R agent:agent /app
 """
 
 
-def environment(folder: Path, name: str = "t", network: NetworkMode = NetworkMode.NO_NETWORK,
-                cls: type[BubblewrapEnvironment] = BubblewrapEnvironment,
-                config: EnvironmentConfig | None = None) -> BubblewrapEnvironment:
+def environment(
+    folder: Path,
+    name: str = "t",
+    network: NetworkMode = NetworkMode.NO_NETWORK,
+    cls: type[BubblewrapEnvironment] = BubblewrapEnvironment,
+    config: EnvironmentConfig | None = None,
+) -> BubblewrapEnvironment:
     """An environment for :data:`DOCKERFILE` with its own trial folder under ``folder`` (``config``: the task's)."""
     image = folder / f"{name}-image"
     image.mkdir(parents=True)
     (image / "Dockerfile").write_text(DOCKERFILE)
     paths = TrialPaths(folder / f"{name}-trial")
     paths.mkdir()
-    return cls(environment_dir=image, environment_name=name, session_id=f"{name}__env", trial_paths=paths,
-               task_env_config=config or EnvironmentConfig(), network_policy=NetworkPolicy(network_mode=network))
+    return cls(
+        environment_dir=image,
+        environment_name=name,
+        session_id=f"{name}__env",
+        trial_paths=paths,
+        task_env_config=config or EnvironmentConfig(),
+        network_policy=NetworkPolicy(network_mode=network),
+    )
 
 
 @contextlib.asynccontextmanager

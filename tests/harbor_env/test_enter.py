@@ -18,14 +18,17 @@ from sandboxes import environment, run, running
 from waiting import wait_until
 
 #: Fakes root in the sandbox plants where a privileged entry would look for its helpers.
-PLANT = ("for tool in env setpriv nsenter bash sh; do printf '#!/bin/sh\\necho %s $(grep CapEff /proc/self/status) "
-         ">> /tmp/planted-ran\\nexec /usr/bin/%s \"$@\"\\n' $tool $tool > /usr/local/bin/$tool; "
-         "chmod 755 /usr/local/bin/$tool; done")
+PLANT = (
+    "for tool in env setpriv nsenter bash sh; do printf '#!/bin/sh\\necho %s $(grep CapEff /proc/self/status) "
+    '>> /tmp/planted-ran\\nexec /usr/bin/%s "$@"\\n\' $tool $tool > /usr/local/bin/$tool; '
+    "chmod 755 /usr/local/bin/$tool; done"
+)
 
 
 @pytest.mark.sandbox
 def test_programs_planted_on_the_sandboxs_path_never_run_while_entering(tmp_path):
     """root plants env/setpriv/bash in /usr/local/bin: the next command runs, and with Docker's capabilities only."""
+
     async def body():
         async with running(environment(tmp_path)) as (env,):
             await env.exec(PLANT, user="root")
@@ -46,13 +49,17 @@ def test_programs_planted_on_the_sandboxs_path_never_run_while_entering(tmp_path
 @pytest.mark.sandbox
 def test_the_old_entry_ran_the_planted_env_with_every_capability(tmp_path):
     """Mutation: entering as before (nsenter, then the sandbox's env and setpriv) hands the plant full powers."""
+
     async def body():
         async with running(environment(tmp_path)) as (env,):
             await env.exec(PLANT, user="root")
             pid = _sandbox_pid(env)
-            old = subprocess.run(["nsenter", "--target", str(pid), "--user", "--mount", "--pid", "--root", "--",
-                                  "env", "-i", "true"], capture_output=True, text=True,
-                                 env={"PATH": "/usr/local/bin:/usr/bin:/bin"})
+            old = subprocess.run(
+                ["nsenter", "--target", str(pid), "--user", "--mount", "--pid", "--root", "--", "env", "-i", "true"],
+                capture_output=True,
+                text=True,
+                env={"PATH": "/usr/local/bin:/usr/bin:/bin"},
+            )
             ran = await env.exec("cat /tmp/planted-ran", user="root")
             return old, ran
 
@@ -71,6 +78,7 @@ def _sandbox_pid(env) -> int:
 @pytest.mark.sandbox
 def test_an_exited_sandbox_is_never_entered_through_a_recycled_pid(tmp_path):
     """Once PID 1 exits, exec says the sandbox is gone, even when its pid now belongs to a host process."""
+
     async def body():
         async with running(environment(tmp_path)) as (env,):
             pid = _sandbox_pid(env)
@@ -79,8 +87,15 @@ def test_an_exited_sandbox_is_never_entered_through_a_recycled_pid(tmp_path):
             squatter = _spawn_at(pid)
             try:
                 result = await env.exec("cat /etc/hostname", user="root")
-                old = subprocess.run(["nsenter", "--target", str(pid), "--mount", "--root", "--", "cat",
-                                      "/etc/hostname"], capture_output=True, text=True) if squatter else None
+                old = (
+                    subprocess.run(
+                        ["nsenter", "--target", str(pid), "--mount", "--root", "--", "cat", "/etc/hostname"],
+                        capture_output=True,
+                        text=True,
+                    )
+                    if squatter
+                    else None
+                )
             finally:
                 if squatter:
                     squatter.kill()
@@ -123,7 +138,7 @@ def test_each_command_gets_a_fresh_session_keyring_not_the_hosts(tmp_path, monke
     monkeypatch.setattr(environment_module, "compile_bpf", allow_all)
     libc = ctypes.CDLL(None, use_errno=True)
     ours = libc.syscall(250, 0, -3, 1)  # KEYCTL_GET_KEYRING_ID of the session keyring, created if needed
-    probe = ("python3 -c 'import ctypes; print(ctypes.CDLL(None).syscall(250, 0, -3, 1))'")
+    probe = "python3 -c 'import ctypes; print(ctypes.CDLL(None).syscall(250, 0, -3, 1))'"
 
     async def body():
         async with running(environment(tmp_path)) as (env,):
@@ -172,6 +187,7 @@ def test_a_command_entered_before_pid1_has_exec_d_runs_on_the_hosts_root(tmp_pat
         def early(pid: int) -> None:
             before_release(pid)
             seen["early"] = _enter_now(env, ["cat", str(marker)])
+
         return start(*args, before_release=early, **kwargs)
 
     env = environment(tmp_path)

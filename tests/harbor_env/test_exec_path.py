@@ -24,7 +24,6 @@ from orharbor.harbor_env import BubblewrapEnvironment
 from orharbor.harbor_env.environment import OUTPUT_LIMIT
 
 
-
 def fresh_secret() -> str:
     """An API key no other process holds: the search covers every host process, and beside this test may run
     its own mutation (which puts its key on a command line on purpose) or another suite's."""
@@ -75,13 +74,14 @@ def test_with_the_spec_on_the_command_line_any_host_user_reads_the_key(tmp_path)
 def test_no_sandbox_process_reads_a_root_commands_environment(tmp_path):
     """An agent process scanning /proc through 20 root commands never sees the key, in argv or environ."""
     secret = fresh_secret()
-    scan = ("python3 -c '\nimport os, sys, time\nend = time.time() + 60\nwhile time.time() < end and "
-            "not os.path.exists(\"/tmp/stop\"):\n    for pid in os.listdir(\"/proc\"):\n"
-            "        for name in (\"cmdline\", \"environ\"):\n            try:\n"
-            "                data = open(f\"/proc/{pid}/{name}\", \"rb\").read()\n            except OSError:\n"
-            "                continue\n            if sys.argv[1][::-1].encode() in data:\n"
-            "                print(\"seen in\", name)\n                sys.exit(0)\nprint(\"never seen\")\n' "
-            + secret[::-1])  # reversed: the scanner's own command line must not hold the key
+    scan = (
+        "python3 -c '\nimport os, sys, time\nend = time.time() + 60\nwhile time.time() < end and "
+        'not os.path.exists("/tmp/stop"):\n    for pid in os.listdir("/proc"):\n'
+        '        for name in ("cmdline", "environ"):\n            try:\n'
+        '                data = open(f"/proc/{pid}/{name}", "rb").read()\n            except OSError:\n'
+        "                continue\n            if sys.argv[1][::-1].encode() in data:\n"
+        '                print("seen in", name)\n                sys.exit(0)\nprint("never seen")\n\' ' + secret[::-1]
+    )  # reversed: the scanner's own command line must not hold the key
 
     async def body():
         async with running(environment(tmp_path)) as (env,):
@@ -98,8 +98,10 @@ def test_no_sandbox_process_reads_a_root_commands_environment(tmp_path):
 
 #: A process left in the background keeps the command's stdout and, once the command has ended, tries to
 #: make it 64 MiB long; its verdict (0, or fallocate's errno) lands in /tmp/verdict.
-GROW = ("(sleep 1; exec python3 -c 'import os\ntry:\n    os.posix_fallocate(1, 0, 64 << 20)\n    v = \"0\"\n"
-        "except OSError as exc:\n    v = str(exc.errno)\nopen(\"/tmp/verdict\", \"w\").write(v)') & echo started")
+GROW = (
+    '(sleep 1; exec python3 -c \'import os\ntry:\n    os.posix_fallocate(1, 0, 64 << 20)\n    v = "0"\n'
+    'except OSError as exc:\n    v = str(exc.errno)\nopen("/tmp/verdict", "w").write(v)\') & echo started'
+)
 
 
 def _grow(tmp_path, cls) -> str:
@@ -132,6 +134,7 @@ def test_with_stdout_in_a_host_file_the_background_process_takes_host_disk(tmp_p
 @pytest.mark.sandbox
 def test_output_past_the_limit_is_read_and_dropped(tmp_path):
     """A command writing more than the limit ends normally; the first OUTPUT_LIMIT bytes come back."""
+
     async def body():
         async with running(environment(tmp_path)) as (env,):
             return await env.exec(f"head -c {OUTPUT_LIMIT + 5_000_000} /dev/zero | tr '\\0' a; echo done >&2")
@@ -149,6 +152,7 @@ def test_what_a_command_wrote_before_its_status_is_read_all_comes_back(tmp_path,
     The exec asks for the status once, and asyncio's sock_recv answers at once when the reply is already in:
     the loop never ran the pipe's reader in between (seen: an empty archive, with -n 3 beside another worker).
     """
+
     async def body():
         async with running(environment(tmp_path)) as (env,):
             submit = env._door.submit
@@ -160,8 +164,14 @@ def test_what_a_command_wrote_before_its_status_is_read_all_comes_back(tmp_path,
 
             env._door.submit = reply_before_anything_reads
             sink = tmp_path / "out" if into == "file" else None
-            result = await env._run(["sh", "-c", "head -c 50000 /dev/zero | tr '\\0' a"], cwd="/", env=None,
-                                    timeout_sec=600, user="root", stdout=sink)
+            result = await env._run(
+                ["sh", "-c", "head -c 50000 /dev/zero | tr '\\0' a"],
+                cwd="/",
+                env=None,
+                timeout_sec=600,
+                user="root",
+                stdout=sink,
+            )
             return result.return_code, (sink.read_text() if sink else result.stdout)
 
     assert run(body()) == (0, "a" * 50_000)
@@ -169,6 +179,7 @@ def test_what_a_command_wrote_before_its_status_is_read_all_comes_back(tmp_path,
 
 def _left_after(tmp_path, cls, time_out, sleeps: str) -> str:
     """What is left of the ``sleeps`` (a pgrep pattern) once ``time_out(env)`` has let a root command time out."""
+
     async def body():
         async with running(environment(tmp_path, cls=cls)) as (env,):
             await time_out(env)
@@ -179,6 +190,7 @@ def _left_after(tmp_path, cls, time_out, sleeps: str) -> str:
 
 def _after_a_timeout(tmp_path, cls) -> str:
     """What is left of a timed-out root command (a hook with a child of its own), once the exec has raised."""
+
     async def time_out(env):
         with pytest.raises(RuntimeError, match="timed out"):
             await env.exec("sleep 301 & sleep 302; wait", user="root", timeout_sec=1)
@@ -202,10 +214,15 @@ def test_killing_only_the_host_side_leaves_the_command_running_as_root(tmp_path)
 @pytest.mark.sandbox
 def test_commands_running_at_once_each_get_their_own_output_and_status(tmp_path):
     """The door serves many commands at once: each answer goes back to the exec that asked for it."""
+
     async def body():
         async with running(environment(tmp_path)) as (env,):
-            return await asyncio.gather(*(env.exec(f"echo {i}; sleep 0.{i % 5}; echo e{i} >&2; exit {i}",
-                                                   user="agent" if i % 2 else "root") for i in range(20)))
+            return await asyncio.gather(
+                *(
+                    env.exec(f"echo {i}; sleep 0.{i % 5}; echo e{i} >&2; exit {i}", user="agent" if i % 2 else "root")
+                    for i in range(20)
+                )
+            )
 
     results = run(body())
     assert [(r.stdout, r.stderr, r.return_code) for r in results] == [(f"{i}\n", f"e{i}\n", i) for i in range(20)]

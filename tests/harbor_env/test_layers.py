@@ -46,15 +46,19 @@ class Counting(BubblewrapEnvironment):
 
 
 #: Lines of the record's keys that differ from its files as they are (what test.sh would hash again at a verify).
-STALE_KEYS = (f"cd /usr/local && {keys_command().rsplit(' > ', 1)[0]} "
-              f"| LC_ALL=C comm -3 {RECORD_DIR.removeprefix('/usr/local/')}/interpreter.keys -")
+STALE_KEYS = (
+    f"cd /usr/local && {keys_command().rsplit(' > ', 1)[0]} "
+    f"| LC_ALL=C comm -3 {RECORD_DIR.removeprefix('/usr/local/')}/interpreter.keys -"
+)
 
 
-def _start_twice(tmp_path: Path, image: Path, cls: type[Counting], cache: Path | None = None,
-                 forget: bool = False) -> tuple[list[list[str]], list[str], list[str]]:
+def _start_twice(
+    tmp_path: Path, image: Path, cls: type[Counting], cache: Path | None = None, forget: bool = False
+) -> tuple[list[list[str]], list[str], list[str]]:
     """Start two sandboxes of ``image`` one after the other: the RUN steps each carried out, each one's record,
     and each one's stale keys. Layers are kept on disk in ``cache`` (default: a new folder); ``forget``: the
     second sandbox starts as in a new process, with only what the disk kept."""
+
     async def body():
         runs, records, stale = [], [], []
         for name in ("first", "second"):
@@ -63,12 +67,21 @@ def _start_twice(tmp_path: Path, image: Path, cls: type[Counting], cache: Path |
             cls.ran = []
             paths = TrialPaths(tmp_path / name)
             paths.mkdir()
-            env = cls(environment_dir=image, environment_name=name, session_id=f"{name}__1", trial_paths=paths,
-                      task_env_config=EnvironmentConfig(), network_policy=NetworkPolicy(network_mode=NetworkMode.NO_NETWORK))
+            env = cls(
+                environment_dir=image,
+                environment_name=name,
+                session_id=f"{name}__1",
+                trial_paths=paths,
+                task_env_config=EnvironmentConfig(),
+                network_policy=NetworkPolicy(network_mode=NetworkMode.NO_NETWORK),
+            )
             try:
                 await env.start(force_build=False)
-                record = await env.exec(f"cd {layers.RECORD_DIR} && find . -printf '%u %m %y %p\\n' | sort "
-                                        "&& find . -type f -exec sha256sum {} + | sort", user="root")
+                record = await env.exec(
+                    f"cd {layers.RECORD_DIR} && find . -printf '%u %m %y %p\\n' | sort "
+                    "&& find . -type f -exec sha256sum {} + | sort",
+                    user="root",
+                )
                 keys = await env.exec(STALE_KEYS, user="root")
             finally:
                 await env.stop(delete=True)
@@ -206,16 +219,18 @@ def _but_keys(record: str) -> list[str]:
 
 def test_the_key_follows_what_a_copy_brings_and_each_step_before(tmp_path):
     (tmp_path / "data.txt").write_text("one")
-    (tmp_path / "Dockerfile").write_text(f"FROM python:3.12-slim\nCOPY data.txt /app/data.txt\nRUN touch /x\n"
-                                         f"RUN {layers.RECORD_START} true\n")
+    (tmp_path / "Dockerfile").write_text(
+        f"FROM python:3.12-slim\nCOPY data.txt /app/data.txt\nRUN touch /x\nRUN {layers.RECORD_START} true\n"
+    )
     plan = read_dockerfile(tmp_path / "Dockerfile")
     first = layers.key(plan, 2, "layout")
     assert first is not None and layers.key(plan, 1, "layout") is None  # a plain RUN is never cached
     assert layers.key(plan, 2, "layout") == first and layers.key(plan, 2, "other layout") != first
     (tmp_path / "data.txt").write_text("two")
     assert layers.key(plan, 2, "layout") != first
-    (tmp_path / "Dockerfile").write_text(f"FROM python:3.12-slim\nCOPY data.txt /usr/local/lib/data.txt\n"
-                                         f"RUN {layers.RECORD_START} true\n")
+    (tmp_path / "Dockerfile").write_text(
+        f"FROM python:3.12-slim\nCOPY data.txt /usr/local/lib/data.txt\nRUN {layers.RECORD_START} true\n"
+    )
     assert layers.key(read_dockerfile(tmp_path / "Dockerfile"), 1, "layout") is None  # /usr/local written first
 
 
@@ -233,15 +248,22 @@ def test_run_steps_taken_together_keep_their_folders_and_the_failing_one_is_name
     variable set by one is not seen by the next), and the first failure stops the build with its own command."""
     image = tmp_path / "image"
     image.mkdir()
-    (image / "Dockerfile").write_text("FROM python:3.12-slim\nWORKDIR /w\nRUN x=1; pwd > /first\n"
-                                      "WORKDIR /v\nRUN echo \"$x$(pwd)\" > /second  # a comment\n")
+    (image / "Dockerfile").write_text(
+        "FROM python:3.12-slim\nWORKDIR /w\nRUN x=1; pwd > /first\n"
+        'WORKDIR /v\nRUN echo "$x$(pwd)" > /second  # a comment\n'
+    )
     paths = TrialPaths(tmp_path / "trial")
     paths.mkdir()
 
     async def body(folder: Path) -> str:
-        env = BubblewrapEnvironment(environment_dir=folder, environment_name="steps", session_id="steps__1",
-                                    trial_paths=paths, task_env_config=EnvironmentConfig(),
-                                    network_policy=NetworkPolicy(network_mode=NetworkMode.NO_NETWORK))
+        env = BubblewrapEnvironment(
+            environment_dir=folder,
+            environment_name="steps",
+            session_id="steps__1",
+            trial_paths=paths,
+            task_env_config=EnvironmentConfig(),
+            network_policy=NetworkPolicy(network_mode=NetworkMode.NO_NETWORK),
+        )
         try:
             await env.start(force_build=False)
             return (await env.exec("cat /first /second", user="root")).stdout
@@ -249,8 +271,9 @@ def test_run_steps_taken_together_keep_their_folders_and_the_failing_one_is_name
             await env.stop(delete=True)
 
     assert run(body(image)) == "/w\n/v\n"
-    (image / "Dockerfile").write_text("FROM python:3.12-slim\nRUN touch /a\nRUN sh -c 'echo broken >&2; exit 7'\n"
-                                      "RUN touch /c\n")
+    (image / "Dockerfile").write_text(
+        "FROM python:3.12-slim\nRUN touch /a\nRUN sh -c 'echo broken >&2; exit 7'\nRUN touch /c\n"
+    )
     with pytest.raises(RuntimeError) as failed:
         run(body(image))
     assert str(failed.value) == "image step failed (exit 7): sh -c 'echo broken >&2; exit 7'\nbroken\n"
@@ -263,14 +286,21 @@ def _verifier_imports(tmp_path: Path, task: Path, pycache: str) -> str:
     paths.mkdir()
 
     async def body() -> str:
-        env = BubblewrapEnvironment(environment_dir=task / "tests", environment_name="verifier",
-                                    session_id="verifier__1", trial_paths=paths, task_env_config=EnvironmentConfig(),
-                                    network_policy=NetworkPolicy(network_mode=NetworkMode.NO_NETWORK))
+        env = BubblewrapEnvironment(
+            environment_dir=task / "tests",
+            environment_name="verifier",
+            session_id="verifier__1",
+            trial_paths=paths,
+            task_env_config=EnvironmentConfig(),
+            network_policy=NetworkPolicy(network_mode=NetworkMode.NO_NETWORK),
+        )
         try:
             await env.start(force_build=False)
-            result = await env.exec(f"/usr/local/bin/python3 -I -S -B -X pycache_prefix={pycache} -v "
-                                    "/tests/verify.py --in-container 2>&1 | grep -E 'code object from|zipimporter object'",
-                                    user="root")
+            result = await env.exec(
+                f"/usr/local/bin/python3 -I -S -B -X pycache_prefix={pycache} -v "
+                "/tests/verify.py --in-container 2>&1 | grep -E 'code object from|zipimporter object'",
+                user="root",
+            )
             return result.stdout
         finally:
             await env.stop(delete=True)
@@ -293,5 +323,7 @@ def test_the_verifier_compiles_no_standard_library_module_in_its_image(tmp_path,
     assert {"orharbor.verifiers.main", "orharbor.problem_modules.jobshop.verify"} <= {name for name, _ in bundled}
     assert all(where.startswith("/tests/orharbor.zip/") for _, where in bundled), bundled
     empty = _verifier_imports(tmp_path / "empty", task, "/tmp/orharbor-empty-prefix")
-    assert any(path.startswith("/usr/local/lib/python3") for path in
-               re.findall(r"^# code object from (\S+)$", empty, flags=re.MULTILINE))
+    assert any(
+        path.startswith("/usr/local/lib/python3")
+        for path in re.findall(r"^# code object from (\S+)$", empty, flags=re.MULTILINE)
+    )

@@ -20,9 +20,11 @@ from sandboxes import environment, run, running
 from orharbor.harbor_env import BubblewrapEnvironment, cgroups, rootfs
 
 #: Forks children that sleep until it has made ``cap`` of them or a fork fails; prints how many it made.
-FORK = ("python3 -c 'import os, sys, time\nmade = 0\ncap = int(sys.argv[1])\nwhile made < cap:\n    try:\n"
-        "        pid = os.fork()\n    except OSError:\n        break\n    if pid == 0:\n        time.sleep(30)\n"
-        "        os._exit(0)\n    made += 1\nprint(made)' 200")
+FORK = (
+    "python3 -c 'import os, sys, time\nmade = 0\ncap = int(sys.argv[1])\nwhile made < cap:\n    try:\n"
+    "        pid = os.fork()\n    except OSError:\n        break\n    if pid == 0:\n        time.sleep(30)\n"
+    "        os._exit(0)\n    made += 1\nprint(made)' 200"
+)
 #: Takes 400 MiB of anonymous memory, touching every page.
 HOG = "python3 -c 'b = bytearray(400 << 20); print(\"allocated\", len(b))'"
 SMALL = EnvironmentConfig(cpus=1.5, memory_mb=128, storage_mb=64)
@@ -117,8 +119,11 @@ def test_tmpfs_pages_count_against_the_memory_limit(tmp_path):
     async def body():
         async with running(environment(tmp_path, config=config)) as (env,):
             result = await env.exec("head -c 300M /dev/zero > /tmp/fill; echo rc=$?", user="agent")
-            folder = next(f for f in env._cgroup.folders if (f / "memory.max_usage_in_bytes").exists()
-                          or (f / "memory.peak").exists())
+            folder = next(
+                f
+                for f in env._cgroup.folders
+                if (f / "memory.max_usage_in_bytes").exists() or (f / "memory.peak").exists()
+            )
             peak = folder / ("memory.max_usage_in_bytes" if not env._cgroup.unified else "memory.peak")
             return result, int(peak.read_text())
 
@@ -130,6 +135,7 @@ def test_tmpfs_pages_count_against_the_memory_limit(tmp_path):
 @pytest.mark.sandbox
 def test_the_cgroup_holds_the_tasks_limits_and_every_process(tmp_path):
     """Memory, CPU quota and pids as the task and podman say; PID 1 and every command inside, the door outside."""
+
     async def body():
         async with running(environment(tmp_path, config=SMALL)) as (env,):
             group = env._cgroup
@@ -165,8 +171,7 @@ def test_a_v2_hierarchy_gets_one_folder_with_every_limit(tmp_path, monkeypatch):
 
     def mkdir(self, *args, **kwargs):  # a cgroup file system makes these files itself
         real_mkdir(self, *args, **kwargs)
-        for name in ("cgroup.subtree_control", "cgroup.procs", "memory.max", "memory.swap.max", "pids.max",
-                     "cpu.max"):
+        for name in ("cgroup.subtree_control", "cgroup.procs", "memory.max", "memory.swap.max", "pids.max", "cpu.max"):
             (self / name).touch()
 
     monkeypatch.setattr(type(tmp_path), "mkdir", mkdir)
@@ -174,7 +179,11 @@ def test_a_v2_hierarchy_gets_one_folder_with_every_limit(tmp_path, monkeypatch):
     folder = tmp_path / "orharbor" / "s1"
     assert group.folders == [folder]
     assert (tmp_path / "cgroup.subtree_control").read_text() == "+memory +pids +cpu"
-    assert [(folder / n).read_text() for n in ("memory.max", "memory.swap.max", "pids.max", "cpu.max")] == \
-        [str(256 << 20), str(256 << 20), "2048", "50000 100000"]
+    assert [(folder / n).read_text() for n in ("memory.max", "memory.swap.max", "pids.max", "cpu.max")] == [
+        str(256 << 20),
+        str(256 << 20),
+        "2048",
+        "50000 100000",
+    ]
     group.join(4242)
     assert (folder / "cgroup.procs").read_text() == "4242"

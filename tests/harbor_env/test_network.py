@@ -84,8 +84,9 @@ def test_the_hosts_loopback_is_out_of_reach_and_its_other_addresses_are_not(tmp_
 @pytest.mark.sandbox
 def test_without_disable_host_loopback_the_agent_reaches_the_hosts_loopback(tmp_path, monkeypatch):
     """Mutation: slirp4netns without --disable-host-loopback maps 10.0.2.2 to the host's 127.0.0.1."""
-    monkeypatch.setattr(network, "SLIRP_OPTIONS", tuple(o for o in network.SLIRP_OPTIONS
-                                                         if o != "--disable-host-loopback"))
+    monkeypatch.setattr(
+        network, "SLIRP_OPTIONS", tuple(o for o in network.SLIRP_OPTIONS if o != "--disable-host-loopback")
+    )
     loopback = Listener("127.0.0.1")
     assert _probe(tmp_path, [f"10.0.2.2:{loopback.port}"])[f"10.0.2.2:{loopback.port}"] == "TOKEN"
 
@@ -94,11 +95,22 @@ def test_without_disable_host_loopback_the_agent_reaches_the_hosts_loopback(tmp_
 def test_public_dns_names_the_hosts_upstream_resolvers_and_offline_has_only_loopback(tmp_path):
     """resolv.conf lists the host's non-loopback nameservers (Docker's rule), never slirp4netns's disabled alias;
     a no-network sandbox has no interface but lo and no nameserver."""
+
     async def body():
-        async with running(environment(tmp_path, "pub", network=NetworkMode.PUBLIC),
-                           environment(tmp_path, "off", network=NetworkMode.NO_NETWORK)) as (public, offline):
-            return ([await public.exec(c, user="agent") for c in ("cat /etc/resolv.conf", "tail -n +3 /proc/net/dev | cut -d: -f1")],
-                    [await offline.exec(c, user="agent") for c in ("cat /etc/resolv.conf", "tail -n +3 /proc/net/dev | cut -d: -f1")])
+        async with running(
+            environment(tmp_path, "pub", network=NetworkMode.PUBLIC),
+            environment(tmp_path, "off", network=NetworkMode.NO_NETWORK),
+        ) as (public, offline):
+            return (
+                [
+                    await public.exec(c, user="agent")
+                    for c in ("cat /etc/resolv.conf", "tail -n +3 /proc/net/dev | cut -d: -f1")
+                ],
+                [
+                    await offline.exec(c, user="agent")
+                    for c in ("cat /etc/resolv.conf", "tail -n +3 /proc/net/dev | cut -d: -f1")
+                ],
+            )
 
     (public_dns, public_links), (offline_dns, offline_links) = run(body())
     assert public_dns.stdout == network.resolv_conf(public=True)
@@ -115,21 +127,44 @@ def _conf(tmp_path, name: str, text: str | None) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize(("host", "systemd", "expected"), [
-    pytest.param("nameserver 127.0.0.53\noptions edns0 trust-ad\nsearch lan\n", None, ["8.8.8.8", "8.8.4.4"],
-                 id="loopback-only-no-systemd-upstream"),
-    pytest.param("# comment\nnameserver 127.0.0.1\nnameserver 192.0.2.10 # office\nnameserver ::1\n"
-                 "nameserver 2001:db8::53\nnameserver 0.0.0.0\nnameserver not-an-address\nnameserver 10.1.2.3\n",
-                 "nameserver 198.51.100.1\n", ["192.0.2.10", "10.1.2.3"], id="mixed-keeps-the-non-loopback-ipv4"),
-    pytest.param("nameserver 127.0.0.53\n", "nameserver 127.0.0.1\nnameserver 198.51.100.1\nnameserver 198.51.100.2\n",
-                 ["198.51.100.1", "198.51.100.2"], id="systemd-upstream"),
-    pytest.param("nameserver ::1\n", "nameserver ::1\nnameserver 127.0.0.53\n", ["8.8.8.8", "8.8.4.4"],
-                 id="ipv6-loopback-dropped-nothing-usable"),
-    pytest.param(None, None, ["8.8.8.8", "8.8.4.4"], id="no-files"),
-    pytest.param("", "nameserver 198.51.100.1\n", ["198.51.100.1"], id="empty-host-file-means-localhost"),
-    pytest.param("".join(f"nameserver 192.0.2.{i}\n" for i in range(1, 6)), None,
-                 ["192.0.2.1", "192.0.2.2", "192.0.2.3"], id="at-most-three"),
-])
+@pytest.mark.parametrize(
+    ("host", "systemd", "expected"),
+    [
+        pytest.param(
+            "nameserver 127.0.0.53\noptions edns0 trust-ad\nsearch lan\n",
+            None,
+            ["8.8.8.8", "8.8.4.4"],
+            id="loopback-only-no-systemd-upstream",
+        ),
+        pytest.param(
+            "# comment\nnameserver 127.0.0.1\nnameserver 192.0.2.10 # office\nnameserver ::1\n"
+            "nameserver 2001:db8::53\nnameserver 0.0.0.0\nnameserver not-an-address\nnameserver 10.1.2.3\n",
+            "nameserver 198.51.100.1\n",
+            ["192.0.2.10", "10.1.2.3"],
+            id="mixed-keeps-the-non-loopback-ipv4",
+        ),
+        pytest.param(
+            "nameserver 127.0.0.53\n",
+            "nameserver 127.0.0.1\nnameserver 198.51.100.1\nnameserver 198.51.100.2\n",
+            ["198.51.100.1", "198.51.100.2"],
+            id="systemd-upstream",
+        ),
+        pytest.param(
+            "nameserver ::1\n",
+            "nameserver ::1\nnameserver 127.0.0.53\n",
+            ["8.8.8.8", "8.8.4.4"],
+            id="ipv6-loopback-dropped-nothing-usable",
+        ),
+        pytest.param(None, None, ["8.8.8.8", "8.8.4.4"], id="no-files"),
+        pytest.param("", "nameserver 198.51.100.1\n", ["198.51.100.1"], id="empty-host-file-means-localhost"),
+        pytest.param(
+            "".join(f"nameserver 192.0.2.{i}\n" for i in range(1, 6)),
+            None,
+            ["192.0.2.1", "192.0.2.2", "192.0.2.3"],
+            id="at-most-three",
+        ),
+    ],
+)
 def test_nameservers_follow_dockers_rule(tmp_path, host, systemd, expected):
     """Loopback (and IPv6, unspecified, malformed) nameservers dropped; a host with none usable reads
     systemd-resolved's upstream file; nothing usable there either falls back to 8.8.8.8 and 8.8.4.4."""
@@ -211,10 +246,26 @@ def _loopback_resolver_sees(tmp_path, resolver: str, mutated: bool) -> dict:
     scratch.mkdir()
     script = scratch / "dns_alias_probe.py"
     script.write_text(DNS_ALIAS_PROBE)
-    result = subprocess.run(["unshare", "--net", "--mount", "--propagation", "private", "--", sys.executable,
-                             str(script), str(Path(__file__).parent), resolver, "mutated" if mutated else "defended",
-                             str(scratch), str(NEGATIVE_WAIT_S)],
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [
+            "unshare",
+            "--net",
+            "--mount",
+            "--propagation",
+            "private",
+            "--",
+            sys.executable,
+            str(script),
+            str(Path(__file__).parent),
+            resolver,
+            "mutated" if mutated else "defended",
+            str(scratch),
+            str(NEGATIVE_WAIT_S),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout.splitlines()[-1])
 
@@ -276,9 +327,23 @@ subprocess.run(["rm", "-rf", str(scratch)], check=True)
 
 def _inner_mount_after_a_public_sandbox(mutated: bool) -> str:
     here = str(Path(__file__).parent)
-    result = subprocess.run(["unshare", "--mount", "--propagation", "private", "--", sys.executable, "-c",
-                             PROPAGATION_PROBE, here, "mutated" if mutated else "defended"],
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [
+            "unshare",
+            "--mount",
+            "--propagation",
+            "private",
+            "--",
+            sys.executable,
+            "-c",
+            PROPAGATION_PROBE,
+            here,
+            "mutated" if mutated else "defended",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return result.stdout.split()[-1]
 

@@ -56,9 +56,12 @@ def _probe(kind: str, mode: str) -> str:
 
 def _holder_and_neighbour(tmp_path, cls, kind: str) -> tuple[int, int]:
     """How much of ``kind`` a sandbox takes, and how much a second one still takes while the first holds it."""
+
     async def body():
-        async with running(environment(tmp_path, "holder", cls=cls), environment(tmp_path, "neighbour", cls=cls)) \
-                as (holder, neighbour):
+        async with running(environment(tmp_path, "holder", cls=cls), environment(tmp_path, "neighbour", cls=cls)) as (
+            holder,
+            neighbour,
+        ):
             await holder.exec(f"{_probe(kind, 'hold')} > /tmp/taken 2>&1 &", user="agent")
             for _ in range(1200):
                 taken = (await holder.exec("cat /tmp/taken", user="agent")).stdout.strip()
@@ -117,6 +120,7 @@ def test_the_range_comes_from_etc_subuid_when_it_names_orharbor(tmp_path):
 @pytest.mark.sandbox
 def test_the_namespace_is_the_owners_and_its_root_is_still_root(tmp_path):
     """bubblewrap runs as the leased uid; inside, PID 1 and root commands are root with Docker's capabilities."""
+
     async def body():
         async with running(environment(tmp_path)) as (env,):
             bwrap_uid = int(open(f"/proc/{env._popen.pid}/status").read().split("Uid:")[1].split()[0])

@@ -34,9 +34,14 @@ def _probe(env_dir, tmp_path, programs, then: str = "") -> list[str]:
 
     paths = TrialPaths(tmp_path / "trial")
     paths.mkdir()
-    env = BubblewrapEnvironment(environment_dir=env_dir, environment_name="p", session_id="p__env",
-                                trial_paths=paths, task_env_config=EnvironmentConfig(),
-                                network_policy=NetworkPolicy(network_mode=NetworkMode.NO_NETWORK))
+    env = BubblewrapEnvironment(
+        environment_dir=env_dir,
+        environment_name="p",
+        session_id="p__env",
+        trial_paths=paths,
+        task_env_config=EnvironmentConfig(),
+        network_policy=NetworkPolicy(network_mode=NetworkMode.NO_NETWORK),
+    )
 
     async def body():
         async with running(env):
@@ -51,9 +56,13 @@ def _image(tmp_path, apt: str) -> object:
     """A test image: the sandboxes' Dockerfile with an ``apt-get install`` of ``apt``."""
     folder = tmp_path / "image"
     folder.mkdir()
-    (folder / "Dockerfile").write_text(DOCKERFILE.replace(
-        "RUN useradd", f"RUN apt-get update && apt-get install -y --no-install-recommends {apt} "
-                       "&& rm -rf /var/lib/apt/lists/*\nRUN useradd"))
+    (folder / "Dockerfile").write_text(
+        DOCKERFILE.replace(
+            "RUN useradd",
+            f"RUN apt-get update && apt-get install -y --no-install-recommends {apt} "
+            "&& rm -rf /var/lib/apt/lists/*\nRUN useradd",
+        )
+    )
     return folder
 
 
@@ -64,10 +73,21 @@ def test_an_exported_task_has_tmux_and_ripgrep_and_no_host_only_program(shipped_
         assert shutil.which(program), f"the host lacks {program}: this test proves nothing here"
     task = export_row(next(r for r in shipped_rows if r["level"] == 1), tmp_path / "tasks")
     # terminus-2 checks `tmux -V` and `asciinema --version`; codex `command -v rg`
-    found = _probe(task / "environment", tmp_path, ("tmux", "rg", "git", "curl", "node", *HOST_ONLY),
-                   then="; tmux -V >/dev/null && asciinema --version >/dev/null && echo runs")
-    assert found == ["/usr/bin/tmux", "/usr/bin/rg", "/usr/bin/git", "/usr/bin/curl", "/usr/bin/node",
-                     *(f"absent:{p}" for p in HOST_ONLY), "runs"]
+    found = _probe(
+        task / "environment",
+        tmp_path,
+        ("tmux", "rg", "git", "curl", "node", *HOST_ONLY),
+        then="; tmux -V >/dev/null && asciinema --version >/dev/null && echo runs",
+    )
+    assert found == [
+        "/usr/bin/tmux",
+        "/usr/bin/rg",
+        "/usr/bin/git",
+        "/usr/bin/curl",
+        "/usr/bin/node",
+        *(f"absent:{p}" for p in HOST_ONLY),
+        "runs",
+    ]
 
 
 @pytest.mark.sandbox
@@ -77,8 +97,11 @@ def test_every_command_harbors_agents_check_for_is_there(shipped_rows, shipped_s
     commands = sorted(set().union(*harbor_commands().values()))
     assert {"tmux", "rg", "node", "npm", "gcc", "pgrep"} <= set(commands)  # the reader still reads Harbor
     out = tmp_path / "tasks"
-    task = (export_row(next(r for r in shipped_rows if r["level"] == 2), out) if kind == "algorithm"
-            else export_spec(shipped_specs[0], out, ExportOptions()))
+    task = (
+        export_row(next(r for r in shipped_rows if r["level"] == 2), out)
+        if kind == "algorithm"
+        else export_spec(shipped_specs[0], out, ExportOptions())
+    )
     found = _probe(task / "environment", tmp_path, commands)
     assert [line for line in found if line.startswith("absent:")] == []
 

@@ -50,9 +50,14 @@ def test_etc_holds_only_what_a_base_image_has(tmp_path, host_secret):
 @pytest.mark.sandbox
 def test_with_the_hosts_etc_bound_the_planted_file_is_read(tmp_path, host_secret, monkeypatch):
     """Mutation: binding the host's /etc, as before, lets the agent read the host's file."""
+
     def host_etc(generated: dict[str, int]) -> list[str]:
-        return ["--ro-bind", "/etc", "/etc", *[a for name, fd in generated.items()
-                                               for a in ("--ro-bind-data", str(fd), f"/etc/{name}")]]
+        return [
+            "--ro-bind",
+            "/etc",
+            "/etc",
+            *[a for name, fd in generated.items() for a in ("--ro-bind-data", str(fd), f"/etc/{name}")],
+        ]
 
     monkeypatch.setattr(rootfs, "etc_args", host_etc)
     [secret] = _in_sandbox(tmp_path, f"cat {host_secret}")
@@ -64,9 +69,12 @@ def test_python_lives_under_usr_local_as_in_the_image_and_the_hosts_tree_is_hidd
     """sys.prefix is /usr/local, no pyvenv.cfg stands beside it, and the host interpreter's folder is not there."""
     probe = "import sys, os; print(sys.prefix, sys.base_prefix, os.path.exists(sys.argv[1]))"
     [prefix, venv, pyvenv, host_local] = _in_sandbox(
-        tmp_path, f"python3 -I -c '{probe}' {sys.base_prefix}",
+        tmp_path,
+        f"python3 -I -c '{probe}' {sys.base_prefix}",
         "/opt/orharbor-solver/bin/python3 -I -c 'import numpy, sys; print(sys.prefix, sys.base_prefix)'",
-        "ls /usr/local/pyvenv.cfg /usr/local/bin/pyvenv.cfg", "ls /usr/local/bin")
+        "ls /usr/local/pyvenv.cfg /usr/local/bin/pyvenv.cfg",
+        "ls /usr/local/bin",
+    )
     assert prefix.stdout.split() == ["/usr/local", "/usr/local", "False"], prefix
     assert venv.stdout.split() == ["/opt/orharbor-solver", "/usr/local"], venv
     assert pyvenv.return_code != 0
@@ -76,8 +84,7 @@ def test_python_lives_under_usr_local_as_in_the_image_and_the_hosts_tree_is_hidd
 @pytest.mark.sandbox
 def test_root_cannot_write_the_hosts_files_or_remount_them(tmp_path):
     """Host /usr is read-only to the sandbox's root, and remounting it needs a capability root lacks."""
-    [write, remount] = _in_sandbox(tmp_path, "touch /usr/bin/orharbor-planted",
-                                   "mount -o remount,rw /usr", user="root")
+    [write, remount] = _in_sandbox(tmp_path, "touch /usr/bin/orharbor-planted", "mount -o remount,rw /usr", user="root")
     assert write.return_code != 0 and "Read-only" in write.stderr
     assert remount.return_code != 0
     assert not Path("/usr/bin/orharbor-planted").exists()

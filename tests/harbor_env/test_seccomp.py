@@ -55,10 +55,32 @@ def _sandbox_args() -> list[str]:
     for name in ("numpy", "numpy.libs"):
         if (packages / name).is_dir():
             args += ["--ro-bind", str(packages / name), f"{SITE}/{name}"]
-    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm",
-             "--perms", "1777", "--tmpfs", "/tmp", "--unshare-pid", "--unshare-ipc", "--unshare-net",
-             "--die-with-parent", "--new-session", "--clearenv", "--setenv", "PATH", "/usr/bin:/bin",
-             "--setenv", "PYTHONPATH", SITE]
+    args += [
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--perms",
+        "1777",
+        "--tmpfs",
+        "/dev/shm",
+        "--perms",
+        "1777",
+        "--tmpfs",
+        "/tmp",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-net",
+        "--die-with-parent",
+        "--new-session",
+        "--clearenv",
+        "--setenv",
+        "PATH",
+        "/usr/bin:/bin",
+        "--setenv",
+        "PYTHONPATH",
+        SITE,
+    ]
     for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # set on processors where OpenBLAS needs them
         if name in os.environ:
             args += ["--setenv", name, os.environ[name]]
@@ -73,8 +95,13 @@ def _run_bwrap(command: list[str], *, filtered: bool) -> subprocess.CompletedPro
     os.write(write, seccomp.compile_bpf())  # a few KiB: fits the pipe's buffer
     os.close(write)
     try:
-        return subprocess.run([BWRAP, *_sandbox_args(), "--seccomp", str(read), *command], capture_output=True,
-                              text=True, timeout=120, pass_fds=(read,))
+        return subprocess.run(
+            [BWRAP, *_sandbox_args(), "--seccomp", str(read), *command],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            pass_fds=(read,),
+        )
     finally:
         os.close(read)
 
@@ -224,13 +251,16 @@ def _env_probe_line(probes) -> str:
 @pytest.fixture(scope="module")
 def entered(tmp_path_factory) -> dict[str, Any]:
     """What commands entered with ``exec`` in the real environment see: probes as root, the attack, workloads."""
-    return _entered(tmp_path_factory, {
-        "probes": ("root", _env_probe_line(ALL_PROBES)),
-        "probes_agent": ("agent", _env_probe_line(ALL_PROBES)),
-        "keyring": ("root", _line([ENV_PYTHON, *_keyring_argv()[1:]])),
-        "workload": ("agent", _line(["/opt/orharbor-solver/bin/python", "-c", WORKLOAD])),
-        "shell": ("root", _line(["bash", "-c", SHELL_SCRIPT])),
-    })
+    return _entered(
+        tmp_path_factory,
+        {
+            "probes": ("root", _env_probe_line(ALL_PROBES)),
+            "probes_agent": ("agent", _env_probe_line(ALL_PROBES)),
+            "keyring": ("root", _line([ENV_PYTHON, *_keyring_argv()[1:]])),
+            "workload": ("agent", _line(["/opt/orharbor-solver/bin/python", "-c", WORKLOAD])),
+            "shell": ("root", _line(["bash", "-c", SHELL_SCRIPT])),
+        },
+    )
 
 
 @pytest.fixture(scope="module")
@@ -294,8 +324,9 @@ def test_without_the_profile_an_entered_command_stores_and_reads_a_key(tmp_path_
 
 
 @pytest.mark.sandbox
-@pytest.mark.parametrize(("label", "expected"), [(label, code) for label, _, _, code in BLOCKED],
-                         ids=[label for label, *_ in BLOCKED])
+@pytest.mark.parametrize(
+    ("label", "expected"), [(label, code) for label, _, _, code in BLOCKED], ids=[label for label, *_ in BLOCKED]
+)
 def test_bwrap_filter_refuses_with_dockers_errno(filtered: dict[str, int], label: str, expected: int) -> None:
     """Under ``bwrap --seccomp`` each call Docker refuses answers Docker's errno (EPERM, ENOSYS for clone3)."""
     assert filtered["Seccomp"] == 2
@@ -303,8 +334,9 @@ def test_bwrap_filter_refuses_with_dockers_errno(filtered: dict[str, int], label
 
 
 @pytest.mark.sandbox
-@pytest.mark.parametrize(("label", "expected"), [(label, code) for label, _, _, code in BLOCKED],
-                         ids=[label for label, *_ in BLOCKED])
+@pytest.mark.parametrize(
+    ("label", "expected"), [(label, code) for label, _, _, code in BLOCKED], ids=[label for label, *_ in BLOCKED]
+)
 def test_entered_commands_are_refused_with_dockers_errno(launched: dict[str, int], label: str, expected: int) -> None:
     """In a command entered with ``exec`` as root, each call Docker refuses answers Docker's errno."""
     assert launched["Seccomp"] == 2
@@ -313,8 +345,9 @@ def test_entered_commands_are_refused_with_dockers_errno(launched: dict[str, int
 
 @pytest.mark.sandbox
 @pytest.mark.parametrize("label", [label for label, *_ in BLOCKED if label not in HOST_DEPENDENT])
-def test_unfiltered_the_same_call_answers_otherwise(unfiltered: dict[str, int], filtered: dict[str, int],
-                                                    label: str) -> None:
+def test_unfiltered_the_same_call_answers_otherwise(
+    unfiltered: dict[str, int], filtered: dict[str, int], label: str
+) -> None:
     """Mutation check: without the filter the probe does not get the filtered answer, so the filter is what refuses."""
     assert unfiltered["Seccomp"] == 0
     assert unfiltered[label] != filtered[label], errno.errorcode.get(unfiltered[label])
@@ -324,8 +357,10 @@ def test_unfiltered_the_same_call_answers_otherwise(unfiltered: dict[str, int], 
 @pytest.mark.parametrize("label", [label for label, *_ in ALLOWED])
 def test_filter_allows_what_docker_allows(filtered: dict[str, int], launched: dict[str, int], label: str) -> None:
     """personality(0xffffffff), AF_INET/AF_UNIX/AF_NETLINK sockets, plain clone, ptrace and chroot work both ways."""
-    assert (filtered[label], launched[label]) == (0, 0), (errno.errorcode.get(filtered[label]),
-                                                          errno.errorcode.get(launched[label]))
+    assert (filtered[label], launched[label]) == (0, 0), (
+        errno.errorcode.get(filtered[label]),
+        errno.errorcode.get(launched[label]),
+    )
 
 
 # ---------------------------------------------------------------------- ordinary programs
@@ -355,8 +390,16 @@ left, right = socket.socketpair(socket.AF_UNIX)
 left.sendall(b"pong"); done["unix"] = right.recv(4).decode()
 print(json.dumps(done))
 """
-WORKLOAD_DONE = {"thread": True, "fork_exec": 0, "subprocess": "hi\n", "fork_pool": [1, 2, 3], "spawn_pool": [4, 5],
-                 "numpy": 2.0, "inet": "ping", "unix": "pong"}
+WORKLOAD_DONE = {
+    "thread": True,
+    "fork_exec": 0,
+    "subprocess": "hi\n",
+    "fork_pool": [1, 2, 3],
+    "spawn_pool": [4, 5],
+    "numpy": 2.0,
+    "inet": "ping",
+    "unix": "pong",
+}
 
 
 @pytest.mark.sandbox
@@ -365,9 +408,11 @@ def test_python_workload_runs_under_bwrap_filter() -> None:
     assert _answers(_run_bwrap([PYTHON, "-c", WORKLOAD], filtered=True)) == WORKLOAD_DONE
 
 
-SHELL_SCRIPT = ("set -euo pipefail; echo hello | tr a-z A-Z; mkdir -p /tmp/t/d && echo x > /tmp/t/d/f && "
-                "tar -c -f /tmp/t.tar -C /tmp/t d && tar -x -f /tmp/t.tar -C /tmp && cat /tmp/d/f && "
-                "ls / | grep -c usr; set +o pipefail; yes | head -n 1")
+SHELL_SCRIPT = (
+    "set -euo pipefail; echo hello | tr a-z A-Z; mkdir -p /tmp/t/d && echo x > /tmp/t/d/f && "
+    "tar -c -f /tmp/t.tar -C /tmp/t d && tar -x -f /tmp/t.tar -C /tmp && cat /tmp/d/f && "
+    "ls / | grep -c usr; set +o pipefail; yes | head -n 1"
+)
 
 
 @pytest.mark.sandbox
@@ -393,9 +438,22 @@ def test_shell_coreutils_and_tar_run_entered(entered) -> None:
 # ---------------------------------------------------------------------- the data
 
 #: Docker's default capability set (moby's oci/caps defaults), which the profile's groups were evaluated for.
-DOCKER_CAPABILITIES = {"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_FSETID", "CAP_KILL", "CAP_SETGID",
-                       "CAP_SETUID", "CAP_SETPCAP", "CAP_NET_BIND_SERVICE", "CAP_NET_RAW", "CAP_SYS_CHROOT",
-                       "CAP_MKNOD", "CAP_AUDIT_WRITE", "CAP_SETFCAP"}
+DOCKER_CAPABILITIES = {
+    "CAP_CHOWN",
+    "CAP_DAC_OVERRIDE",
+    "CAP_FOWNER",
+    "CAP_FSETID",
+    "CAP_KILL",
+    "CAP_SETGID",
+    "CAP_SETUID",
+    "CAP_SETPCAP",
+    "CAP_NET_BIND_SERVICE",
+    "CAP_NET_RAW",
+    "CAP_SYS_CHROOT",
+    "CAP_MKNOD",
+    "CAP_AUDIT_WRITE",
+    "CAP_SETFCAP",
+}
 
 
 def _groups() -> list[dict[str, Any]]:
@@ -458,17 +516,55 @@ def test_capability_gates_follow_the_default_set() -> None:
 
 
 # Facts pinned from Docker's profile (moby/profiles/seccomp v0.2.3, default.json and default_linux.go).
-@pytest.mark.parametrize("syscall", ["keyctl", "add_key", "request_key", "mount", "umount2", "unshare", "setns",
-                                     "bpf", "perf_event_open", "io_uring_setup", "kexec_load", "init_module",
-                                     "open_by_handle_at", "pivot_root", "swapon", "reboot", "userfaultfd",
-                                     "clock_settime", "kcmp", "mbind", "clone3"])
+@pytest.mark.parametrize(
+    "syscall",
+    [
+        "keyctl",
+        "add_key",
+        "request_key",
+        "mount",
+        "umount2",
+        "unshare",
+        "setns",
+        "bpf",
+        "perf_event_open",
+        "io_uring_setup",
+        "kexec_load",
+        "init_module",
+        "open_by_handle_at",
+        "pivot_root",
+        "swapon",
+        "reboot",
+        "userfaultfd",
+        "clock_settime",
+        "kcmp",
+        "mbind",
+        "clone3",
+    ],
+)
 def test_docker_refuses(syscall: str) -> None:
     """Docker's default profile allows none of these to a default container."""
     assert syscall not in _allowed()
 
 
-@pytest.mark.parametrize("syscall", ["read", "write", "openat", "execve", "fork", "chroot", "socketpair", "setresuid",
-                                     "capset", "prctl", "seccomp", "arch_prctl", "name_to_handle_at"])
+@pytest.mark.parametrize(
+    "syscall",
+    [
+        "read",
+        "write",
+        "openat",
+        "execve",
+        "fork",
+        "chroot",
+        "socketpair",
+        "setresuid",
+        "capset",
+        "prctl",
+        "seccomp",
+        "arch_prctl",
+        "name_to_handle_at",
+    ],
+)
 def test_docker_allows_outright(syscall: str) -> None:
     """Docker allows these with no argument condition."""
     assert [rule.args for rule in _allowed()[syscall]] == [()]
@@ -482,8 +578,15 @@ def test_ptrace_needs_kernel_4_8() -> None:
 
 def test_clone_is_allowed_without_namespace_flags_only() -> None:
     """clone is allowed only when ``flags & (every CLONE_NEW* but NEWTIME) == 0``; s390 tests the second argument."""
-    mask = (os.CLONE_NEWNS | os.CLONE_NEWUTS | os.CLONE_NEWIPC | os.CLONE_NEWUSER | os.CLONE_NEWPID
-            | os.CLONE_NEWNET | os.CLONE_NEWCGROUP)
+    mask = (
+        os.CLONE_NEWNS
+        | os.CLONE_NEWUTS
+        | os.CLONE_NEWIPC
+        | os.CLONE_NEWUSER
+        | os.CLONE_NEWPID
+        | os.CLONE_NEWNET
+        | os.CLONE_NEWCGROUP
+    )
     assert mask == 0x7E020000
     assert [rule.args for rule in _allowed()["clone"]] == [(seccomp.Comparison(0, "masked_eq", 0, mask),)]
     assert [rule.args for rule in _allowed("s390x")["clone"]] == [(seccomp.Comparison(1, "masked_eq", 0, mask),)]
@@ -498,8 +601,12 @@ def test_clone3_answers_enosys() -> None:
 def _holds(comparison: seccomp.Comparison, value: int) -> bool:
     if comparison.op == "masked_eq":
         return value & (comparison.mask or 0) == comparison.value
-    return {"lt": value < comparison.value, "eq": value == comparison.value, "gt": value > comparison.value,
-            "ne": value != comparison.value}[comparison.op]
+    return {
+        "lt": value < comparison.value,
+        "eq": value == comparison.value,
+        "gt": value > comparison.value,
+        "ne": value != comparison.value,
+    }[comparison.op]
 
 
 def test_socket_refuses_exactly_af_alg_and_af_vsock() -> None:

@@ -105,8 +105,14 @@ class TarTransfers(BubblewrapEnvironment):
         target = Path(target_dir)
         target.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=self._scratch, suffix=".tar") as archive:
-            result = await self._run(["tar", "-c", "-f", "-", "-C", source_dir, "--", "."], cwd="/", env=None,
-                                     timeout_sec=600, user="root", stdout=Path(archive.name))
+            result = await self._run(
+                ["tar", "-c", "-f", "-", "-C", source_dir, "--", "."],
+                cwd="/",
+                env=None,
+                timeout_sec=600,
+                user="root",
+                stdout=Path(archive.name),
+            )
             assert result.return_code == 0, result.stderr
             with tarfile.open(archive.name) as tar:
                 tar.extractall(target, filter=_host_filter)
@@ -118,8 +124,14 @@ async def _tar_upload(env: BubblewrapEnvironment, source: Path, target_dir: str,
             tar.add(source, arcname=arcname)
         archive.flush()
         quoted = shlex.quote(target_dir)
-        result = await env._run(["sh", "-c", f"mkdir -p -- {quoted} && tar -x --no-same-owner -f - -C {quoted}"],
-                                cwd="/", env=None, timeout_sec=600, user="root", stdin=Path(archive.name))
+        result = await env._run(
+            ["sh", "-c", f"mkdir -p -- {quoted} && tar -x --no-same-owner -f - -C {quoted}"],
+            cwd="/",
+            env=None,
+            timeout_sec=600,
+            user="root",
+            stdin=Path(archive.name),
+        )
     if result.return_code != 0:
         raise RuntimeError(f"upload of {source} to {target_dir} failed: {result.stderr}")
 
@@ -200,9 +212,12 @@ def _race(tmp_path: Path, cls: type[BubblewrapEnvironment], tries: int) -> tuple
     async def body():
         async with running(environment(tmp_path, cls=cls)) as (env,):
             await _root(env, LOGS)
-            await env.exec(f"cd /logs/agent && mkdir {' '.join(f'd{i:02d}' for i in range(RACE_FOLDERS))} && "
-                           f"cat > /tmp/racer.py <<'EOF'\n{RACER}EOF\n"
-                           "setsid python3 /tmp/racer.py >/dev/null 2>&1 &", user="agent")
+            await env.exec(
+                f"cd /logs/agent && mkdir {' '.join(f'd{i:02d}' for i in range(RACE_FOLDERS))} && "
+                f"cat > /tmp/racer.py <<'EOF'\n{RACER}EOF\n"
+                "setsid python3 /tmp/racer.py >/dev/null 2>&1 &",
+                user="agent",
+            )
 
             async def racing() -> bool:
                 return ".old" in await _root(env, "ls -A /logs/agent || true")
@@ -229,8 +244,11 @@ def test_an_upload_racing_a_folder_swap_never_writes_through_the_symlink(tmp_pat
     assert "pyvenv.cfg" not in listing and "a.bin" not in listing, listing
     assert len(raised) == 3
     for message in raised:
-        assert message == "" or re.match(r"/logs/agent/d\d\d in the sandbox (is a symlink or not a folder: a "
-                                        r"transfer never follows one|kept vanishing)", message), raised
+        assert message == "" or re.match(
+            r"/logs/agent/d\d\d in the sandbox (is a symlink or not a folder: a "
+            r"transfer never follows one|kept vanishing)",
+            message,
+        ), raised
 
 
 @pytest.mark.sandbox
@@ -238,8 +256,10 @@ def test_with_tar_the_upload_race_plants_a_root_file_beside_python(tmp_path):
     """Mutation: tar -x as root writes the next member through the swapped-in symlink (within 3 tries)."""
     raised, listing = _race(tmp_path, TarTransfers, tries=3)
     assert "pyvenv.cfg" in listing, (raised, listing)
-    assert any(line.startswith("-") and line.split()[2:4] == ["root", "root"] and line.endswith("pyvenv.cfg")
-               for line in listing.splitlines()), listing
+    assert any(
+        line.startswith("-") and line.split()[2:4] == ["root", "root"] and line.endswith("pyvenv.cfg")
+        for line in listing.splitlines()
+    ), listing
 
 
 # ---------------------------------------------------------------------- 2. host files through links
@@ -257,8 +277,11 @@ def _links_to_host(tmp_path: Path, cls: type[BubblewrapEnvironment]) -> tuple[os
     async def body():
         async with running(environment(tmp_path, cls=cls)) as (env,):
             await _root(env, LOGS)
-            made = await env.exec(f"cd /logs/agent && ln -s {shlex.quote(str(victim))} link && ln -P link hard && "
-                                  "echo answer > notes.txt", user="agent")
+            made = await env.exec(
+                f"cd /logs/agent && ln -s {shlex.quote(str(victim))} link && ln -P link hard && "
+                "echo answer > notes.txt",
+                user="agent",
+            )
             assert made.return_code == 0, made.stderr
             await env.download_dir("/logs/agent", down)
 
@@ -294,13 +317,16 @@ def test_a_1100_level_chain_downloads_to_the_depth_limit_and_uploads_back_withou
         async with running(environment(tmp_path)) as (env,):
             warnings = Warnings(env)
             await _root(env, LOGS)
-            await env.exec(f"cat > /tmp/chain.py <<'EOF'\n{MAKE_CHAIN}EOF\npython3 /tmp/chain.py /logs/agent {CHAIN}",
-                           user="agent")
+            await env.exec(
+                f"cat > /tmp/chain.py <<'EOF'\n{MAKE_CHAIN}EOF\npython3 /tmp/chain.py /logs/agent {CHAIN}", user="agent"
+            )
             await env.download_dir("/logs/agent", down)
             _host_chain(deep, CHAIN)
             await env.upload_dir(deep, "/srv/deep")
-            levels = await _root(env, "python3 -c \"import os; n = 0\nwhile os.path.isdir('/srv/deep' + '/d' * "
-                                      "(n + 1)): n += 1\nprint(n)\"")
+            levels = await _root(
+                env,
+                "python3 -c \"import os; n = 0\nwhile os.path.isdir('/srv/deep' + '/d' * (n + 1)): n += 1\nprint(n)\"",
+            )
             return warnings.messages, int(levels)
 
     try:
@@ -309,7 +335,8 @@ def test_a_1100_level_chain_downloads_to_the_depth_limit_and_uploads_back_withou
         assert uploaded == 64
         assert [m for m in messages if "depth limit (64 folder levels)" in m] == [
             "download of /logs/agent: 1 folder past the depth limit (64 folder levels) skipped",
-            f"upload of {deep} to /srv/deep: 1 folder past the depth limit (64 folder levels) skipped"]
+            f"upload of {deep} to /srv/deep: 1 folder past the depth limit (64 folder levels) skipped",
+        ]
     finally:
         remove_path(str(down))
         remove_path(str(deep))
@@ -324,8 +351,10 @@ def test_with_tar_a_chain_comes_down_whole_and_a_1100_level_upload_raises_recurs
     async def body():
         async with running(environment(tmp_path, cls=TarTransfers)) as (env,):
             await _root(env, LOGS)
-            await env.exec(f"cat > /tmp/chain.py <<'EOF'\n{MAKE_CHAIN}EOF\n"
-                           f"python3 /tmp/chain.py /logs/agent {SHORT_CHAIN}", user="agent")
+            await env.exec(
+                f"cat > /tmp/chain.py <<'EOF'\n{MAKE_CHAIN}EOF\npython3 /tmp/chain.py /logs/agent {SHORT_CHAIN}",
+                user="agent",
+            )
             await env.download_dir("/logs/agent", down)
             _host_chain(deep, CHAIN)
             with pytest.raises(RecursionError):
@@ -348,8 +377,9 @@ def _sparse(tmp_path: Path, cls: type[BubblewrapEnvironment]) -> os.stat_result:
     async def body():
         async with running(environment(tmp_path, cls=cls)) as (env,):
             await _root(env, LOGS)
-            await env.exec(f"truncate -s {SPARSE_MIB}M /logs/agent/sparse.bin && printf x >> /logs/agent/sparse.bin",
-                           user="agent")
+            await env.exec(
+                f"truncate -s {SPARSE_MIB}M /logs/agent/sparse.bin && printf x >> /logs/agent/sparse.bin", user="agent"
+            )
             await env.download_dir("/logs/agent", down)
 
     run(body())
@@ -380,9 +410,12 @@ def test_past_a_limit_the_rest_is_skipped_with_a_warning_and_nothing_raises(tmp_
     async def body():
         async with running(environment(tmp_path)) as (env,):
             warnings = Warnings(env)
-            await _root(env, LOGS + " && mkdir /logs/many /logs/data && truncate -s 1G /logs/agent/huge.bin && "
-                        "echo small > /logs/agent/small.txt && touch /logs/many/f{0,1,2,3,4,5,6,7,8,9} && "
-                        "head -c 600K /dev/urandom > /logs/data/a && cp /logs/data/a /logs/data/b")
+            await _root(
+                env,
+                LOGS + " && mkdir /logs/many /logs/data && truncate -s 1G /logs/agent/huge.bin && "
+                "echo small > /logs/agent/small.txt && touch /logs/many/f{0,1,2,3,4,5,6,7,8,9} && "
+                "head -c 600K /dev/urandom > /logs/data/a && cp /logs/data/a /logs/data/b",
+            )
             for name in ("agent", "many", "data"):
                 await env.download_dir(f"/logs/{name}", tmp_path / name)
             return warnings.messages
@@ -391,9 +424,11 @@ def test_past_a_limit_the_rest_is_skipped_with_a_warning_and_nothing_raises(tmp_
     assert sorted(os.listdir(tmp_path / "agent")) == ["small.txt"]
     assert len(os.listdir(tmp_path / "many")) == 8
     assert sorted(os.listdir(tmp_path / "data")) == ["a"]
-    assert messages == ["download of /logs/agent: 1 file past the file size limit (256 MiB per file) skipped",
-                        "download of /logs/many: stopped at the entry limit (8 entries); the rest is skipped",
-                        "download of /logs/data: stopped at the data limit (1 MiB); the rest is skipped"]
+    assert messages == [
+        "download of /logs/agent: 1 file past the file size limit (256 MiB per file) skipped",
+        "download of /logs/many: stopped at the entry limit (8 entries); the rest is skipped",
+        "download of /logs/data: stopped at the data limit (1 MiB); the rest is skipped",
+    ]
 
 
 # ---------------------------------------------------------------------- 5. hard links
@@ -414,8 +449,11 @@ def _hard_links(tmp_path: Path, mib: int = LINKED_MIB, *, refuse_links: bool = F
         async with running(environment(tmp_path)) as (env,):
             warnings = Warnings(env)
             await _root(env, LOGS)
-            made = await env.exec(f"cd /logs/agent && mkdir -p a/b z && head -c {mib}M /dev/urandom > a/b/f && "
-                                  f"{links} && echo notes > notes.txt && sha256sum a/b/f", user="agent")
+            made = await env.exec(
+                f"cd /logs/agent && mkdir -p a/b z && head -c {mib}M /dev/urandom > a/b/f && "
+                f"{links} && echo notes > notes.txt && sha256sum a/b/f",
+                user="agent",
+            )
             assert made.return_code == 0, made.stderr
             with pytest.MonkeyPatch.context() as patch:  # only around the download: starting a sandbox links too
                 if refuse_links:
@@ -493,12 +531,16 @@ def test_a_hard_link_that_cannot_be_linked_is_skipped_with_a_warning_never_copie
     if case == "first copy skipped":
         monkeypatch.setattr(transfer, "MAX_FILE_SIZE", 1 << 20)
     down, digest, messages = _hard_links(tmp_path, mib=2, refuse_links=case == "link refused")
-    skipped = ("download of /logs/agent: 7 hard links skipped, as their file was not downloaded or could not be "
-               "linked to: /logs/agent/l1, /logs/agent/l2, /logs/agent/l3 and 4 more")
+    skipped = (
+        "download of /logs/agent: 7 hard links skipped, as their file was not downloaded or could not be "
+        "linked to: /logs/agent/l1, /logs/agent/l2, /logs/agent/l3 and 4 more"
+    )
     if case == "first copy skipped":
         assert _files(down) == ["notes.txt"]
-        assert messages == ["download of /logs/agent: 1 file past the file size limit (1 MiB per file) skipped",
-                            skipped]
+        assert messages == [
+            "download of /logs/agent: 1 file past the file size limit (1 MiB per file) skipped",
+            skipped,
+        ]
     else:
         assert _files(down) == ["a/b/f", "notes.txt"]
         assert _sha256(down / "a/b/f") == digest and os.stat(down / "a/b/f").st_nlink == 1
@@ -529,16 +571,25 @@ def test_uploads_are_root_owned_with_modes_kept(tmp_path):
             await env.upload_dir(source, "/tests")
             await env.upload_dir(source, "/srv/logs")
             await env.upload_file(source / "test.sh", "/opt/new/parent/run.sh")
-            return await _root(env, "stat -c '%U %a %n' /tests /tests/test.sh /tests/sub /tests/sub/expected.json "
-                                    "/tests/tool /srv/logs /srv/logs/sub /opt/new /opt/new/parent/run.sh; "
-                                    "readlink /tests/link")
+            return await _root(
+                env,
+                "stat -c '%U %a %n' /tests /tests/test.sh /tests/sub /tests/sub/expected.json "
+                "/tests/tool /srv/logs /srv/logs/sub /opt/new /opt/new/parent/run.sh; "
+                "readlink /tests/link",
+            )
 
     assert run(body()).splitlines() == [
-        "root 700 /tests", "root 755 /tests/test.sh", "root 700 /tests/sub", "root 600 /tests/sub/expected.json",
+        "root 700 /tests",
+        "root 755 /tests/test.sh",
+        "root 700 /tests/sub",
+        "root 600 /tests/sub/expected.json",
         "root 755 /tests/tool",
         "agent 755 /srv/logs",  # the target that was there keeps its owner and mode (docker cp's "src/." rule)
         "root 700 /srv/logs/sub",  # a folder inside it takes the source's metadata, as docker cp gives it
-        "root 755 /opt/new", "root 755 /opt/new/parent/run.sh", "sub/expected.json"]
+        "root 755 /opt/new",
+        "root 755 /opt/new/parent/run.sh",
+        "sub/expected.json",
+    ]
 
 
 @pytest.mark.sandbox
@@ -550,8 +601,11 @@ def test_an_upload_through_a_symlinked_or_read_only_parent_is_refused_with_a_cle
     async def body():
         async with running(environment(tmp_path)) as (env,):
             await env.exec("ln -s /usr/local/bin /tmp/bin", user="agent")
-            with pytest.raises(RuntimeError, match=r"^/tmp/bin in the sandbox is a symlink or not a folder: "
-                                                   r"a transfer never follows one$"):
+            with pytest.raises(
+                RuntimeError,
+                match=r"^/tmp/bin in the sandbox is a symlink or not a folder: "
+                r"a transfer never follows one$",
+            ):
                 await env.upload_file(source, "/tmp/bin/pyvenv.cfg")
             with pytest.raises(RuntimeError, match=r"^/tmp/bin in the sandbox is a symlink or not a folder"):
                 await env.upload_dir(tmp_path, "/tmp/bin/sub")
@@ -571,10 +625,13 @@ def test_downloads_keep_regular_files_and_links_inside_the_tree_only(tmp_path):
 
     async def body():
         async with running(environment(tmp_path)) as (env,):
-            await env.exec("cd /app && mkdir -p sub/deeper && echo hi > f && ln f sub/hard && ln -s f rel && "
-                           "ln -s ../f sub/up && ln -s ../../f sub/deeper/up2 && ln -s ../.. sub/out && "
-                           "ln -s sub/../../etc sub2 && ln -s /etc/passwd abs && mkfifo fifo && "
-                           "python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind(\"sock\")'", user="agent")
+            await env.exec(
+                "cd /app && mkdir -p sub/deeper && echo hi > f && ln f sub/hard && ln -s f rel && "
+                "ln -s ../f sub/up && ln -s ../../f sub/deeper/up2 && ln -s ../.. sub/out && "
+                "ln -s sub/../../etc sub2 && ln -s /etc/passwd abs && mkfifo fifo && "
+                "python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind(\"sock\")'",
+                user="agent",
+            )
             await env.download_dir("/app", down)
             errors = []
             for path in ("/app/fifo", "/app/rel", "/app/sub", "/app/missing"):
@@ -592,10 +649,12 @@ def test_downloads_keep_regular_files_and_links_inside_the_tree_only(tmp_path):
     assert (down / "f").stat().st_ino == (down / "sub" / "hard").stat().st_ino
     assert os.readlink(down / "rel") == "f" and (down / "sub" / "deeper" / "up2").read_text() == "hi\n"
     assert stat.S_IMODE((down / "sub").stat().st_mode) == 0o755
-    assert errors == ["/app/fifo in the sandbox is a FIFO, not a regular file: not downloaded",
-                      "/app/rel in the sandbox is a symlink, not a regular file: not downloaded",
-                      "/app/sub in the sandbox is a folder, not a regular file: not downloaded",
-                      "/app/missing: no such file in the sandbox"]
+    assert errors == [
+        "/app/fifo in the sandbox is a FIFO, not a regular file: not downloaded",
+        "/app/rel in the sandbox is a symlink, not a regular file: not downloaded",
+        "/app/sub in the sandbox is a folder, not a regular file: not downloaded",
+        "/app/missing: no such file in the sandbox",
+    ]
     assert (tmp_path / "one").read_text() == "hi\n"
 
 

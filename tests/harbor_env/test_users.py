@@ -16,12 +16,16 @@ from orharbor.harbor_env import BubblewrapEnvironment
 #: A run uid of the verifier's range (verifiers/lockdown.py), the same in both sandboxes.
 RUN_UID = 61184
 #: What the hostile run does: hold 64 processes under the verifier's per-run limit, then wait.
-HOLD = ("ulimit -u 64; exec python3 -c '\n"
-        "import os, time\nheld = 0\nwhile True:\n    try:\n        pid = os.fork()\n    except OSError:\n        break\n"
-        "    if pid == 0:\n        time.sleep(120)\n        os._exit(0)\n    held += 1\nprint(\"held\", held + 1)\n'")
+HOLD = (
+    "ulimit -u 64; exec python3 -c '\n"
+    "import os, time\nheld = 0\nwhile True:\n    try:\n        pid = os.fork()\n    except OSError:\n        break\n"
+    '    if pid == 0:\n        time.sleep(120)\n        os._exit(0)\n    held += 1\nprint("held", held + 1)\n\''
+)
 #: What the honest run does under the same limit: start a thread.
-HONEST = ("ulimit -u 64; python3 -c 'import threading; t = threading.Thread(target=print, args=(\"thread ok\",)); "
-          "t.start(); t.join()'")
+HONEST = (
+    'ulimit -u 64; python3 -c \'import threading; t = threading.Thread(target=print, args=("thread ok",)); '
+    "t.start(); t.join()'"
+)
 
 
 class SharedUserNamespace(BubblewrapEnvironment):
@@ -32,8 +36,10 @@ class SharedUserNamespace(BubblewrapEnvironment):
 
 def _neighbours(tmp_path, cls):
     async def body():
-        async with running(environment(tmp_path, "hostile", cls=cls), environment(tmp_path, "honest", cls=cls)) \
-                as (hostile, honest):
+        async with running(environment(tmp_path, "hostile", cls=cls), environment(tmp_path, "honest", cls=cls)) as (
+            hostile,
+            honest,
+        ):
             held = await hostile.exec(HOLD, user=RUN_UID)
             return held, await honest.exec(HONEST, user=RUN_UID)
 
@@ -59,11 +65,15 @@ def test_without_the_user_namespace_the_hostile_run_starves_its_neighbour(tmp_pa
 @pytest.mark.sandbox
 def test_the_sandboxs_root_is_root_of_its_own_namespace_only(tmp_path):
     """uids read the same inside and out (0..65535 map to themselves), and root holds Docker's capabilities."""
+
     async def body():
         async with running(environment(tmp_path)) as (env,):
-            return (await env.exec("cat /proc/self/uid_map; grep CapEff /proc/self/status; stat -c %u /usr/bin",
-                                   user="root"),
-                    await env.exec("grep -E 'CapEff|CapBnd' /proc/self/status; id -u", user="agent"))
+            return (
+                await env.exec(
+                    "cat /proc/self/uid_map; grep CapEff /proc/self/status; stat -c %u /usr/bin", user="root"
+                ),
+                await env.exec("grep -E 'CapEff|CapBnd' /proc/self/status; id -u", user="agent"),
+            )
 
     root, agent = run(body())
     assert root.stdout.split()[:3] == ["0", "0", "65536"]
@@ -76,6 +86,7 @@ def test_the_sandboxs_root_is_root_of_its_own_namespace_only(tmp_path):
 @pytest.mark.sandbox
 def test_many_sandboxes_start_at_once_and_each_finds_its_own_users(tmp_path):
     """The start cannot race: twelve sandboxes started together all build (chown agent:agent) and answer."""
+
     async def body():
         envs = [environment(tmp_path, f"s{i}") for i in range(12)]
         async with running(*envs):

@@ -38,9 +38,15 @@ def test_statement_gives_the_exact_rounding_and_the_design():
 # ----------------------------------------------------------------- generator
 
 
-DEMAND_RANGES = {"unitary": (1, 1), "small-large-var": (1, 10), "small-small-var": (5, 10),
-                 "large-large-var": (1, 100), "large-small-var": (50, 100), "quadrant": (1, 100),
-                 "many-small-few-large": (1, 100)}
+DEMAND_RANGES = {
+    "unitary": (1, 1),
+    "small-large-var": (1, 10),
+    "small-small-var": (5, 10),
+    "large-large-var": (1, 100),
+    "large-small-var": (50, 100),
+    "quadrant": (1, 100),
+    "many-small-few-large": (1, 100),
+}
 
 
 @pytest.mark.parametrize("size", cvrp.SIZES)
@@ -80,10 +86,11 @@ def test_generator_draws_every_choice():
 
 def test_clustered_customers_gather():
     """Clustered customers lie much closer to their seeds than uniform points would."""
-    inst = next(i for i in (cvrp.generate(s, "n400") for s in range(50))
-                if i["generator"]["customer_placement"] == "clustered")
+    inst = next(
+        i for i in (cvrp.generate(s, "n400") for s in range(50)) if i["generator"]["customer_placement"] == "clustered"
+    )
     k = inst["generator"]["n_cluster_seeds"]
-    seeds, rest = inst["coords"][1:k + 1], inst["coords"][k + 1:]
+    seeds, rest = inst["coords"][1 : k + 1], inst["coords"][k + 1 :]
     near = [min(math.dist(p, s) for s in seeds) for p in rest]
     assert sorted(near)[len(near) // 2] < 100
 
@@ -153,23 +160,59 @@ def p16(published) -> str:
 
 
 BROKEN = [
-    ("bad header", lambda t: _edit(t, 2, "COMMENT without colon"), r"^<text>:2: expected 'KEY : value' or a section keyword"),
+    (
+        "bad header",
+        lambda t: _edit(t, 2, "COMMENT without colon"),
+        r"^<text>:2: expected 'KEY : value' or a section keyword",
+    ),
     ("no capacity", lambda t: _edit(t, 6, None), r"^<text>:6: expected a CAPACITY header line before the sections$"),
-    ("bad dimension", lambda t: _edit(t, 4, "DIMENSION : 1x"), r"^<text>:4: expected DIMENSION to be an integer >= 2, got '1x'$"),
+    (
+        "bad dimension",
+        lambda t: _edit(t, 4, "DIMENSION : 1x"),
+        r"^<text>:4: expected DIMENSION to be an integer >= 2, got '1x'$",
+    ),
     ("wrong type", lambda t: _edit(t, 3, "TYPE : TSP"), r"^<text>:3: expected TYPE : CVRP, got 'TSP'$"),
-    ("geo weights", lambda t: _edit(t, 5, "EDGE_WEIGHT_TYPE : GEO"), r"^<text>:5: unsupported EDGE_WEIGHT_TYPE 'GEO' \(supported: EUC_2D, EXPLICIT\)$"),
+    (
+        "geo weights",
+        lambda t: _edit(t, 5, "EDGE_WEIGHT_TYPE : GEO"),
+        r"^<text>:5: unsupported EDGE_WEIGHT_TYPE 'GEO' \(supported: EUC_2D, EXPLICIT\)$",
+    ),
     ("float coordinate", lambda t: _edit(t, 9, "2 37.5 52"), r"^<text>:9: expected an integer, got '37\.5'$"),
-    ("short coord row", lambda t: _edit(t, 9, "2 37"), r"^<text>:9: expected the node coordinates of node 2 \(3 integers\), got '2 37'$"),
+    (
+        "short coord row",
+        lambda t: _edit(t, 9, "2 37"),
+        r"^<text>:9: expected the node coordinates of node 2 \(3 integers\), got '2 37'$",
+    ),
     ("wrong node id", lambda t: _edit(t, 9, "3 37 52"), r"^<text>:9: expected node id 2, got 3$"),
     ("missing coord row", lambda t: _edit(t, 9, None), r"^<text>:9: expected node id 2, got 3$"),
     ("negative demand", lambda t: _edit(t, 26, "2 -19"), r"^<text>:26: node 2: negative demand -19$"),
     ("depot demand", lambda t: _edit(t, 25, "1 5"), r"^<text>:4: the depot \(node 1\) has demand 5, expected 0$"),
-    ("demand above capacity", lambda t: _edit(t, 26, "2 36"), r"^<text>:6: node 2 has demand 36, above the CAPACITY 35$"),
-    ("second depot", lambda t: _edit(t, 42, " 2"), r"^<text>:42: expected the depot id 1 \(only node 1 may be the depot\), got '2'$"),
+    (
+        "demand above capacity",
+        lambda t: _edit(t, 26, "2 36"),
+        r"^<text>:6: node 2 has demand 36, above the CAPACITY 35$",
+    ),
+    (
+        "second depot",
+        lambda t: _edit(t, 42, " 2"),
+        r"^<text>:42: expected the depot id 1 \(only node 1 may be the depot\), got '2'$",
+    ),
     ("unterminated depots", lambda t: _edit(t, 43, " 5"), r"^<text>:43: expected -1 ending DEPOT_SECTION .*got '5'$"),
-    ("unknown section", lambda t: _edit(t, 41, "TIME_WINDOW_SECTION"), r"^<text>:41: unsupported section TIME_WINDOW_SECTION"),
-    ("no depot section", lambda t: "\n".join(t.split("\n")[:40]) + "\nEOF\n", r"^<text>:42: expected a DEPOT_SECTION, got the end of the file$"),
-    ("truncated", lambda t: "\n".join(t.split("\n")[:30]), r"^<text>:31: expected the demand of node 7, got the end of the file$"),
+    (
+        "unknown section",
+        lambda t: _edit(t, 41, "TIME_WINDOW_SECTION"),
+        r"^<text>:41: unsupported section TIME_WINDOW_SECTION",
+    ),
+    (
+        "no depot section",
+        lambda t: "\n".join(t.split("\n")[:40]) + "\nEOF\n",
+        r"^<text>:42: expected a DEPOT_SECTION, got the end of the file$",
+    ),
+    (
+        "truncated",
+        lambda t: "\n".join(t.split("\n")[:30]),
+        r"^<text>:31: expected the demand of node 7, got the end of the file$",
+    ),
 ]
 
 
@@ -199,8 +242,15 @@ def test_broken_solution_files_are_rejected(tmp_path):
 
 
 def _small() -> dict:
-    return {"problem": "cvrp", "name": "t", "n_customers": 4, "capacity": 10, "rounding": "nint",
-            "coords": [[0, 0], [3, 4], [6, 8], [0, 5], [1, 1]], "demands": [0, 4, 5, 6, 3]}
+    return {
+        "problem": "cvrp",
+        "name": "t",
+        "n_customers": 4,
+        "capacity": 10,
+        "rounding": "nint",
+        "coords": [[0, 0], [3, 4], [6, 8], [0, 5], [1, 1]],
+        "demands": [0, 4, 5, 6, 3],
+    }
 
 
 def test_evaluate_small_exact():
@@ -227,8 +277,11 @@ def test_evaluate_matches_an_independent_computation():
         inst = cvrp.generate(seed, size)
         routes = cvrp.baseline(inst)["routes"]
         xy = inst["coords"]
-        expected = sum(int(math.sqrt((xy[a][0] - xy[b][0]) ** 2 + (xy[a][1] - xy[b][1]) ** 2) + 0.5)
-                       for r in routes for a, b in zip([0] + r, r + [0]))
+        expected = sum(
+            int(math.sqrt((xy[a][0] - xy[b][0]) ** 2 + (xy[a][1] - xy[b][1]) ** 2) + 0.5)
+            for r in routes
+            for a, b in zip([0] + r, r + [0])
+        )
         assert cvrp.evaluate(inst, {"routes": routes}) == expected
 
 
@@ -238,19 +291,47 @@ BAD = [
     ("missing key", {}, r"solution: missing key 'routes'"),
     ("routes not a list", {"routes": {"0": [1]}}, r"solution.routes: expected a list, got object"),
     ("route not a list", {"routes": [[1, 2], 3]}, r"solution.routes\[1\]: expected a list, got integer"),
-    ("float customer", {"routes": [[1.0, 2], [3, 4]]}, r"solution.routes\[0\]\[0\]: expected an integer, got float 1.0"),
+    (
+        "float customer",
+        {"routes": [[1.0, 2], [3, 4]]},
+        r"solution.routes\[0\]\[0\]: expected an integer, got float 1.0",
+    ),
     ("bool customer", {"routes": [[True, 2], [3, 4]]}, r"solution.routes\[0\]\[0\]: expected an integer, got bool"),
     ("string customer", {"routes": [["1", 2], [3, 4]]}, r"solution.routes\[0\]\[0\]: expected an integer, got string"),
     ("null customer", {"routes": [[None]]}, r"solution.routes\[0\]\[0\]: expected an integer, got null"),
-    ("huge customer", {"routes": [[10**400]]}, r"solution.routes\[0\]\[0\]: integer <integer with over 4000 digits>|out of range"),
-    ("depot inside", {"routes": [[1, 0, 2], [3, 4]]}, r"solution.routes\[0\]\[1\]: the depot \(0\) may not appear inside a route"),
-    ("unknown customer", {"routes": [[1, 2], [3, 5]]}, r"solution.routes\[1\]\[1\]: 5 is not a customer \(customers are 1..4\)"),
+    (
+        "huge customer",
+        {"routes": [[10**400]]},
+        r"solution.routes\[0\]\[0\]: integer <integer with over 4000 digits>|out of range",
+    ),
+    (
+        "depot inside",
+        {"routes": [[1, 0, 2], [3, 4]]},
+        r"solution.routes\[0\]\[1\]: the depot \(0\) may not appear inside a route",
+    ),
+    (
+        "unknown customer",
+        {"routes": [[1, 2], [3, 5]]},
+        r"solution.routes\[1\]\[1\]: 5 is not a customer \(customers are 1..4\)",
+    ),
     ("negative customer", {"routes": [[1, 2], [3, -4]]}, r"solution.routes\[1\]\[1\]: -4 is not a customer"),
-    ("duplicate", {"routes": [[1, 2], [3, 1], [4]]}, r"solution.routes\[1\]\[1\]: customer 1 is already visited at solution.routes\[0\]\[0\]"),
+    (
+        "duplicate",
+        {"routes": [[1, 2], [3, 1], [4]]},
+        r"solution.routes\[1\]\[1\]: customer 1 is already visited at solution.routes\[0\]\[0\]",
+    ),
     ("missing customer", {"routes": [[1, 2], [3]]}, r"customer 4 never visited"),
     ("too long route", {"routes": [[1, 2, 3, 4, 1]]}, r"solution.routes\[0\]: 5 stops for 4 customers"),
-    ("over capacity", {"routes": [[1], [2, 3], [4]]}, r"solution.routes\[1\]: route 1 carries a load of 11, over the capacity 10"),
-    ("over capacity after empty", {"routes": [[], [1, 2, 4], [3]]}, r"solution.routes\[1\]: route 1 carries a load of 12, over the capacity 10"),
+    (
+        "over capacity",
+        {"routes": [[1], [2, 3], [4]]},
+        r"solution.routes\[1\]: route 1 carries a load of 11, over the capacity 10",
+    ),
+    (
+        "over capacity after empty",
+        {"routes": [[], [1, 2, 4], [3]]},
+        r"solution.routes\[1\]: route 1 carries a load of 12, over the capacity 10",
+    ),
 ]
 
 
@@ -261,8 +342,20 @@ def test_broken_solutions_are_infeasible(label, solution, message):
         cvrp.evaluate(_small(), solution)
 
 
-@pytest.mark.parametrize("garbage", [None, 3, "routes", [], {"routes": None}, {"routes": [[float("nan")]]},
-                                     {"routes": [[[1]]]}, {"routes": [[{"a": 1}]]}, {1: [[1]]}])
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        None,
+        3,
+        "routes",
+        [],
+        {"routes": None},
+        {"routes": [[float("nan")]]},
+        {"routes": [[[1]]]},
+        {"routes": [[{"a": 1}]]},
+        {1: [[1]]},
+    ],
+)
 def test_garbage_raises_only_infeasible(garbage):
     """Any JSON value raises Infeasible (a ValueError), never another exception."""
     with pytest.raises(Infeasible):

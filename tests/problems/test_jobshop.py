@@ -60,7 +60,9 @@ def test_generate_shape(size):
 
 def test_generator_draws_every_style():
     """Every duration range occurs across seeds, and the two-stage routing for about a quarter of them."""
-    styles = {(js.generate(s, "6x6")["generator"]["high"], js.generate(s, "6x6")["generator"]["routing"]) for s in range(60)}
+    styles = {
+        (js.generate(s, "6x6")["generator"]["high"], js.generate(s, "6x6")["generator"]["routing"]) for s in range(60)
+    }
     assert {h for h, _ in styles} == {99, 200, 100}
     routings = [js.generate(s, "6x6")["generator"]["routing"] for s in range(200)]
     assert 0.15 < routings.count("two-stage") / 200 < 0.35
@@ -107,7 +109,10 @@ def test_taillard_files_keep_the_generator_seeds():
     text = js.write(inst, "taillard")
     back = js.read(text)
     assert text.startswith("Nb of jobs") and text.endswith("\n")
-    assert (back["time_seed"], back["machine_seed"]) == (inst["generator"]["time_seed"], inst["generator"]["machine_seed"])
+    assert (back["time_seed"], back["machine_seed"]) == (
+        inst["generator"]["time_seed"],
+        inst["generator"]["machine_seed"],
+    )
 
 
 def _ta01_row4_short(files) -> str:
@@ -117,20 +122,75 @@ def _ta01_row4_short(files) -> str:
 #: Edits of the published files (by name), the format to read them in, and the message expected.
 BROKEN = [
     ("wrong count", _ta01_row4_short, "orlib", r"^<text>:4: expected 30 integers, got 29$"),
-    ("non-integer", lambda f: _edit(f["ft06"], 7, "1  8  2  5  4 1O  5 10  0 10  3  4"), "orlib", r"^<text>:7: expected an integer, got '1O'$"),
-    ("float token", lambda f: _edit(f["ft06"], 7, "1  8  2  5  4 10.0  5 10  0 10  3  4"), "orlib", r"<text>:7: expected an integer, got '10\.0'"),
-    ("machine range", lambda f: _edit(f["ft06"], 6, "2  1  0  3  1  6  3  7  6  3  4  6"), "orlib", r"<text>:6: job 0 operation 4: machine 6 out of range 0\.\.5"),
-    ("machine repeated", lambda f: _edit(f["ft06"], 6, "2  1  0  3  1  6  3  7  3  3  4  6"), "orlib", r"<text>:6: job 0 operation 4: machine 3 repeated"),
-    ("negative duration", lambda f: _edit(f["ft06"], 6, "2  1  0 -3  1  6  3  7  5  3  4  6"), "orlib", r"<text>:6: job 0 operation 1: negative duration -3"),
-    ("missing row", lambda f: _edit(f["ft06"], 11, None), "orlib", r"<text>:11: expected the row of job 5 .*end of the file"),
+    (
+        "non-integer",
+        lambda f: _edit(f["ft06"], 7, "1  8  2  5  4 1O  5 10  0 10  3  4"),
+        "orlib",
+        r"^<text>:7: expected an integer, got '1O'$",
+    ),
+    (
+        "float token",
+        lambda f: _edit(f["ft06"], 7, "1  8  2  5  4 10.0  5 10  0 10  3  4"),
+        "orlib",
+        r"<text>:7: expected an integer, got '10\.0'",
+    ),
+    (
+        "machine range",
+        lambda f: _edit(f["ft06"], 6, "2  1  0  3  1  6  3  7  6  3  4  6"),
+        "orlib",
+        r"<text>:6: job 0 operation 4: machine 6 out of range 0\.\.5",
+    ),
+    (
+        "machine repeated",
+        lambda f: _edit(f["ft06"], 6, "2  1  0  3  1  6  3  7  3  3  4  6"),
+        "orlib",
+        r"<text>:6: job 0 operation 4: machine 3 repeated",
+    ),
+    (
+        "negative duration",
+        lambda f: _edit(f["ft06"], 6, "2  1  0 -3  1  6  3  7  5  3  4  6"),
+        "orlib",
+        r"<text>:6: job 0 operation 1: negative duration -3",
+    ),
+    (
+        "missing row",
+        lambda f: _edit(f["ft06"], 11, None),
+        "orlib",
+        r"<text>:11: expected the row of job 5 .*end of the file",
+    ),
     ("only comments", lambda f: "# nothing\n", None, r"<text>:2: expected the line 'n_jobs n_machines'"),
     ("bad size line", lambda f: _edit(f["ft06"], 5, "6"), "orlib", r"<text>:5: expected 2 integers, got 1"),
     ("zero jobs", lambda f: "0 6\n", "orlib", r"<text>:1: expected positive numbers"),
-    ("taillard count", lambda f: _edit(f["TA01.txt"], 5, " 74 31 88 51 57 78  8  7 91 79 18 51 18 99"), "taillard", r"^<text>:5: expected 15 integers, got 14$"),
-    ("taillard machine 0", lambda f: _edit(f["TA01.txt"], 20, "  0 13  5  8  4  3 11 12  9 15 10 14  6  1  2"), "taillard", r"<text>:20: job 0 operation 0: machine 0 out of range 1\.\.15"),
-    ("taillard repeated", lambda f: _edit(f["TA01.txt"], 20, "  7  7  5  8  4  3 11 12  9 15 10 14  6  1  2"), "taillard", r"<text>:20: job 0 operation 1: machine 7 repeated"),
-    ("taillard missing row", lambda f: _edit(f["TA01.txt"], 18, None), None, r"<text>:18: expected an integer, got 'Machines'"),
-    ("taillard truncated", lambda f: "\n".join(f["TA01.txt"].split("\n")[:30]), None, r"<text>:31: expected the machines of job 11 \(15 integers\), got the end of the file$"),
+    (
+        "taillard count",
+        lambda f: _edit(f["TA01.txt"], 5, " 74 31 88 51 57 78  8  7 91 79 18 51 18 99"),
+        "taillard",
+        r"^<text>:5: expected 15 integers, got 14$",
+    ),
+    (
+        "taillard machine 0",
+        lambda f: _edit(f["TA01.txt"], 20, "  0 13  5  8  4  3 11 12  9 15 10 14  6  1  2"),
+        "taillard",
+        r"<text>:20: job 0 operation 0: machine 0 out of range 1\.\.15",
+    ),
+    (
+        "taillard repeated",
+        lambda f: _edit(f["TA01.txt"], 20, "  7  7  5  8  4  3 11 12  9 15 10 14  6  1  2"),
+        "taillard",
+        r"<text>:20: job 0 operation 1: machine 7 repeated",
+    ),
+    (
+        "taillard missing row",
+        lambda f: _edit(f["TA01.txt"], 18, None),
+        None,
+        r"<text>:18: expected an integer, got 'Machines'",
+    ),
+    (
+        "taillard truncated",
+        lambda f: "\n".join(f["TA01.txt"].split("\n")[:30]),
+        None,
+        r"<text>:31: expected the machines of job 11 \(15 integers\), got the end of the file$",
+    ),
     ("taillard no Times", lambda f: _edit(f["TA01.txt"], 3, "Time"), None, r"<text>:3: expected 'Times', got 'Time'"),
     ("taillard header", lambda f: f["TA01.txt"], "taillard", None),
 ]
@@ -169,7 +229,14 @@ def test_evaluate_known_schedules(ft06):
 
 def _small() -> dict:
     # job 0: m0 (3) then m1 (2); job 1: m1 (4) then m0 (1)
-    return {"problem": "jobshop", "name": "t", "n_jobs": 2, "n_machines": 2, "machines": [[0, 1], [1, 0]], "durations": [[3, 2], [4, 1]]}
+    return {
+        "problem": "jobshop",
+        "name": "t",
+        "n_jobs": 2,
+        "n_machines": 2,
+        "machines": [[0, 1], [1, 0]],
+        "durations": [[3, 2], [4, 1]],
+    }
 
 
 def test_evaluate_small_exact():
@@ -194,18 +261,42 @@ BROKEN_SOLUTIONS = [
     ("short row", {"starts": [[0, 4], [0]]}, r"^solution\.starts\[1\]: expected 2 items, got 1$"),
     ("bool", {"starts": [[0, 4], [False, 4]]}, r"^solution\.starts\[1\]\[0\]: expected an integer, got bool"),
     ("float", {"starts": [[0, 4], [0, 3.0]]}, r"^solution\.starts\[1\]\[1\]: expected an integer, got float 3\.0$"),
-    ("nan", {"starts": [[float("nan"), 4], [0, 4]]}, r"^solution\.starts\[0\]\[0\]: expected an integer, got float nan$"),
-    ("inf", {"starts": [[0, float("inf")], [0, 4]]}, r"^solution\.starts\[0\]\[1\]: expected an integer, got float inf$"),
+    (
+        "nan",
+        {"starts": [[float("nan"), 4], [0, 4]]},
+        r"^solution\.starts\[0\]\[0\]: expected an integer, got float nan$",
+    ),
+    (
+        "inf",
+        {"starts": [[0, float("inf")], [0, 4]]},
+        r"^solution\.starts\[0\]\[1\]: expected an integer, got float inf$",
+    ),
     ("huge", {"starts": [[0, 10**30], [0, 4]]}, r"^solution\.starts\[0\]\[1\]: integer .* is out of range$"),
     ("negative", {"starts": [[0, 4], [-1, 4]]}, r"^solution\.starts\[1\]\[0\]: -1 is below the minimum 0$"),
     ("string", {"starts": [[0, "4"], [0, 4]]}, r"^solution\.starts\[0\]\[1\]: expected an integer, got string '4'$"),
     ("null start", {"starts": [[0, 4], [0, None]]}, r"^solution\.starts\[1\]\[1\]: expected an integer, got null"),
-    ("nested junk", {"starts": [[0, [4]], [0, 4]]}, r"^solution\.starts\[0\]\[1\]: expected an integer, got list \[4\]$"),
-    ("dict start", {"starts": [[0, 4], [{"t": 0}, 4]]}, r"^solution\.starts\[1\]\[0\]: expected an integer, got object"),
+    (
+        "nested junk",
+        {"starts": [[0, [4]], [0, 4]]},
+        r"^solution\.starts\[0\]\[1\]: expected an integer, got list \[4\]$",
+    ),
+    (
+        "dict start",
+        {"starts": [[0, 4], [{"t": 0}, 4]]},
+        r"^solution\.starts\[1\]\[0\]: expected an integer, got object",
+    ),
     ("precedence", {"starts": [[0, 2], [0, 4]]}, r"^job 0 operation 1 starts at 2 before its predecessor ends at 3$"),
-    ("overlap", {"starts": [[0, 3], [0, 5]]}, r"^machine 1: job 1 operation 0 \[0, 4\) overlaps job 0 operation 1 \[3, 5\)$"),
+    (
+        "overlap",
+        {"starts": [[0, 3], [0, 5]]},
+        r"^machine 1: job 1 operation 0 \[0, 4\) overlaps job 0 operation 1 \[3, 5\)$",
+    ),
     ("overlap m0", {"starts": [[0, 4], [0, 2]]}, r"^job 1 operation 1 starts at 2 before its predecessor ends at 4$"),
-    ("same start", {"starts": [[5, 10], [0, 5]]}, r"^machine 0: job 1 operation 1 \[5, 6\) overlaps job 0 operation 0 \[5, 8\)$"),
+    (
+        "same start",
+        {"starts": [[5, 10], [0, 5]]},
+        r"^machine 0: job 1 operation 1 \[5, 6\) overlaps job 0 operation 0 \[5, 8\)$",
+    ),
 ]
 
 

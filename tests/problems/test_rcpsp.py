@@ -123,8 +123,16 @@ def test_real_file_contents(folder, j301_1):
     assert inst["capacities"] == [12, 13, 4, 12]
     assert inst["successors"][0] == [1, 2, 3] and inst["successors"][1] == [5, 10, 14] and inst["successors"][31] == []
     assert inst["durations"][:4] == [0, 8, 4, 6] and inst["demands"][2] == [10, 0, 0, 0]
-    assert inst["psplib"] == {"basedata": "j30_17.bas", "seed": 28123, "horizon": 158, "pronr": 1,
-                              "rel_date": 0, "due_date": 38, "tard_cost": 26, "mpm_time": 38}
+    assert inst["psplib"] == {
+        "basedata": "j30_17.bas",
+        "seed": 28123,
+        "horizon": 158,
+        "pronr": 1,
+        "rel_date": 0,
+        "due_date": 38,
+        "tard_cost": 26,
+        "mpm_time": 38,
+    }
     big = rc.read(folder / "j1201_1.sm")
     assert big["n_activities"] == 122 and big["psplib"]["basedata"] == "J1201_.BAS"
 
@@ -141,7 +149,11 @@ def test_generated_files_carry_psplib_style_headers(seed, size):
     assert text.endswith("*" * 72 + "\n")
     head = back["psplib"]
     assert head["horizon"] == sum(inst["durations"]) and head["seed"] == inst["generator"]["derived_seed"]
-    assert head["mpm_time"] == head["due_date"] == max(s + d for s, d in zip(earliest_starts(inst["durations"], inst["successors"]), inst["durations"]))
+    assert (
+        head["mpm_time"]
+        == head["due_date"]
+        == max(s + d for s, d in zip(earliest_starts(inst["durations"], inst["successors"]), inst["durations"]))
+    )
 
 
 def test_crlf_and_trailing_blank_lines_round_trip(published):
@@ -159,26 +171,90 @@ def j301_1_text(published) -> str:
 
 
 BROKEN = [
-    ("multi-mode", lambda t: _edit(t, 21, "   3        2          3           7   8  13"), r"^<text>:21: multi-mode files are not supported \(activity 3 has 2 modes\)$"),
-    ("nonrenewable", lambda t: _edit(t, 10, "  - nonrenewable              :  2   N"), r"^<text>:10: multi-mode files are not supported \(2 nonrenewable resources\)$"),
-    ("doubly constrained", lambda t: _edit(t, 11, "  - doubly constrained        :  1   D"), r"^<text>:11: doubly constrained resources are not supported"),
-    ("two projects", lambda t: _edit(t, 5, "projects                      :  2"), r"^<text>:5: multi-project files are not supported"),
-    ("successor count", lambda t: _edit(t, 19, "   1        1          3           2   3"), r"^<text>:19: job 1 announces 3 successors but lists 2$"),
-    ("backward arc", lambda t: _edit(t, 22, "   4        1          3           5   9   3"), r"^<text>:22: successor 3 of job 4 out of range 5\.\.32"),
-    ("successor beyond sink", lambda t: _edit(t, 49, "  31        1          1          33"), r"^<text>:49: successor 33 of job 31 out of range 32\.\.32"),
-    ("repeated successor", lambda t: _edit(t, 22, "   4        1          3           5   9   9"), r"^<text>:22: job 4 lists a successor twice$"),
-    ("job number", lambda t: _edit(t, 20, "   5        1          3           6  11  15"), r"^<text>:20: expected job number 2, got 5$"),
-    ("non-integer", lambda t: _edit(t, 58, "  4      1     6       0    0    0    x"), r"^<text>:58: expected an integer, got 'x'$"),
-    ("short request row", lambda t: _edit(t, 58, "  4      1     6       0    0    0"), r"^<text>:58: expected 7 integers, got 6$"),
-    ("negative demand", lambda t: _edit(t, 58, "  4      1     6       0    0    0   -3"), r"^<text>:58: job 4: negative duration or demand$"),
-    ("busy source", lambda t: _edit(t, 55, "  1      1     5       0    0    0    0"), r"^<text>:55: the dummy source \(job 1\) must have duration 0, got 5$"),
-    ("capacity below demand", lambda t: _edit(t, 90, "    9   13    4   12"), r"^<text>:90: resource 1: availability 9 is below the demand 10 of job 3$"),
-    ("jobs mismatch", lambda t: _edit(t, 15, "    1     29      0       38       26       38"), r"^<text>:15: expected 30 non-dummy jobs"),
+    (
+        "multi-mode",
+        lambda t: _edit(t, 21, "   3        2          3           7   8  13"),
+        r"^<text>:21: multi-mode files are not supported \(activity 3 has 2 modes\)$",
+    ),
+    (
+        "nonrenewable",
+        lambda t: _edit(t, 10, "  - nonrenewable              :  2   N"),
+        r"^<text>:10: multi-mode files are not supported \(2 nonrenewable resources\)$",
+    ),
+    (
+        "doubly constrained",
+        lambda t: _edit(t, 11, "  - doubly constrained        :  1   D"),
+        r"^<text>:11: doubly constrained resources are not supported",
+    ),
+    (
+        "two projects",
+        lambda t: _edit(t, 5, "projects                      :  2"),
+        r"^<text>:5: multi-project files are not supported",
+    ),
+    (
+        "successor count",
+        lambda t: _edit(t, 19, "   1        1          3           2   3"),
+        r"^<text>:19: job 1 announces 3 successors but lists 2$",
+    ),
+    (
+        "backward arc",
+        lambda t: _edit(t, 22, "   4        1          3           5   9   3"),
+        r"^<text>:22: successor 3 of job 4 out of range 5\.\.32",
+    ),
+    (
+        "successor beyond sink",
+        lambda t: _edit(t, 49, "  31        1          1          33"),
+        r"^<text>:49: successor 33 of job 31 out of range 32\.\.32",
+    ),
+    (
+        "repeated successor",
+        lambda t: _edit(t, 22, "   4        1          3           5   9   9"),
+        r"^<text>:22: job 4 lists a successor twice$",
+    ),
+    (
+        "job number",
+        lambda t: _edit(t, 20, "   5        1          3           6  11  15"),
+        r"^<text>:20: expected job number 2, got 5$",
+    ),
+    (
+        "non-integer",
+        lambda t: _edit(t, 58, "  4      1     6       0    0    0    x"),
+        r"^<text>:58: expected an integer, got 'x'$",
+    ),
+    (
+        "short request row",
+        lambda t: _edit(t, 58, "  4      1     6       0    0    0"),
+        r"^<text>:58: expected 7 integers, got 6$",
+    ),
+    (
+        "negative demand",
+        lambda t: _edit(t, 58, "  4      1     6       0    0    0   -3"),
+        r"^<text>:58: job 4: negative duration or demand$",
+    ),
+    (
+        "busy source",
+        lambda t: _edit(t, 55, "  1      1     5       0    0    0    0"),
+        r"^<text>:55: the dummy source \(job 1\) must have duration 0, got 5$",
+    ),
+    (
+        "capacity below demand",
+        lambda t: _edit(t, 90, "    9   13    4   12"),
+        r"^<text>:90: resource 1: availability 9 is below the demand 10 of job 3$",
+    ),
+    (
+        "jobs mismatch",
+        lambda t: _edit(t, 15, "    1     29      0       38       26       38"),
+        r"^<text>:15: expected 30 non-dummy jobs",
+    ),
     ("missing precedence row", lambda t: _edit(t, 50, None), r"^<text>:50: expected an integer, got '\*+'$"),
     ("missing stars", lambda t: _edit(t, 4, None), r"^<text>:4: expected a line of '\*', got 'projects"),
     ("wrong header", lambda t: _edit(t, 2, "basedata: x"), r"^<text>:2: expected the line 'file with basedata'"),
     ("bad seed", lambda t: _edit(t, 3, "initial value random generator: abc"), r"^<text>:3: expected an integer after"),
-    ("truncated", lambda t: "\n".join(t.split("\n")[:60]), r"^<text>:61: expected the request row of job 7 \(7 integers\), got the end of the file$"),
+    (
+        "truncated",
+        lambda t: "\n".join(t.split("\n")[:60]),
+        r"^<text>:61: expected the request row of job 7 \(7 integers\), got the end of the file$",
+    ),
 ]
 
 
@@ -195,8 +271,13 @@ def test_broken_files_are_rejected(j301_1_text, label, make, message):
 def _small() -> dict:
     """Source 0, sink 4; 1 -> 3; resources: capacity 3 and 1."""
     return {
-        "problem": "rcpsp", "name": "t", "n_activities": 5, "n_resources": 2, "capacities": [3, 1],
-        "durations": [0, 3, 2, 4, 0], "demands": [[0, 0], [2, 0], [2, 1], [1, 1], [0, 0]],
+        "problem": "rcpsp",
+        "name": "t",
+        "n_activities": 5,
+        "n_resources": 2,
+        "capacities": [3, 1],
+        "durations": [0, 3, 2, 4, 0],
+        "demands": [[0, 0], [2, 0], [2, 1], [1, 1], [0, 0]],
         "successors": [[1, 2], [3], [4], [4], []],
     }
 
@@ -214,8 +295,9 @@ def test_evaluate_far_apart_starts_is_fast():
     """The resource check sweeps events, so huge start times cost nothing extra: it runs no more lines
     than the same schedule at small times (counted, not timed; a check by time step would run out its budget)."""
     inst = _small()
-    far, far_lines = lines_run(rc.evaluate, inst, {"starts": [0, 10**14, 10**14 + 3, 10**15 - 10, 10**15]},
-                               budget=10_000)
+    far, far_lines = lines_run(
+        rc.evaluate, inst, {"starts": [0, 10**14, 10**14 + 3, 10**15 - 10, 10**15]}, budget=10_000
+    )
     near, near_lines = lines_run(rc.evaluate, inst, {"starts": [0, 10, 13, 20, 30]})
     assert (far, near) == (10**15, 30)
     assert far_lines <= near_lines
@@ -243,8 +325,16 @@ BROKEN_SOLUTIONS = [
     ("precedence", {"starts": [0, 0, 3, 2, 9]}, r"^activity 3 starts at 2 before its predecessor 1 ends at 3$"),
     ("after source", {"starts": [1, 0, 3, 5, 9]}, r"^activity 1 starts at 0 before its predecessor 0 ends at 1$"),
     ("early sink", {"starts": [0, 0, 3, 5, 8]}, r"^activity 4 starts at 8 before its predecessor 3 ends at 9$"),
-    ("resource 0", {"starts": [0, 0, 1, 3, 7]}, r"^resource 0 over capacity at time 1: demand 4 > 3 \(activity 2 starts there\)$"),
-    ("resource 1", {"starts": [0, 0, 3, 3, 7]}, r"^resource 1 over capacity at time 3: demand 2 > 1 \(activity 3 starts there\)$"),
+    (
+        "resource 0",
+        {"starts": [0, 0, 1, 3, 7]},
+        r"^resource 0 over capacity at time 1: demand 4 > 3 \(activity 2 starts there\)$",
+    ),
+    (
+        "resource 1",
+        {"starts": [0, 0, 3, 3, 7]},
+        r"^resource 1 over capacity at time 3: demand 2 > 1 \(activity 3 starts there\)$",
+    ),
     ("inside overlap", {"starts": [0, 0, 5, 3, 9]}, r"^resource 1 over capacity at time 5: demand 2 > 1"),
 ]
 

@@ -25,17 +25,63 @@ REAL = ("Instance1", "Instance2", "Instance3")
 #: Published optima (schedulingbenchmarks.org) and an optimal roster of each, found and proved
 #: optimal by the reference (one shift letter per day, "." for a day off, staff in file order).
 OPTIMA = {
-    "Instance1": (607, [".DDDD..DD..DDD", "DDDDD...DD..DD", "DDD..DDD..DD..", "DD...DDDDD....",
-                        ".DDDD..DD..DDD", "DDD...DDDD....", "..DDD..DD..DDD", "DD..DDD..DDD.."]),
-    "Instance2": (828, ["LLL..LLLLL....", "..EEE..EEE..EL", "L..EEEE..EEE..", "EEEEE...EEE..E",
-                        "..LLLLL..LLL..", "E..LLLL..EEL..", "EEEEL..LL...EE", "EEL..EEELL....",
-                        ".ELLL..EE..EEE", "LLLL.....LLLLL", "..L.....L...LL", ".L........L.LL",
-                        "L..E.LL.......", "........E.E.EL"]),
-    "Instance3": (1001, [".DDDD..DDD..DD", ".DDDD..LLL..LL", "L..EEELL..DL..", ".LLLL..EEL..EE",
-                         "EEE......EEEEE", ".EEDD..EEE..DD", "LLL..DDD..LL..", "..EELLL..DDL..",
-                         "DDDD.....EDDDL", "E..ED..EDD..DD", "D....DDDDDD...", "DL...DDLLLL...",
-                         "..DDL...EEELLL", ".DLLLLL...DD..", "L...DDDDDL....", ".....EED...E..",
-                         ".......D...DDD", "..D..EE..D....", ".E...EEE......", "...EEDD......."]),
+    "Instance1": (
+        607,
+        [
+            ".DDDD..DD..DDD",
+            "DDDDD...DD..DD",
+            "DDD..DDD..DD..",
+            "DD...DDDDD....",
+            ".DDDD..DD..DDD",
+            "DDD...DDDD....",
+            "..DDD..DD..DDD",
+            "DD..DDD..DDD..",
+        ],
+    ),
+    "Instance2": (
+        828,
+        [
+            "LLL..LLLLL....",
+            "..EEE..EEE..EL",
+            "L..EEEE..EEE..",
+            "EEEEE...EEE..E",
+            "..LLLLL..LLL..",
+            "E..LLLL..EEL..",
+            "EEEEL..LL...EE",
+            "EEL..EEELL....",
+            ".ELLL..EE..EEE",
+            "LLLL.....LLLLL",
+            "..L.....L...LL",
+            ".L........L.LL",
+            "L..E.LL.......",
+            "........E.E.EL",
+        ],
+    ),
+    "Instance3": (
+        1001,
+        [
+            ".DDDD..DDD..DD",
+            ".DDDD..LLL..LL",
+            "L..EEELL..DL..",
+            ".LLLL..EEL..EE",
+            "EEE......EEEEE",
+            ".EEDD..EEE..DD",
+            "LLL..DDD..LL..",
+            "..EELLL..DDL..",
+            "DDDD.....EDDDL",
+            "E..ED..EDD..DD",
+            "D....DDDDDD...",
+            "DL...DDLLLL...",
+            "..DDL...EEELLL",
+            ".DLLLLL...DD..",
+            "L...DDDDDL....",
+            ".....EED...E..",
+            ".......D...DDD",
+            "..D..EE..D....",
+            ".E...EEE......",
+            "...EEDD.......",
+        ],
+    ),
 }
 #: The published benchmark files, under instances/ (the ``folder`` and ``published`` fixtures).
 FOLDER = "rostering"
@@ -116,9 +162,16 @@ def test_instance1_reads_as_published(folder, instance1):
     """Spot values of Instance1 and Instance3."""
     assert instance1["horizon"] == 14 and instance1["shifts"] == [{"id": "D", "minutes": 480, "forbidden_next": []}]
     assert instance1["staff"][0] == {
-        "id": "A", "max_shifts": {"D": 14}, "max_total_minutes": 4320, "min_total_minutes": 3360,
-        "max_consecutive_shifts": 5, "min_consecutive_shifts": 2, "min_consecutive_days_off": 2,
-        "max_weekends": 1, "days_off": [0]}
+        "id": "A",
+        "max_shifts": {"D": 14},
+        "max_total_minutes": 4320,
+        "min_total_minutes": 3360,
+        "max_consecutive_shifts": 5,
+        "min_consecutive_shifts": 2,
+        "min_consecutive_days_off": 2,
+        "max_weekends": 1,
+        "days_off": [0],
+    }
     assert instance1["shift_on_requests"][0] == {"employee": "A", "day": 2, "shift": "D", "weight": 2}
     assert instance1["shift_off_requests"][-1] == {"employee": "H", "day": 3, "shift": "D", "weight": 3}
     assert instance1["cover"][1] == {"day": 1, "shift": "D", "requirement": 7, "under_weight": 100, "over_weight": 1}
@@ -146,29 +199,56 @@ def unix_instance1(published) -> str:
 BROKEN = [
     ("horizon not int", _edit(5, "x"), r"^<text>:5: expected an integer number of days, got 'x'$"),
     ("horizon zero", _edit(5, "0"), r"^<text>:5: number of days 0 is out of range \(expected at least 1\)$"),
-    ("two horizons", _edit(4, "14"), r"^<text>:5: SECTION_HORIZON holds one number, the days in the horizon; got 2 rows$"),
+    (
+        "two horizons",
+        _edit(4, "14"),
+        r"^<text>:5: SECTION_HORIZON holds one number, the days in the horizon; got 2 rows$",
+    ),
     ("data first", _edit(1, "14"), r"^<text>:1: expected SECTION_HORIZON or a comment, got '14'$"),
     ("unknown section", _edit(22, "SECTION_HOLIDAYS"), r"^<text>:22: unknown section 'SECTION_HOLIDAYS'"),
     ("section twice", _edit(22, "SECTION_STAFF"), r"^<text>:22: SECTION_STAFF appears twice$"),
-    ("missing section", lambda t: "\n".join(_edit(1, None)(t).split("\n")[:63]),
-     r"^<text>:63: expected a SECTION_COVER, got the end of the file$"),
+    (
+        "missing section",
+        lambda t: "\n".join(_edit(1, None)(t).split("\n")[:63]),
+        r"^<text>:63: expected a SECTION_COVER, got the end of the file$",
+    ),
     ("shift fields", _edit(9, "D,480"), r"^<text>:9: expected 3 comma-separated fields \(ShiftID, Length"),
     ("shift length", _edit(9, "D,8h,"), r"^<text>:9: expected an integer length of shift D, got '8h'$"),
     ("unknown successor", _edit(9, "D,480,N"), r"^<text>:9: unknown shift among the successors of shift D: 'N'$"),
     ("shift id", _edit(9, "D D,480,"), r"^<text>:9: expected a shift id \(no spaces"),
     ("staff fields", _edit(13, "A,D=14,4320,3360,5,2,2"), r"^<text>:13: expected 8 comma-separated fields"),
-    ("max shifts form", _edit(13, "A,D:14,4320,3360,5,2,2,1"), r"^<text>:13: employee A: expected ShiftID=max in MaxShifts, got 'D:14'$"),
-    ("max shifts shift", _edit(13, "A,N=14,4320,3360,5,2,2,1"), r"^<text>:13: unknown shift in the MaxShifts of employee A: 'N'$"),
-    ("negative minutes", _edit(13, "A,D=14,4320,-1,5,2,2,1"), r"^<text>:13: min_total_minutes of employee A -1 is out of range"),
+    (
+        "max shifts form",
+        _edit(13, "A,D:14,4320,3360,5,2,2,1"),
+        r"^<text>:13: employee A: expected ShiftID=max in MaxShifts, got 'D:14'$",
+    ),
+    (
+        "max shifts shift",
+        _edit(13, "A,N=14,4320,3360,5,2,2,1"),
+        r"^<text>:13: unknown shift in the MaxShifts of employee A: 'N'$",
+    ),
+    (
+        "negative minutes",
+        _edit(13, "A,D=14,4320,-1,5,2,2,1"),
+        r"^<text>:13: min_total_minutes of employee A -1 is out of range",
+    ),
     ("employee twice", _edit(14, "A,D=14,4320,3360,5,2,2,1"), r"^<text>:14: employee A is defined twice$"),
     ("day off employee", _edit(24, "Z,0"), r"^<text>:24: unknown employee 'Z'$"),
-    ("day off range", _edit(24, "A,14"), r"^<text>:24: day off of employee A 14 is out of range \(expected in 0\.\.13\)$"),
+    (
+        "day off range",
+        _edit(24, "A,14"),
+        r"^<text>:24: day off of employee A 14 is out of range \(expected in 0\.\.13\)$",
+    ),
     ("day off twice", _edit(24, "A,0,0"), r"^<text>:24: employee A: a day off is listed twice$"),
     ("days off row twice", _edit(25, "A,3"), r"^<text>:25: employee A has a second days-off row$"),
     ("request shift", _edit(35, "A,2,N,2"), r"^<text>:35: unknown shift 'N'$"),
     ("request day", _edit(35, "A,-2,D,2"), r"^<text>:35: day -2 is out of range \(expected in 0\.\.13\)$"),
     ("request weight", _edit(35, "A,2,D,2.5"), r"^<text>:35: expected an integer weight, got '2\.5'$"),
-    ("request twice", _edit(36, "A,2,D,1"), r"^<text>:36: a second shift-on request of employee A for shift D on day 2$"),
+    (
+        "request twice",
+        _edit(36, "A,2,D,1"),
+        r"^<text>:36: a second shift-on request of employee A for shift D on day 2$",
+    ),
     ("off request fields", _edit(59, "C,12,D"), r"^<text>:59: expected 4 comma-separated fields"),
     ("cover twice", _edit(68, "0,D,7,100,1"), r"^<text>:68: a second cover row for shift D on day 0$"),
     ("cover requirement", _edit(67, "0,D,five,100,1"), r"^<text>:67: expected an integer requirement, got 'five'$"),
@@ -188,21 +268,44 @@ def test_broken_files_are_rejected(unix_instance1, label, make, message):
 def _small() -> dict:
     """Two weeks, shifts E and L (L may not be followed by E), a strict employee A and a loose B."""
     return {
-        "problem": "rostering", "name": "small", "horizon": 14,
-        "shifts": [{"id": "E", "minutes": 480, "forbidden_next": []}, {"id": "L", "minutes": 480, "forbidden_next": ["E"]}],
+        "problem": "rostering",
+        "name": "small",
+        "horizon": 14,
+        "shifts": [
+            {"id": "E", "minutes": 480, "forbidden_next": []},
+            {"id": "L", "minutes": 480, "forbidden_next": ["E"]},
+        ],
         "staff": [
-            {"id": "A", "max_shifts": {"E": 4, "L": 14}, "max_total_minutes": 3840, "min_total_minutes": 1920,
-             "max_consecutive_shifts": 3, "min_consecutive_shifts": 2, "min_consecutive_days_off": 2,
-             "max_weekends": 1, "days_off": [9]},
-            {"id": "B", "max_shifts": {"E": 14, "L": 0}, "max_total_minutes": 6720, "min_total_minutes": 0,
-             "max_consecutive_shifts": 14, "min_consecutive_shifts": 1, "min_consecutive_days_off": 1,
-             "max_weekends": 2, "days_off": []},
+            {
+                "id": "A",
+                "max_shifts": {"E": 4, "L": 14},
+                "max_total_minutes": 3840,
+                "min_total_minutes": 1920,
+                "max_consecutive_shifts": 3,
+                "min_consecutive_shifts": 2,
+                "min_consecutive_days_off": 2,
+                "max_weekends": 1,
+                "days_off": [9],
+            },
+            {
+                "id": "B",
+                "max_shifts": {"E": 14, "L": 0},
+                "max_total_minutes": 6720,
+                "min_total_minutes": 0,
+                "max_consecutive_shifts": 14,
+                "min_consecutive_shifts": 1,
+                "min_consecutive_days_off": 1,
+                "max_weekends": 2,
+                "days_off": [],
+            },
         ],
         "shift_on_requests": [{"employee": "A", "day": 0, "shift": "E", "weight": 2}],
         "shift_off_requests": [{"employee": "B", "day": 1, "shift": "E", "weight": 3}],
-        "cover": [{"day": 0, "shift": "E", "requirement": 2, "under_weight": 100, "over_weight": 1},
-                  {"day": 1, "shift": "L", "requirement": 1, "under_weight": 10, "over_weight": 5},
-                  {"day": 2, "shift": "E", "requirement": 0, "under_weight": 100, "over_weight": 7}],
+        "cover": [
+            {"day": 0, "shift": "E", "requirement": 2, "under_weight": 100, "over_weight": 1},
+            {"day": 1, "shift": "L", "requirement": 1, "under_weight": 10, "over_weight": 5},
+            {"day": 2, "shift": "E", "requirement": 0, "under_weight": 100, "over_weight": 7},
+        ],
     }
 
 
@@ -223,13 +326,41 @@ def test_evaluate_small_exact():
 HARD = [
     ("days off", "EE..LLL..LLL..", r"^employee A day 9: shift L on a day the employee must have off \(days off\)$"),
     ("rotation", "EE..LE..LL....", r"^employee A day 5: shift E may not follow shift L of day 4 \(shift rotation\)$"),
-    ("max shifts", "EE..EE..EE....", r"^employee A day 8: shift E number 5, above the maximum of 4 shifts E \(max shifts\)$"),
-    ("max total", "LLL..LLL..LLL.", r"^employee A day 12: 4320 minutes worked by then, above the maximum of 3840 \(max total minutes\)$"),
-    ("min total", "EE............", r"^employee A days 0-13: 960 minutes worked, below the minimum of 1920 \(min total minutes\)$"),
-    ("max consecutive", "LLLL...LL.....", r"^employee A day 3: 4 consecutive shifts from day 0, above the maximum of 3 \(max consecutive shifts\)$"),
-    ("min consecutive", "EE..L..LL...LL", r"^employee A days 4-4: a run of 1 working day\(s\) between days off, shorter than the minimum of 2 \(min consecutive shifts\)$"),
-    ("min days off", "EE.LL..LL.....", r"^employee A days 2-2: a run of 1 day\(s\) off between working days, shorter than the minimum of 2 \(min consecutive days off\)$"),
-    ("max weekends", "....LLL....LLL", r"^employee A day 12: weekend 1 \(days 12-13\) is working weekend number 2, above the maximum of 1 \(max weekends\)$"),
+    (
+        "max shifts",
+        "EE..EE..EE....",
+        r"^employee A day 8: shift E number 5, above the maximum of 4 shifts E \(max shifts\)$",
+    ),
+    (
+        "max total",
+        "LLL..LLL..LLL.",
+        r"^employee A day 12: 4320 minutes worked by then, above the maximum of 3840 \(max total minutes\)$",
+    ),
+    (
+        "min total",
+        "EE............",
+        r"^employee A days 0-13: 960 minutes worked, below the minimum of 1920 \(min total minutes\)$",
+    ),
+    (
+        "max consecutive",
+        "LLLL...LL.....",
+        r"^employee A day 3: 4 consecutive shifts from day 0, above the maximum of 3 \(max consecutive shifts\)$",
+    ),
+    (
+        "min consecutive",
+        "EE..L..LL...LL",
+        r"^employee A days 4-4: a run of 1 working day\(s\) between days off, shorter than the minimum of 2 \(min consecutive shifts\)$",
+    ),
+    (
+        "min days off",
+        "EE.LL..LL.....",
+        r"^employee A days 2-2: a run of 1 day\(s\) off between working days, shorter than the minimum of 2 \(min consecutive days off\)$",
+    ),
+    (
+        "max weekends",
+        "....LLL....LLL",
+        r"^employee A day 12: weekend 1 \(days 12-13\) is working weekend number 2, above the maximum of 1 \(max weekends\)$",
+    ),
 ]
 
 
@@ -276,24 +407,72 @@ def _hostile(edit) -> dict:
 HOSTILE = [
     ("not a dict", lambda s: s.clear() or s.update(x=1), r"^solution: missing key 'roster'$"),
     ("extra key", lambda s: s.update(objective=0), r"^solution: unexpected key 'objective'"),
-    ("roster list", lambda s: s.update(roster=[["E"] * 14] * 2), r"^solution\.roster: expected a JSON object \(employee id -> list of shifts\), got list$"),
+    (
+        "roster list",
+        lambda s: s.update(roster=[["E"] * 14] * 2),
+        r"^solution\.roster: expected a JSON object \(employee id -> list of shifts\), got list$",
+    ),
     ("missing employee", lambda s: s["roster"].pop("B"), r"^solution\.roster: missing employee 'B'$"),
-    ("extra employee", lambda s: s["roster"].update(C=["E"] * 14), r"^solution\.roster: unexpected key 'C' \(not an employee id\)$"),
-    ("key flood", lambda s: s["roster"].update({f"k{i}": [] for i in range(200_000)}), r"^solution\.roster: unexpected key 'k0'"),
+    (
+        "extra employee",
+        lambda s: s["roster"].update(C=["E"] * 14),
+        r"^solution\.roster: unexpected key 'C' \(not an employee id\)$",
+    ),
+    (
+        "key flood",
+        lambda s: s["roster"].update({f"k{i}": [] for i in range(200_000)}),
+        r"^solution\.roster: unexpected key 'k0'",
+    ),
     ("short line", lambda s: s["roster"]["A"].pop(), r"^solution\.roster\['A'\]: expected 14 items, got 13$"),
     ("long line", lambda s: s["roster"]["B"].append("E"), r"^solution\.roster\['B'\]: expected 14 items, got 15$"),
     ("line string", lambda s: s["roster"].update(A=GOOD_A), r"^solution\.roster\['A'\]: expected a list, got string$"),
-    ("null day", lambda s: s["roster"]["A"].__setitem__(2, None), r"^solution\.roster\['A'\]\[2\]: expected a shift id or \"\" for a day off, got null"),
-    ("int day", lambda s: s["roster"]["A"].__setitem__(2, 0), r"^solution\.roster\['A'\]\[2\]: expected a shift id .* got integer 0$"),
-    ("bool day", lambda s: s["roster"]["A"].__setitem__(0, True), r"^solution\.roster\['A'\]\[0\]: expected a shift id .* got bool True$"),
-    ("nan day", lambda s: s["roster"]["B"].__setitem__(5, float("nan")), r"^solution\.roster\['B'\]\[5\]: expected a shift id .* got float nan$"),
-    ("nested day", lambda s: s["roster"]["B"].__setitem__(5, ["E"]), r"^solution\.roster\['B'\]\[5\]: expected a shift id .* got list \['E'\]$"),
-    ("unknown shift", lambda s: s["roster"]["B"].__setitem__(5, "N"), r"^solution\.roster\['B'\]\[5\]: unknown shift 'N' \(known: E, L; \"\" is a day off\)$"),
+    (
+        "null day",
+        lambda s: s["roster"]["A"].__setitem__(2, None),
+        r"^solution\.roster\['A'\]\[2\]: expected a shift id or \"\" for a day off, got null",
+    ),
+    (
+        "int day",
+        lambda s: s["roster"]["A"].__setitem__(2, 0),
+        r"^solution\.roster\['A'\]\[2\]: expected a shift id .* got integer 0$",
+    ),
+    (
+        "bool day",
+        lambda s: s["roster"]["A"].__setitem__(0, True),
+        r"^solution\.roster\['A'\]\[0\]: expected a shift id .* got bool True$",
+    ),
+    (
+        "nan day",
+        lambda s: s["roster"]["B"].__setitem__(5, float("nan")),
+        r"^solution\.roster\['B'\]\[5\]: expected a shift id .* got float nan$",
+    ),
+    (
+        "nested day",
+        lambda s: s["roster"]["B"].__setitem__(5, ["E"]),
+        r"^solution\.roster\['B'\]\[5\]: expected a shift id .* got list \['E'\]$",
+    ),
+    (
+        "unknown shift",
+        lambda s: s["roster"]["B"].__setitem__(5, "N"),
+        r"^solution\.roster\['B'\]\[5\]: unknown shift 'N' \(known: E, L; \"\" is a day off\)$",
+    ),
     ("lower case", lambda s: s["roster"]["B"].__setitem__(5, "e"), r"^solution\.roster\['B'\]\[5\]: unknown shift 'e'"),
     ("padded", lambda s: s["roster"]["B"].__setitem__(5, " E"), r"^solution\.roster\['B'\]\[5\]: unknown shift ' E'"),
-    ("off word", lambda s: s["roster"]["B"].__setitem__(5, "OFF"), r"^solution\.roster\['B'\]\[5\]: unknown shift 'OFF'"),
-    ("huge string", lambda s: s["roster"]["B"].__setitem__(5, "E" * 10**6), r"^solution\.roster\['B'\]\[5\]: unknown shift 'E+\.\.\. \(known: E, L"),
-    ("barred shift", lambda s: s["roster"]["B"].__setitem__(5, "L"), r"^employee B day 5: shift L number 1, above the maximum of 0 shifts L \(max shifts\)$"),
+    (
+        "off word",
+        lambda s: s["roster"]["B"].__setitem__(5, "OFF"),
+        r"^solution\.roster\['B'\]\[5\]: unknown shift 'OFF'",
+    ),
+    (
+        "huge string",
+        lambda s: s["roster"]["B"].__setitem__(5, "E" * 10**6),
+        r"^solution\.roster\['B'\]\[5\]: unknown shift 'E+\.\.\. \(known: E, L",
+    ),
+    (
+        "barred shift",
+        lambda s: s["roster"]["B"].__setitem__(5, "L"),
+        r"^employee B day 5: shift L number 1, above the maximum of 0 shifts L \(max shifts\)$",
+    ),
 ]
 
 

@@ -41,8 +41,15 @@ def test_weights_and_statement_agree():
     """The competition's weights, as the verifier applies them and the statement states them."""
     assert WEIGHTS == {"room_capacity": 1, "min_working_days": 5, "curriculum_compactness": 2, "room_stability": 1}
     text = tt.statement()
-    for word in ("Room occupancy", "Conflicts", "Availability", "1 point per student", "5 points per day",
-                 "2 points per isolated lecture", "minus 1"):
+    for word in (
+        "Room occupancy",
+        "Conflicts",
+        "Availability",
+        "1 point per student",
+        "5 points per day",
+        "2 points per isolated lecture",
+        "minus 1",
+    ):
         assert word in text, word
     assert "stop_after_first_solution" in tt.BASELINE
 
@@ -72,10 +79,12 @@ def test_generate_follows_the_design(size):
         assert len(inst["curricula"]) == gen["n_cohorts"] + gen["n_extra_curricula"]
         assert len({c["teacher"] for c in inst["courses"]}) == gen["n_teachers"] <= n
         assert len(inst["unavailability"]) == gen["n_unavailable"] <= n * periods * gen["unavailability_percent"] // 100
-        for key, (low, high) in (("lecture_percent", gen_module.LECTURE_PERCENT),
-                                 ("occupancy_percent", gen_module.OCCUPANCY_PERCENT),
-                                 ("teacher_percent", gen_module.TEACHER_PERCENT),
-                                 ("unavailability_percent", gen_module.UNAVAILABILITY_PERCENT)):
+        for key, (low, high) in (
+            ("lecture_percent", gen_module.LECTURE_PERCENT),
+            ("occupancy_percent", gen_module.OCCUPANCY_PERCENT),
+            ("teacher_percent", gen_module.TEACHER_PERCENT),
+            ("unavailability_percent", gen_module.UNAVAILABILITY_PERCENT),
+        ):
             assert low <= gen[key] <= high, key
         ids = {c["id"] for c in inst["courses"]}
         assert all(set(q["courses"]) <= ids for q in inst["curricula"])
@@ -116,8 +125,13 @@ def test_comp01_data(comp01):
     assert comp01["name"] == "Fis0506-1" and comp01["source"] == "comp01.ctt"
     assert (comp01["days"], comp01["periods_per_day"]) == (5, 6)
     assert len(comp01["courses"]) == 30 and len(comp01["rooms"]) == 6 and len(comp01["curricula"]) == 14
-    assert comp01["courses"][0] == {"id": "c0001", "teacher": "t000", "lectures": 6, "min_working_days": 4,
-                                    "students": 130}
+    assert comp01["courses"][0] == {
+        "id": "c0001",
+        "teacher": "t000",
+        "lectures": 6,
+        "min_working_days": 4,
+        "students": 130,
+    }
     assert comp01["courses"][-1]["id"] == "c0072" and sum(c["lectures"] for c in comp01["courses"]) == 160
     assert len({c["teacher"] for c in comp01["courses"]}) == 24
     assert comp01["rooms"][0] == {"id": "B", "capacity": 200} and comp01["rooms"][2] == {"id": "E", "capacity": 9}
@@ -165,30 +179,61 @@ BROKEN = [
     ("zero days", _edit(4, "Days: 0"), r"^<text>:4: expected Days to be an integer >= 1, got '0'$"),
     ("name with blanks", _edit(1, "Name: a b"), r"^<text>:1: expected one name token without blanks, got 'a b'$"),
     ("section keyword", _edit(9, "COURSE:"), r"^<text>:9: expected the section COURSES:, got 'COURSE:'$"),
-    ("short course", _edit(10, "c0001 t000 6 4"),
-     rf"^<text>:10: expected course 1 of 30 {re.escape(CTT_SHAPE)}, got 4 tokens: 'c0001 t000 6 4'$"),
-    ("lectures not int", _edit(10, "c0001 t000 six 4 130"),
-     r"^<text>:10: expected the lectures of course c0001 \(an integer\), got 'six'$"),
-    ("no lectures", _edit(10, "c0001 t000 0 4 130"),
-     r"^<text>:10: the lectures of course c0001 must be between 1 and 30, got 0$"),
-    ("too many lectures", _edit(10, "c0001 t000 31 4 130"),
-     r"^<text>:10: the lectures of course c0001 must be between 1 and 30, got 31$"),
-    ("negative students", _edit(10, "c0001 t000 6 4 -5"),
-     r"^<text>:10: the students of course c0001 must be >= 0, got -5$"),
+    (
+        "short course",
+        _edit(10, "c0001 t000 6 4"),
+        rf"^<text>:10: expected course 1 of 30 {re.escape(CTT_SHAPE)}, got 4 tokens: 'c0001 t000 6 4'$",
+    ),
+    (
+        "lectures not int",
+        _edit(10, "c0001 t000 six 4 130"),
+        r"^<text>:10: expected the lectures of course c0001 \(an integer\), got 'six'$",
+    ),
+    (
+        "no lectures",
+        _edit(10, "c0001 t000 0 4 130"),
+        r"^<text>:10: the lectures of course c0001 must be between 1 and 30, got 0$",
+    ),
+    (
+        "too many lectures",
+        _edit(10, "c0001 t000 31 4 130"),
+        r"^<text>:10: the lectures of course c0001 must be between 1 and 30, got 31$",
+    ),
+    (
+        "negative students",
+        _edit(10, "c0001 t000 6 4 -5"),
+        r"^<text>:10: the students of course c0001 must be >= 0, got -5$",
+    ),
     ("duplicate course", _edit(11, "c0001 t001 6 4 75"), r"^<text>:11: course c0001 is listed twice$"),
-    ("count too big", _edit(2, "Courses: 31"), rf"^<text>:40: expected course 31 of 31 {re.escape(CTT_SHAPE)}, got a blank line$"),
+    (
+        "count too big",
+        _edit(2, "Courses: 31"),
+        rf"^<text>:40: expected course 31 of 31 {re.escape(CTT_SHAPE)}, got a blank line$",
+    ),
     ("count too small", _edit(2, "Courses: 29"), r"^<text>:39: expected the section ROOMS:, got 'c0072 t003 6 4 9'$"),
     ("room capacity", _edit(42, "B\t-1"), r"^<text>:42: the capacity of room B must be >= 0, got -1$"),
     ("room tokens", _edit(42, "B"), r"^<text>:42: expected room 1 of 6 \('room capacity'\), got 1 tokens: 'B'$"),
     ("duplicate room", _edit(43, "B\t100"), r"^<text>:43: room B is listed twice$"),
-    ("curriculum count", _edit(50, "q000  5 c0001 c0002 c0004 c0005 "),
-     r"^<text>:50: curriculum q000 announces 5 courses, got 4$"),
-    ("curriculum unknown course", _edit(50, "q000  4 c0001 c0002 c0004 c9999 "),
-     r"^<text>:50: curriculum q000: unknown course c9999$"),
-    ("curriculum repeats a course", _edit(50, "q000  4 c0001 c0002 c0001 c0005 "),
-     r"^<text>:50: curriculum q000 lists course c0001 twice$"),
-    ("curriculum without count", _edit(50, "q000"),
-     r"^<text>:50: expected the number of courses of curriculum q000, got the end of the line$"),
+    (
+        "curriculum count",
+        _edit(50, "q000  5 c0001 c0002 c0004 c0005 "),
+        r"^<text>:50: curriculum q000 announces 5 courses, got 4$",
+    ),
+    (
+        "curriculum unknown course",
+        _edit(50, "q000  4 c0001 c0002 c0004 c9999 "),
+        r"^<text>:50: curriculum q000: unknown course c9999$",
+    ),
+    (
+        "curriculum repeats a course",
+        _edit(50, "q000  4 c0001 c0002 c0001 c0005 "),
+        r"^<text>:50: curriculum q000 lists course c0001 twice$",
+    ),
+    (
+        "curriculum without count",
+        _edit(50, "q000"),
+        r"^<text>:50: expected the number of courses of curriculum q000, got the end of the line$",
+    ),
     ("unavailable unknown course", _edit(66, "c9999 4 0"), r"^<text>:66: unknown course c9999$"),
     ("unavailable day", _edit(66, "c0001 5 0"), r"^<text>:66: the day must be between 0 and 4, got 5$"),
     ("unavailable period", _edit(66, "c0001 4 x"), r"^<text>:66: expected the period \(an integer\), got 'x'$"),
@@ -205,12 +250,15 @@ def test_broken_files_are_rejected(comp01_lf, label, make, message):
         tt.read(make(comp01_lf))
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("c0001 B 3\n", r"^<text>:1: expected 'course room day period', got 'c0001 B 3'$"),
-    ("c0001 B 3 3\nc0001 B 3 3 1\n", r"^<text>:2: expected 'course room day period', got 'c0001 B 3 3 1'$"),
-    ("c0001 B x 3\n", r"^<text>:1: expected the day as an integer >= 0, got 'x'$"),
-    ("c0001 B 3 -1\n", r"^<text>:1: expected the period as an integer >= 0, got '-1'$"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("c0001 B 3\n", r"^<text>:1: expected 'course room day period', got 'c0001 B 3'$"),
+        ("c0001 B 3 3\nc0001 B 3 3 1\n", r"^<text>:2: expected 'course room day period', got 'c0001 B 3 3 1'$"),
+        ("c0001 B x 3\n", r"^<text>:1: expected the day as an integer >= 0, got 'x'$"),
+        ("c0001 B 3 -1\n", r"^<text>:1: expected the period as an integer >= 0, got '-1'$"),
+    ],
+)
 def test_broken_solution_files_are_rejected(text, message):
     """A .sol line that is not 'course room day period' names its line."""
     with pytest.raises(ValueError, match=message):
@@ -232,8 +280,10 @@ def brute_force_penalty(instance: dict, assignments: list) -> int:
         total += 5 * max(0, c["min_working_days"] - len({d for d, _, _ in mine}))
         total += len({r for _, _, r in mine}) - 1
     for q in instance["curricula"]:
+
         def busy(d, p):
             return 0 <= p < ppd and any((c, d, p) in room_of for c in q["courses"])
+
         for d in range(days):
             for p in range(ppd):
                 if busy(d, p) and not busy(d, p - 1) and not busy(d, p + 1):
@@ -245,24 +295,47 @@ def test_evaluate_comp01_published_solution(comp01, comp01_solution):
     """The published comp01 solution scores 5 (the best known), and so does the brute-force count."""
     assert tt.evaluate(comp01, comp01_solution) == brute_force_penalty(comp01, comp01_solution["assignments"]) == 5
     assert penalties(comp01, comp01_solution["assignments"]) == {
-        "room_capacity": 4, "min_working_days": 0, "curriculum_compactness": 0, "room_stability": 1}
+        "room_capacity": 4,
+        "min_working_days": 0,
+        "curriculum_compactness": 0,
+        "room_stability": 1,
+    }
 
 
 def _tiny() -> dict:
     """Two days of three periods, four courses, two rooms, two curricula, one unavailability."""
-    course = lambda cid, teacher, k, mwd, students: {"id": cid, "teacher": teacher, "lectures": k,  # noqa: E731
-                                                     "min_working_days": mwd, "students": students}
+    course = lambda cid, teacher, k, mwd, students: {
+        "id": cid,
+        "teacher": teacher,
+        "lectures": k,  # noqa: E731
+        "min_working_days": mwd,
+        "students": students,
+    }
     return {
-        "problem": "timetabling", "name": "tiny", "days": 2, "periods_per_day": 3,
-        "courses": [course("A", "t1", 2, 2, 30), course("B", "t1", 1, 1, 10), course("C", "t2", 2, 1, 50),
-                    course("D", "t3", 1, 1, 5)],
+        "problem": "timetabling",
+        "name": "tiny",
+        "days": 2,
+        "periods_per_day": 3,
+        "courses": [
+            course("A", "t1", 2, 2, 30),
+            course("B", "t1", 1, 1, 10),
+            course("C", "t2", 2, 1, 50),
+            course("D", "t3", 1, 1, 5),
+        ],
         "rooms": [{"id": "R1", "capacity": 40}, {"id": "R2", "capacity": 20}],
         "curricula": [{"id": "Q1", "courses": ["A", "C"]}, {"id": "Q2", "courses": ["C", "D"]}],
         "unavailability": [["D", 1, 2]],
     }
 
 
-GOOD = [["A", "R1", 0, 0], ["A", "R1", 1, 0], ["B", "R2", 0, 1], ["C", "R1", 0, 1], ["C", "R2", 0, 2], ["D", "R2", 1, 1]]
+GOOD = [
+    ["A", "R1", 0, 0],
+    ["A", "R1", 1, 0],
+    ["B", "R2", 0, 1],
+    ["C", "R1", 0, 1],
+    ["C", "R2", 0, 2],
+    ["D", "R2", 1, 1],
+]
 
 
 def _with(k: int, entry) -> dict:
@@ -274,8 +347,12 @@ def _with(k: int, entry) -> dict:
 def test_evaluate_tiny_by_hand():
     """Capacity 10 + 30 (C in R1 and R2), compactness 2 x 2 (A on day 1, D on day 1), stability 1 (C)."""
     inst = _tiny()
-    assert penalties(inst, GOOD) == {"room_capacity": 40, "min_working_days": 0, "curriculum_compactness": 4,
-                                        "room_stability": 1}
+    assert penalties(inst, GOOD) == {
+        "room_capacity": 40,
+        "min_working_days": 0,
+        "curriculum_compactness": 4,
+        "room_stability": 1,
+    }
     assert tt.evaluate(inst, {"assignments": GOOD}) == 45 == brute_force_penalty(inst, GOOD)
     assert tt.evaluate(inst, {"assignments": GOOD[::-1]}) == 45  # any order
     # A twice on day 0 only: 5 points for the missing second day
@@ -289,30 +366,60 @@ def test_compactness_stops_at_the_end_of_a_day():
     """The last period of day 0 and the first of day 1 are not adjacent."""
     inst = _tiny()
     inst["curricula"] = [{"id": "Q", "courses": ["A"]}]
-    rows = [["A", "R1", 0, 2], ["A", "R1", 1, 0], ["B", "R2", 0, 0], ["C", "R1", 0, 0], ["C", "R2", 1, 2],
-            ["D", "R2", 1, 1]]
+    rows = [
+        ["A", "R1", 0, 2],
+        ["A", "R1", 1, 0],
+        ["B", "R2", 0, 0],
+        ["C", "R1", 0, 0],
+        ["C", "R2", 1, 2],
+        ["D", "R2", 1, 1],
+    ]
     assert penalties(inst, rows)["curriculum_compactness"] == 4
     rows[1] = ["A", "R1", 0, 1]
     assert penalties(inst, rows)["curriculum_compactness"] == 0
 
 
 HARD = [
-    ("unavailable", _with(5, ["D", "R2", 1, 2]),
-     r"^solution\.assignments\[5\]: course D is unavailable on day 1 period 2 \(scheduled in room R2\)$"),
-    ("room clash", _with(3, ["C", "R2", 0, 1]),
-     r"^solution\.assignments\[3\]: room R2 holds two lectures on day 0 period 1 \(courses B and C\)$"),
-    ("teacher clash", _with(2, ["B", "R2", 0, 0]),
-     r"^solution\.assignments\[2\]: teacher t1 teaches two lectures on day 0 period 0 \(courses A and B, room R2\)$"),
-    ("curriculum clash", _with(3, ["C", "R2", 0, 0]),
-     r"^solution\.assignments\[3\]: curriculum Q1 has two lectures on day 0 period 0 \(courses A and C, room R2\)$"),
-    ("course twice in a period", _with(1, ["A", "R2", 0, 0]),
-     r"^solution\.assignments\[1\]: course A has two lectures on day 0 period 0 \(rooms R1 and R2\)$"),
-    ("lecture missing", {"assignments": GOOD[:5]},
-     r"^course D has 0 of its 1 lectures scheduled \(every lecture must be scheduled\)$"),
-    ("lecture too many", {"assignments": GOOD + [["A", "R2", 1, 2]]},
-     r"^solution\.assignments\[6\]: course A gets more than its 2 lectures \(this one in room R2 on day 1 period 2\)$"),
-    ("lecture replaced", _with(0, ["B", "R1", 1, 2]),
-     r"^solution\.assignments\[2\]: course B gets more than its 1 lectures \(this one in room R2 on day 0 period 1\)$"),
+    (
+        "unavailable",
+        _with(5, ["D", "R2", 1, 2]),
+        r"^solution\.assignments\[5\]: course D is unavailable on day 1 period 2 \(scheduled in room R2\)$",
+    ),
+    (
+        "room clash",
+        _with(3, ["C", "R2", 0, 1]),
+        r"^solution\.assignments\[3\]: room R2 holds two lectures on day 0 period 1 \(courses B and C\)$",
+    ),
+    (
+        "teacher clash",
+        _with(2, ["B", "R2", 0, 0]),
+        r"^solution\.assignments\[2\]: teacher t1 teaches two lectures on day 0 period 0 \(courses A and B, room R2\)$",
+    ),
+    (
+        "curriculum clash",
+        _with(3, ["C", "R2", 0, 0]),
+        r"^solution\.assignments\[3\]: curriculum Q1 has two lectures on day 0 period 0 \(courses A and C, room R2\)$",
+    ),
+    (
+        "course twice in a period",
+        _with(1, ["A", "R2", 0, 0]),
+        r"^solution\.assignments\[1\]: course A has two lectures on day 0 period 0 \(rooms R1 and R2\)$",
+    ),
+    (
+        "lecture missing",
+        {"assignments": GOOD[:5]},
+        r"^course D has 0 of its 1 lectures scheduled \(every lecture must be scheduled\)$",
+    ),
+    (
+        "lecture too many",
+        {"assignments": GOOD + [["A", "R2", 1, 2]]},
+        r"^solution\.assignments\[6\]: course A gets more than its 2 lectures \(this one in room R2 on day 1 period 2\)$",
+    ),
+    (
+        "lecture replaced",
+        _with(0, ["B", "R1", 1, 2]),
+        r"^solution\.assignments\[2\]: course B gets more than its 1 lectures \(this one in room R2 on day 0 period 1\)$",
+    ),
 ]
 
 
@@ -328,14 +435,26 @@ def test_evaluate_rejects_violations_of_the_real_solution(comp01, comp01_solutio
     rows = [list(a) for a in comp01_solution["assignments"]]
     assert rows[0] == ["c0001", "B", 3, 3]
     for new, message in [
-        (["c0001", "B", 4, 0], r"^solution\.assignments\[159\]: course c0001 is unavailable on day 4 period 0 "
-                               r"\(scheduled in room B\)$"),
-        (["c0001", "C", 1, 1], r"^solution\.assignments\[159\]: course c0001 has two lectures on day 1 period 1 "
-                               r"\(rooms B and C\)$"),
-        (["c0001", "S", 1, 4], r"^solution\.assignments\[159\]: room S holds two lectures on day 1 period 4 "
-                               r"\(courses c0067 and c0001\)$"),
-        (["c0001", "F", 1, 5], r"^solution\.assignments\[159\]: curriculum q000 has two lectures on day 1 period 5 "
-                               r"\(courses c0002 and c0001, room F\)$"),
+        (
+            ["c0001", "B", 4, 0],
+            r"^solution\.assignments\[159\]: course c0001 is unavailable on day 4 period 0 "
+            r"\(scheduled in room B\)$",
+        ),
+        (
+            ["c0001", "C", 1, 1],
+            r"^solution\.assignments\[159\]: course c0001 has two lectures on day 1 period 1 "
+            r"\(rooms B and C\)$",
+        ),
+        (
+            ["c0001", "S", 1, 4],
+            r"^solution\.assignments\[159\]: room S holds two lectures on day 1 period 4 "
+            r"\(courses c0067 and c0001\)$",
+        ),
+        (
+            ["c0001", "F", 1, 5],
+            r"^solution\.assignments\[159\]: curriculum q000 has two lectures on day 1 period 5 "
+            r"\(courses c0002 and c0001, room F\)$",
+        ),
     ]:
         with pytest.raises(Infeasible, match=message):
             tt.evaluate(comp01, {"assignments": rows[1:] + [new]})
@@ -351,26 +470,55 @@ HOSTILE = [
     ("entry not a list", _with(0, "A R1 0 0"), r"^solution\.assignments\[0\]: expected a list, got string$"),
     ("entry too short", _with(0, ["A", "R1", 0]), r"^solution\.assignments\[0\]: expected 4 items, got 3$"),
     ("entry too long", _with(0, ["A", "R1", 0, 0, 0]), r"^solution\.assignments\[0\]: expected 4 items, got 5$"),
-    ("course not a string", _with(0, [1, "R1", 0, 0]),
-     r"^solution\.assignments\[0\]\[0\]: expected a course id \(a string\), got integer 1$"),
+    (
+        "course not a string",
+        _with(0, [1, "R1", 0, 0]),
+        r"^solution\.assignments\[0\]\[0\]: expected a course id \(a string\), got integer 1$",
+    ),
     ("unknown course", _with(0, ["Z", "R1", 0, 0]), r"^solution\.assignments\[0\]\[0\]: unknown course 'Z'$"),
     ("huge course id", _with(0, ["x" * 10**6, "R1", 0, 0]), r"^solution\.assignments\[0\]\[0\]: unknown course 'xxx"),
-    ("room null", _with(0, ["A", None, 0, 0]), r"^solution\.assignments\[0\]\[1\]: expected a room id \(a string\), got null"),
+    (
+        "room null",
+        _with(0, ["A", None, 0, 0]),
+        r"^solution\.assignments\[0\]\[1\]: expected a room id \(a string\), got null",
+    ),
     ("unknown room", _with(0, ["A", "R9", 0, 0]), r"^solution\.assignments\[0\]\[1\]: unknown room 'R9'$"),
-    ("room as list", _with(0, ["A", ["R1"], 0, 0]), r"^solution\.assignments\[0\]\[1\]: expected a room id \(a string\), got list"),
+    (
+        "room as list",
+        _with(0, ["A", ["R1"], 0, 0]),
+        r"^solution\.assignments\[0\]\[1\]: expected a room id \(a string\), got list",
+    ),
     ("bool day", _with(0, ["A", "R1", False, 0]), r"^solution\.assignments\[0\]\[2\]: expected an integer, got bool"),
-    ("float period", _with(0, ["A", "R1", 0, 0.0]), r"^solution\.assignments\[0\]\[3\]: expected an integer, got float 0\.0$"),
-    ("nan day", _with(0, ["A", "R1", float("nan"), 0]), r"^solution\.assignments\[0\]\[2\]: expected an integer, got float nan$"),
-    ("string day", _with(0, ["A", "R1", "0", 0]), r"^solution\.assignments\[0\]\[2\]: expected an integer, got string '0'$"),
+    (
+        "float period",
+        _with(0, ["A", "R1", 0, 0.0]),
+        r"^solution\.assignments\[0\]\[3\]: expected an integer, got float 0\.0$",
+    ),
+    (
+        "nan day",
+        _with(0, ["A", "R1", float("nan"), 0]),
+        r"^solution\.assignments\[0\]\[2\]: expected an integer, got float nan$",
+    ),
+    (
+        "string day",
+        _with(0, ["A", "R1", "0", 0]),
+        r"^solution\.assignments\[0\]\[2\]: expected an integer, got string '0'$",
+    ),
     ("huge day", _with(0, ["A", "R1", 10**30, 0]), r"^solution\.assignments\[0\]\[2\]: integer .* is out of range$"),
     ("day too big", _with(0, ["A", "R1", 2, 0]), r"^solution\.assignments\[0\]\[2\]: 2 is above the maximum 1$"),
     ("negative period", _with(0, ["A", "R1", 0, -1]), r"^solution\.assignments\[0\]\[3\]: -1 is below the minimum 0$"),
     ("period too big", _with(0, ["A", "R1", 0, 3]), r"^solution\.assignments\[0\]\[3\]: 3 is above the maximum 2$"),
-    ("duplicate entry", {"assignments": [GOOD[0]] + GOOD},
-     r"^solution\.assignments\[1\]: course A has two lectures on day 0 period 0 \(rooms R1 and R1\)$"),
+    (
+        "duplicate entry",
+        {"assignments": [GOOD[0]] + GOOD},
+        r"^solution\.assignments\[1\]: course A has two lectures on day 0 period 0 \(rooms R1 and R1\)$",
+    ),
     ("empty", {"assignments": []}, r"^course A has 0 of its 2 lectures scheduled"),
-    ("many copies", {"assignments": [GOOD[0]] * 10**5},
-     r"^solution\.assignments\[1\]: course A has two lectures on day 0 period 0"),
+    (
+        "many copies",
+        {"assignments": [GOOD[0]] * 10**5},
+        r"^solution\.assignments\[1\]: course A has two lectures on day 0 period 0",
+    ),
 ]
 
 

@@ -36,9 +36,16 @@ def c101(folder) -> dict:
 def tiny(**changes) -> dict:
     """Depot (0,0); customers (3,4), (6,8), (0,10); routes [[1, 2], [3]] are feasible, length 40."""
     inst = {
-        "problem": "vrptw", "name": "tiny", "n_customers": 3, "n_vehicles": 2, "capacity": 10,
-        "coords": [[0, 0], [3, 4], [6, 8], [0, 10]], "demands": [0, 5, 5, 8],
-        "ready": [0, 0, 0, 20], "due": [100, 10, 20, 30], "service": [0, 1, 1, 2],
+        "problem": "vrptw",
+        "name": "tiny",
+        "n_customers": 3,
+        "n_vehicles": 2,
+        "capacity": 10,
+        "coords": [[0, 0], [3, 4], [6, 8], [0, 10]],
+        "demands": [0, 5, 5, 8],
+        "ready": [0, 0, 0, 20],
+        "due": [100, 10, 20, 30],
+        "service": [0, 1, 1, 2],
         "time_tolerance": 1e-6,
     }
     inst.update(changes)
@@ -75,8 +82,10 @@ def test_generate_follows_the_design(size):
 
 def test_generate_draws_every_design_parameter():
     """Across seeds, every coordinate type, horizon type, window share and width level occurs."""
-    seen = {key: set() for key in ("coordinate_type", "horizon_type", "tight_window_share_percent",
-                                   "mean_half_width_fraction")}
+    seen = {
+        key: set()
+        for key in ("coordinate_type", "horizon_type", "tight_window_share_percent", "mean_half_width_fraction")
+    }
     for seed in range(60):
         gen = vrptw.generate(seed, "n8")["generator"]
         for key in seen:
@@ -189,7 +198,9 @@ def test_verifier_rejects_broken_solutions(solution, message):
 
 def test_waiting_does_not_excuse_a_late_arrival():
     """Waiting at customer 3 until it opens makes the vehicle reach customer 2 too late."""
-    with pytest.raises(Infeasible, match=r"solution.routes\[1\]: customer 2 is reached at 28.32\d* after its due date 20"):
+    with pytest.raises(
+        Infeasible, match=r"solution.routes\[1\]: customer 2 is reached at 28.32\d* after its due date 20"
+    ):
         vrptw.evaluate(tiny(capacity=20), {"routes": [[1], [3, 2]]})
 
 
@@ -274,5 +285,16 @@ def test_reference_on_a_generated_instance():
     objective = vrptw.evaluate(inst, solution)
     assert objective == meta["objective"] <= vrptw.evaluate(inst, vrptw.baseline(inst))
     assert 0 <= meta["bound"] <= objective and meta["status"] in ("FEASIBLE", "FEASIBLE_HINT")
-    assert {"solver", "version", "status", "objective", "bound", "time_limit_s", "workers", "seed",
-            "wall_time_s", "first_solution_strategy", "metaheuristic"} <= set(meta)
+    assert {
+        "solver",
+        "version",
+        "status",
+        "objective",
+        "bound",
+        "time_limit_s",
+        "workers",
+        "seed",
+        "wall_time_s",
+        "first_solution_strategy",
+        "metaheuristic",
+    } <= set(meta)

@@ -132,7 +132,14 @@ def test_write_many_and_read_with_n():
 
 def test_wide_values_stay_separated():
     """Six-digit values widen the columns so that tokens never run together."""
-    inst = {"problem": "wtardiness", "name": "t", "n_jobs": 2, "processing_times": [1, 2], "weights": [3, 4], "due_dates": [123456, 7]}
+    inst = {
+        "problem": "wtardiness",
+        "name": "t",
+        "n_jobs": 2,
+        "processing_times": [1, 2],
+        "weights": [3, 4],
+        "due_dates": [123456, 7],
+    }
     text = wt.write(inst)
     assert text.split("\n")[2] == " 123456      7"
     assert wt.read(text)["due_dates"] == [123456, 7]
@@ -154,15 +161,60 @@ def _row1(text: str) -> str:
 
 
 BROKEN = [
-    ("non-integer", lambda t: _edit(t, 3, _row1(t).replace("26", "2G", 1)), None, r"^<text>:3: expected an integer, got '2G'$"),
-    ("float token", lambda t: _edit(t, 2, _row1(t).replace("26", "2.5", 1)), None, r"^<text>:2: expected an integer, got '2\.5'$"),
-    ("negative weight", lambda t: _edit(t, 3, _row1(t).replace("26", "-6", 1)), 40, r"^<text>:3: instance 1 job 0: negative weight -6$"),
-    ("negative due date", lambda t: _edit(t, 6, _row1(t).replace("24", "-4", 1)), 40, r"^<text>:6: instance 1 job 21: negative due date -4$"),
-    ("missing line", lambda t: _edit(t, 6, None), 40, r"^<text>:6: expected the 40 due dates of instance 1, got the end of the file after 20$"),
-    ("missing token", lambda t: _edit(t, 1, _row1(t)[6:]), 40, r"^<text>:7: expected the 40 due dates of instance 1, got the end of the file after 39$"),
-    ("extra line", lambda t: _edit(t, 6, None) + _row1(t) + "\n" + _row1(t) + "\n", 40, r"^<text>:8: expected the 40 processing times of instance 2, got the end of the file after 20$"),
-    ("not 3n", lambda t: _edit(t, 1, _row1(t)[6:]), None, r"^<text>: 119 integers do not make one instance \(3 n integers\); pass n="),
-    ("empty with n", lambda t: "", 40, r"^<text>:1: expected the 40 processing times of instance 1, got the end of the file$"),
+    (
+        "non-integer",
+        lambda t: _edit(t, 3, _row1(t).replace("26", "2G", 1)),
+        None,
+        r"^<text>:3: expected an integer, got '2G'$",
+    ),
+    (
+        "float token",
+        lambda t: _edit(t, 2, _row1(t).replace("26", "2.5", 1)),
+        None,
+        r"^<text>:2: expected an integer, got '2\.5'$",
+    ),
+    (
+        "negative weight",
+        lambda t: _edit(t, 3, _row1(t).replace("26", "-6", 1)),
+        40,
+        r"^<text>:3: instance 1 job 0: negative weight -6$",
+    ),
+    (
+        "negative due date",
+        lambda t: _edit(t, 6, _row1(t).replace("24", "-4", 1)),
+        40,
+        r"^<text>:6: instance 1 job 21: negative due date -4$",
+    ),
+    (
+        "missing line",
+        lambda t: _edit(t, 6, None),
+        40,
+        r"^<text>:6: expected the 40 due dates of instance 1, got the end of the file after 20$",
+    ),
+    (
+        "missing token",
+        lambda t: _edit(t, 1, _row1(t)[6:]),
+        40,
+        r"^<text>:7: expected the 40 due dates of instance 1, got the end of the file after 39$",
+    ),
+    (
+        "extra line",
+        lambda t: _edit(t, 6, None) + _row1(t) + "\n" + _row1(t) + "\n",
+        40,
+        r"^<text>:8: expected the 40 processing times of instance 2, got the end of the file after 20$",
+    ),
+    (
+        "not 3n",
+        lambda t: _edit(t, 1, _row1(t)[6:]),
+        None,
+        r"^<text>: 119 integers do not make one instance \(3 n integers\); pass n=",
+    ),
+    (
+        "empty with n",
+        lambda t: "",
+        40,
+        r"^<text>:1: expected the 40 processing times of instance 1, got the end of the file$",
+    ),
 ]
 
 
@@ -198,7 +250,14 @@ def test_broken_optimum_files_are_rejected(tmp_path):
 
 
 def _small() -> dict:
-    return {"problem": "wtardiness", "name": "t", "n_jobs": 3, "processing_times": [3, 2, 4], "weights": [2, 5, 1], "due_dates": [4, 2, 5]}
+    return {
+        "problem": "wtardiness",
+        "name": "t",
+        "n_jobs": 3,
+        "processing_times": [3, 2, 4],
+        "weights": [2, 5, 1],
+        "due_dates": [4, 2, 5],
+    }
 
 
 def test_evaluate_small_exact():
@@ -236,8 +295,16 @@ BROKEN_SOLUTIONS = [
     ("string", {"sequence": [1, "0", 2]}, r"^solution\.sequence\[1\]: expected an integer, got string '0'$"),
     ("null job", {"sequence": [1, 0, None]}, r"^solution\.sequence\[2\]: expected an integer, got null"),
     ("nested", {"sequence": [[1], 0, 2]}, r"^solution\.sequence\[0\]: expected an integer, got list \[1\]$"),
-    ("duplicate", {"sequence": [1, 0, 1]}, r"^solution\.sequence\[2\]: job 1 is already at position 0 \(every job exactly once; job 2 is missing\)$"),
-    ("all same", {"sequence": [2, 2, 2]}, r"^solution\.sequence\[1\]: job 2 is already at position 0 \(every job exactly once; job 0 is missing\)$"),
+    (
+        "duplicate",
+        {"sequence": [1, 0, 1]},
+        r"^solution\.sequence\[2\]: job 1 is already at position 0 \(every job exactly once; job 2 is missing\)$",
+    ),
+    (
+        "all same",
+        {"sequence": [2, 2, 2]},
+        r"^solution\.sequence\[1\]: job 2 is already at position 0 \(every job exactly once; job 0 is missing\)$",
+    ),
 ]
 
 

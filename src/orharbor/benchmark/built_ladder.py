@@ -52,10 +52,19 @@ def built_ladder(recipe, rows: dict[str, list[dict]]) -> list[dict]:
                 continue
             policies[rung] = rung_stats([r for r, _ in found], [q for _, q in found])
         judged = all(rung in policies for rung in ("rule", "search"))
-        out.append({"problem": problem, "size": size, "level": level, "policies": policies, "ceiling": None,
-                    "headline": True, "parts": parts[key],
-                    "verdict": separation_verdict(policies) if judged else "no ladder answers recorded",
-                    "dropped": reason})
+        out.append(
+            {
+                "problem": problem,
+                "size": size,
+                "level": level,
+                "policies": policies,
+                "ceiling": None,
+                "headline": True,
+                "parts": parts[key],
+                "verdict": separation_verdict(policies) if judged else "no ladder answers recorded",
+                "dropped": reason,
+            }
+        )
     return out
 
 
@@ -69,8 +78,11 @@ def rung_scores(row: dict) -> dict[str, list[tuple[float, float]]]:
         known = (instance.best_known or {}).get("value", reference)
         ladder = instance.reference_meta.get("ladder", {})
         # a recorded None is a rung that found no feasible answer, scored as one
-        answers = {"naive": naive, **{rung: ladder[rung] for rung in ("rule", "search") if rung in ladder},
-                   "reference": reference}
+        answers = {
+            "naive": naive,
+            **{rung: ladder[rung] for rung in ("rule", "search") if rung in ladder},
+            "reference": reference,
+        }
         for rung, objective in answers.items():
             scores[rung].append((reward(objective, naive, reference), quality(objective, known)))
     return scores

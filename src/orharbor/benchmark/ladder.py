@@ -38,7 +38,13 @@ from orharbor import problem_modules
 from orharbor.exporter.task_folder import TaskFolder
 from orharbor.local_verify import load_task, score
 from orharbor.problem_modules.ladder_programs import (  # noqa: F401  (re-exported: the ladder's programs)
-    BUDGET_LINE, SHARED_FOLDER, SHARED_LINE, LadderError, program, run_program)
+    BUDGET_LINE,
+    SHARED_FOLDER,
+    SHARED_LINE,
+    LadderError,
+    program,
+    run_program,
+)
 from orharbor.report.stats import bootstrap_ci
 from orharbor.report.tables import size_order
 from orharbor.verifiers.reward import FAIL, reward
@@ -100,8 +106,15 @@ def run_policy(task: Path, policy: str, budget_s: float) -> Result:
     best = metadata.get("best_known")
     if level == 1 and best and details.get("feasible") and details.get("objective") is not None:
         gap = (float(details["objective"]) - best) / max(abs(best), 1.0)
-    return Result(**base, reward=float(reward), instance_rewards=instances or (float(reward),), gap_bks=gap,
-                  error=details.get("error"), ceiling=ceiling(metadata), instance_qualities=qualities)
+    return Result(
+        **base,
+        reward=float(reward),
+        instance_rewards=instances or (float(reward),),
+        gap_bks=gap,
+        error=details.get("error"),
+        ceiling=ceiling(metadata),
+        instance_qualities=qualities,
+    )
 
 
 def ceiling(metadata: dict) -> float | None:
@@ -111,8 +124,10 @@ def ceiling(metadata: dict) -> float | None:
     None where no bound was recorded. Above 1.0 is room to beat the reference.
     """
     ref, naive, bound = metadata.get("reference"), metadata.get("baseline"), metadata.get("bound")
-    if not (isinstance(ref, (int, float)) and isinstance(naive, (int, float)) and isinstance(bound, (int, float))) \
-            or naive <= ref:
+    if (
+        not (isinstance(ref, (int, float)) and isinstance(naive, (int, float)) and isinstance(bound, (int, float)))
+        or naive <= ref
+    ):
         return None
     return reward(max(bound, 0.0), naive, ref)
 
@@ -125,8 +140,10 @@ def _answer(task: Path, problem: str, level: int, policy: str, budget_s: float, 
         return task / "solution" / ("solution.json" if level == 1 else "solve.py")
     if policy in LEVEL1_ONLY:
         if not applicable(problem, level, policy):
-            raise LadderError(f"the {policy} rung runs at level 1 only, on classes that have one "
-                              "(a task's solve.py has neither OR-Tools nor PyVRP)")
+            raise LadderError(
+                f"the {policy} rung runs at level 1 only, on classes that have one "
+                "(a task's solve.py has neither OR-Tools nor PyVRP)"
+            )
         module = problem_modules.get(problem)
         solve = module.reference if policy == "ortools" else problem_modules.strong_solver(problem)
         instance = json.loads((task / "environment" / "instance.json").read_text())
@@ -177,21 +194,30 @@ def aggregate(results: list[Result], policies: list[str]) -> list[dict]:
                 continue
             gaps = [r.gap_bks for r in found if r.gap_bks is not None]
             qualities = [v for r in found for v in r.instance_qualities]
-            row["policies"][policy] = rung_stats(values, qualities if len(qualities) == len(values) else [],
-                                                 fmean(gaps) if gaps else None,
-                                                 sorted({r.error for r in found if r.error})[:3])
+            row["policies"][policy] = rung_stats(
+                values,
+                qualities if len(qualities) == len(values) else [],
+                fmean(gaps) if gaps else None,
+                sorted({r.error for r in found if r.error})[:3],
+            )
         row["headline"] = all("quality" in stat for stat in row["policies"].values()) and bool(row["policies"])
         row["verdict"] = separation_verdict(row["policies"]) if row["headline"] else verdict(row["policies"])
         rows.append(row)
     return rows
 
 
-def rung_stats(rewards: list[float], qualities: list[float], gap_bks: float | None = None,
-               errors: list[str] | None = None) -> dict:
+def rung_stats(
+    rewards: list[float], qualities: list[float], gap_bks: float | None = None, errors: list[str] | None = None
+) -> dict:
     """One rung of one tier: mean reward, its 95% interval and count, the gap to the best known, errors, and the
     quality figure's mean and interval (only when every instance has a quality)."""
-    stats: dict[str, Any] = {"mean": fmean(rewards), "ci": bootstrap_ci(rewards), "n": len(rewards), "gap_bks": gap_bks,
-             "errors": errors or []}
+    stats: dict[str, Any] = {
+        "mean": fmean(rewards),
+        "ci": bootstrap_ci(rewards),
+        "n": len(rewards),
+        "gap_bks": gap_bks,
+        "errors": errors or [],
+    }
     if qualities:
         stats["quality"] = {"mean": fmean(qualities), "ci": bootstrap_ci(qualities)}
     return stats
@@ -238,8 +264,9 @@ def separation_verdict(stats: dict[str, dict]) -> str:
     found = [(p, stats[p]["quality"]) for p in SEPARATED if p in stats]
     for (weaker, low), (stronger, high) in zip(found, found[1:]):
         if not low["ci"][1] < high["ci"][0]:
-            problems.append(f"{weaker} and {stronger} overlap" if high["mean"] >= low["mean"] else
-                            f"{stronger} < {weaker}")
+            problems.append(
+                f"{weaker} and {stronger} overlap" if high["mean"] >= low["mean"] else f"{stronger} < {weaker}"
+            )
     if "reference" in stats and "search" in stats:
         if stats["reference"]["quality"]["mean"] < stats["search"]["quality"]["mean"] - REFERENCE_SLACK:
             problems.append("reference < search")
@@ -260,8 +287,9 @@ def table(rows: list[dict], policies: list[str]) -> list[list[str]]:
             ci = stat["ci"]
             if "quality" in stat:  # the headline: quality [interval], the reward beside it
                 q = stat["quality"]
-                cells.append(f"{q['mean']:.3f} [{q['ci'][0]:.3f}, {q['ci'][1]:.3f}] r {stat['mean']:+.2f} "
-                             f"n={stat['n']}")
+                cells.append(
+                    f"{q['mean']:.3f} [{q['ci'][0]:.3f}, {q['ci'][1]:.3f}] r {stat['mean']:+.2f} n={stat['n']}"
+                )
                 continue
             cells.append(f"{stat['mean']:+.2f} [{ci[0]:+.2f}, {ci[1]:+.2f}] n={stat['n']}")
         gaps = [(p, s["gap_bks"]) for p, s in row["policies"].items() if s.get("gap_bks") is not None]

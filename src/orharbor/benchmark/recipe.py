@@ -112,18 +112,29 @@ def parse_recipe(text: str, where: str = "recipe") -> Recipe:
     for i, tier in enumerate(data["tiers"]):
         module = _module(tier["problem"], f"{where}: tiers[{i}]")
         if tier["size"] not in module.SIZES:
-            raise RecipeError(f"{where}: tiers[{i}].size: {tier['size']!r} is not a size of {tier['problem']} "
-                              f"({', '.join(module.SIZES)})")
+            raise RecipeError(
+                f"{where}: tiers[{i}].size: {tier['size']!r} is not a size of {tier['problem']} "
+                f"({', '.join(module.SIZES)})"
+            )
         if not tier["level1_rows"] and not tier["level2_rows"]:
             raise RecipeError(f"{where}: tiers[{i}]: level1_rows and level2_rows are both 0")
         for level in (1, 2):
             rows = tier[f"level{level}_rows"]
             if rows:
-                plan = BuildPlan(tier["problem"], (tier["size"],), level, rows, _limit(tier, build),
-                                 build["solver_workers"], tier.get("start_seed", build["start_seed"]),
-                                 tier.get("eval_instances", build["eval_instances"]),
-                                 float(tier["solve_time_limit_s"]), float(build["min_gap"]),
-                                 skip_zero_reference=tier.get("skip_zero_reference", False), **_strength(tier, build))
+                plan = BuildPlan(
+                    tier["problem"],
+                    (tier["size"],),
+                    level,
+                    rows,
+                    _limit(tier, build),
+                    build["solver_workers"],
+                    tier.get("start_seed", build["start_seed"]),
+                    tier.get("eval_instances", build["eval_instances"]),
+                    float(tier["solve_time_limit_s"]),
+                    float(build["min_gap"]),
+                    skip_zero_reference=tier.get("skip_zero_reference", False),
+                    **_strength(tier, build),
+                )
                 # part: when a tier grows by a part of its own (its own start_seed), built beside the first
                 name = "-".join([tier["problem"], tier["size"], *([tier["part"]] if "part" in tier else [])])
                 parts.append(Part(f"{name}-l{level}", plan, float(tier["agent_timeout_s"])))
@@ -133,8 +144,17 @@ def parse_recipe(text: str, where: str = "recipe") -> Recipe:
             names = expand_names(entry["problem"], entry["set"], entry.get("names"))
         except UnknownPublishedSet as exc:
             raise RecipeError(f"{where}: published[{i}]: {exc}") from None
-        plan = BuildPlan(entry["problem"], (), 1, len(names), _limit(entry, build), build["solver_workers"],
-                         published=entry["set"], names=tuple(names), **_strength(entry, build))
+        plan = BuildPlan(
+            entry["problem"],
+            (),
+            1,
+            len(names),
+            _limit(entry, build),
+            build["solver_workers"],
+            published=entry["set"],
+            names=tuple(names),
+            **_strength(entry, build),
+        )
         name = f"{entry['problem']}-{entry.get('part', entry['set'])}"  # part: when one set is built in several parts
         parts.append(Part(name, plan, float(entry["agent_timeout_s"])))
     names = [part.name for part in parts]
@@ -142,9 +162,17 @@ def parse_recipe(text: str, where: str = "recipe") -> Recipe:
     if twice:
         raise RecipeError(f"{where}: {twice[0]} is declared twice")
     _no_shared_seeds(parts, where)
-    return Recipe(data["name"], data["version"], data.get("description", ""), text, dict(data["export"]),
-                  tuple(parts), data.get("smoke", {}).get("per_class", 1), where,
-                  _dropped(data.get("dropped", []), parts, where))
+    return Recipe(
+        data["name"],
+        data["version"],
+        data.get("description", ""),
+        text,
+        dict(data["export"]),
+        tuple(parts),
+        data.get("smoke", {}).get("per_class", 1),
+        where,
+        _dropped(data.get("dropped", []), parts, where),
+    )
 
 
 def _dropped(entries: list[dict], parts: list[Part], where: str) -> dict[str, str]:
@@ -152,8 +180,14 @@ def _dropped(entries: list[dict], parts: list[Part], where: str) -> dict[str, st
     level, if given), the tier's growth parts included. An entry that drops nothing is an error (a typo)."""
     dropped: dict[str, str] = {}
     for i, entry in enumerate(entries):
-        matched = [part.name for part in parts if not part.plan.published and part.plan.problem == entry["problem"]
-                   and part.plan.sizes == (entry["size"],) and entry.get("level", part.plan.level) == part.plan.level]
+        matched = [
+            part.name
+            for part in parts
+            if not part.plan.published
+            and part.plan.problem == entry["problem"]
+            and part.plan.sizes == (entry["size"],)
+            and entry.get("level", part.plan.level) == part.plan.level
+        ]
         if not matched:
             level = f" level {entry['level']}" if "level" in entry else ""
             raise RecipeError(f"{where}: dropped[{i}]: no tier {entry['problem']} {entry['size']}{level} to drop")
@@ -173,13 +207,19 @@ def _no_shared_seeds(parts: list[Part], where: str) -> None:
         plan = part.plan
         if plan.published:
             continue
-        seeds = {plan.seed(row, slot, attempt) for row in range(plan.num_rows)
-                 for slot in range(1 if plan.level == 1 else plan.eval_instances) for attempt in range(MAX_ATTEMPTS)}
+        seeds = {
+            plan.seed(row, slot, attempt)
+            for row in range(plan.num_rows)
+            for slot in range(1 if plan.level == 1 else plan.eval_instances)
+            for attempt in range(MAX_ATTEMPTS)
+        }
         key = (plan.problem, plan.sizes, plan.level)
         other, drawn = seen.get(key, ("", set()))
         if drawn & seeds:
-            raise RecipeError(f"{where}: {part.name} and {other} can draw the same instance seeds "
-                              f"(e.g. {min(drawn & seeds)}); give {part.name} a start_seed beyond {max(drawn)}")
+            raise RecipeError(
+                f"{where}: {part.name} and {other} can draw the same instance seeds "
+                f"(e.g. {min(drawn & seeds)}); give {part.name} a start_seed beyond {max(drawn)}"
+            )
         seen[key] = (part.name, drawn | seeds)
 
 
@@ -190,10 +230,13 @@ def _limit(entry: dict, build: dict) -> float:
 
 def _strength(entry: dict, build: dict) -> dict:
     """The ladder warm start and best-known run of a tier or published set (BuildPlan fields), off unless declared."""
-    return {"ladder_budget_s": float(build.get("ladder_budget_s", 0.0)),
-            "best_known_time_limit_s": float(entry.get("best_known_time_limit_s",
-                                                       build.get("best_known_time_limit_s", 0.0))),
-            "best_known_workers": int(build.get("best_known_workers", 1))}
+    return {
+        "ladder_budget_s": float(build.get("ladder_budget_s", 0.0)),
+        "best_known_time_limit_s": float(
+            entry.get("best_known_time_limit_s", build.get("best_known_time_limit_s", 0.0))
+        ),
+        "best_known_workers": int(build.get("best_known_workers", 1)),
+    }
 
 
 def _module(problem: str, where: str):

@@ -63,9 +63,17 @@ def release_folder(name_or_path: str | Path) -> Path:
     raise ReleaseError(f"--release {name_or_path}: neither a release folder nor a shipped release ({known})")
 
 
-def build_release(recipe: Recipe | str | Path, out: str | Path, pool_factory: Callable, *, resume: bool = False,
-                  force: bool = False, progress_factory: Callable[[int], Progress] | None = None,
-                  warn: Callable[[str], None] = lambda m: None, say: Callable[[str], None] = lambda m: None) -> Recipe:
+def build_release(
+    recipe: Recipe | str | Path,
+    out: str | Path,
+    pool_factory: Callable,
+    *,
+    resume: bool = False,
+    force: bool = False,
+    progress_factory: Callable[[int], Progress] | None = None,
+    warn: Callable[[str], None] = lambda m: None,
+    say: Callable[[str], None] = lambda m: None,
+) -> Recipe:
     """Build every part of ``recipe`` (a :class:`Recipe`, a shipped name or a file) into the folder ``out``; return it.
 
     Refused before anything is solved: a folder built from another recipe, and
@@ -87,11 +95,16 @@ def build_release(recipe: Recipe | str | Path, out: str | Path, pool_factory: Ca
         if before != recipe.text:
             added = _added_parts(before, recipe) if resume and not (out / RELEASE_FILE).exists() else None
             if added is None:
-                raise ReleaseError(f"{out} was built from another recipe (its {RECIPE_FILE} differs); build into "
-                                   "another folder, or start over with --force")
-            say(f"{recipe.tag}: the recipe grew by {len(added)} parts ({', '.join(added)}) since {out} was started; "
-                "they are built beside the rest" if added else
-                f"{recipe.tag}: the recipe's text changed since {out} was started, not its parts")
+                raise ReleaseError(
+                    f"{out} was built from another recipe (its {RECIPE_FILE} differs); build into "
+                    "another folder, or start over with --force"
+                )
+            say(
+                f"{recipe.tag}: the recipe grew by {len(added)} parts ({', '.join(added)}) since {out} was started; "
+                "they are built beside the rest"
+                if added
+                else f"{recipe.tag}: the recipe's text changed since {out} was started, not its parts"
+            )
     elif not resume:
         refuse_existing([out / RELEASE_FILE], force)
     todo: list[Part] = []
@@ -107,11 +120,18 @@ def build_release(recipe: Recipe | str | Path, out: str | Path, pool_factory: Ca
     write_atomically(recorded, recipe.text)
     if todo:
         rows = sum(part.plan.num_rows for part in todo)
-        say(f"{recipe.tag}: {len(todo)} of {len(recipe.parts)} parts to build ({rows} rows, "
-            f"{sum(part.plan.slots() for part in todo)} instances at {todo[0].plan.reference_time_limit_s:g} s)")
+        say(
+            f"{recipe.tag}: {len(todo)} of {len(recipe.parts)} parts to build ({rows} rows, "
+            f"{sum(part.plan.slots() for part in todo)} instances at {todo[0].plan.reference_time_limit_s:g} s)"
+        )
         start = time.monotonic()
-        run_builds([(part.plan, out / part.file) for part in todo], pool_factory(), resume=resume,
-                   progress=progress_factory(rows) if progress_factory else None, warn=warn)
+        run_builds(
+            [(part.plan, out / part.file) for part in todo],
+            pool_factory(),
+            resume=resume,
+            progress=progress_factory(rows) if progress_factory else None,
+            warn=warn,
+        )
         say(f"built {len(todo)} parts in {time.monotonic() - start:.0f} s")
     else:
         say(f"{out} already holds every part of {recipe.tag}: nothing to build")
@@ -158,18 +178,33 @@ def provenance(recipe: Recipe, out: Path) -> dict:
                 per_instance.append(_instance_record(instance))
             skipped += len(row.get("skipped_seeds", []))
     return {
-        "name": recipe.name, "version": recipe.version, "tag": recipe.tag,
+        "name": recipe.name,
+        "version": recipe.version,
+        "tag": recipe.tag,
         "parts": [{"file": part.file, "rows": part.plan.num_rows} for part in recipe.parts],
         # built (the rows are the evidence) but not exported, each with the recipe's reason
-        "dropped": [{"file": part.file, "reason": recipe.dropped[part.name]}
-                    for part in recipe.parts if part.name in recipe.dropped],
-        "instances": instances, "seeds_passed_over": skipped, "reference_statuses": statuses,
-        "solve_cpu_time_s": round(cpu_s, 1), "reference_wall_time_s": round(wall_s, 1),
+        "dropped": [
+            {"file": part.file, "reason": recipe.dropped[part.name]}
+            for part in recipe.parts
+            if part.name in recipe.dropped
+        ],
+        "instances": instances,
+        "seeds_passed_over": skipped,
+        "reference_statuses": statuses,
+        "solve_cpu_time_s": round(cpu_s, 1),
+        "reference_wall_time_s": round(wall_s, 1),
         # how much of a core the references that used their whole limit got (1.0 on an otherwise idle machine)
         "reference_cpu_share": {"min": round(min(shares), 2), "median": round(sorted(shares)[len(shares) // 2], 2)}
-        if shares else None,
-        "built_with": {"orharbor": _version("orharbor"), "ortools": _version("ortools"), "harbor": _version("harbor"),
-                       "python": platform.python_version(), "cpu": cpu_model(), "cores": os.cpu_count()},
+        if shares
+        else None,
+        "built_with": {
+            "orharbor": _version("orharbor"),
+            "ortools": _version("ortools"),
+            "harbor": _version("harbor"),
+            "python": platform.python_version(),
+            "cpu": cpu_model(),
+            "cores": os.cpu_count(),
+        },
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "references": per_instance,
     }
@@ -178,17 +213,24 @@ def provenance(recipe: Recipe, out: Path) -> dict:
 def _instance_record(instance) -> dict:
     """One instance of a release: its reference (start, limit, threads, status, bound) and its best known value."""
     meta, known = instance.reference_meta, instance.best_known
-    record = {"id": instance.key, "reference": instance.reference,
-              "hint": (meta.get("hint") or {}).get("from"), "time_limit_s": meta.get("time_limit_s"),
-              "workers": meta.get("workers"), "status": meta.get("status"), "bound": meta.get("bound")}
+    record = {
+        "id": instance.key,
+        "reference": instance.reference,
+        "hint": (meta.get("hint") or {}).get("from"),
+        "time_limit_s": meta.get("time_limit_s"),
+        "workers": meta.get("workers"),
+        "status": meta.get("status"),
+        "bound": meta.get("bound"),
+    }
     if "ladder" in meta:
         record["ladder"] = {k: v for k, v in meta["ladder"].items() if k != "budget_s"}
     if known:
         record["best_known"] = known
     if "best_known_run" in meta:
         run = meta["best_known_run"]
-        record["best_known_run"] = {k: run.get(k) for k in ("solver", "time_limit_s", "workers", "objective",
-                                                           "bound", "cpu_time_s")}
+        record["best_known_run"] = {
+            k: run.get(k) for k in ("solver", "time_limit_s", "workers", "objective", "bound", "cpu_time_s")
+        }
     return record
 
 
@@ -208,8 +250,10 @@ def read_release(folder: str | Path) -> tuple[Recipe, dict[str, list[dict]]]:
     folder = release_folder(folder)
     recorded = folder / RECIPE_FILE
     if not recorded.is_file():
-        raise ReleaseError(f"{folder} is not a release folder (no {RECIPE_FILE}); build one with "
-                           "`orharbor build-dataset --recipe NAME --out FOLDER`")
+        raise ReleaseError(
+            f"{folder} is not a release folder (no {RECIPE_FILE}); build one with "
+            "`orharbor build-dataset --recipe NAME --out FOLDER`"
+        )
     try:
         recipe = parse_recipe(recorded.read_text(encoding="utf-8"), str(recorded))
     except RecipeError as exc:
@@ -232,5 +276,5 @@ def smoke_rows(recipe: Recipe, rows: dict[str, list[dict]]) -> dict[str, list[di
         if key in seen:
             continue
         seen.add(key)
-        chosen[part.name] = rows[part.name][:recipe.smoke_per_class]
+        chosen[part.name] = rows[part.name][: recipe.smoke_per_class]
     return chosen

@@ -35,5 +35,16 @@ from orharbor.check.results import CheckResult, PolicyResult
 from orharbor.check.trials import check_tasks, find_tasks
 from orharbor.harbor_env.sandbox import SandboxUnavailable
 
-__all__ = ["CheckEnvironment", "UnknownEnvironment", "resolve_environment", "CheckResult", "PolicyResult", "SandboxUnavailable", "check_tasks", "find_tasks", "format_attacks",
-           "format_header", "format_line"]
+__all__ = [
+    "CheckEnvironment",
+    "UnknownEnvironment",
+    "resolve_environment",
+    "CheckResult",
+    "PolicyResult",
+    "SandboxUnavailable",
+    "check_tasks",
+    "find_tasks",
+    "format_attacks",
+    "format_header",
+    "format_line",
+]

@@ -56,7 +56,8 @@ class _ScriptAgent(BaseAgent):
             await environment.exec(f"rm -f {shlex.quote(staged)}", user="root")
         self.logs_dir.mkdir(parents=True, exist_ok=True)
         (self.logs_dir / "agent.txt").write_text(
-            f"exit {result.return_code}\n--- stdout\n{result.stdout or ''}\n--- stderr\n{result.stderr or ''}")
+            f"exit {result.return_code}\n--- stdout\n{result.stdout or ''}\n--- stderr\n{result.stderr or ''}"
+        )
         context.metadata = {**(context.metadata or {}), "exit_code": result.return_code}
 
 
@@ -67,8 +68,10 @@ class NaiveAgent(_ScriptAgent):
         super().__init__(logs_dir=logs_dir, **kwargs)
         self.task_dir = Path(task_dir)
         if not (self.task_dir / "solution" / "naive").is_dir():
-            raise ValueError(f"{self.task_dir} has no solution/naive/ folder: not an orharbor task "
-                             "(pass task_dir=<the task's folder>)")
+            raise ValueError(
+                f"{self.task_dir} has no solution/naive/ folder: not an orharbor task "
+                "(pass task_dir=<the task's folder>)"
+            )
 
     @staticmethod
     def name() -> str:
@@ -95,7 +98,9 @@ class PolicyAgent(_ScriptAgent):
         policy = self.policy
         lines = [write_files_script(policy.files)]
         for name, target in policy.symlinks.items():
-            lines.append(f"mkdir -p -- \"$(dirname {shlex.quote(name)})\"; ln -sfn {shlex.quote(target)} {shlex.quote(name)}")
+            lines.append(
+                f'mkdir -p -- "$(dirname {shlex.quote(name)})"; ln -sfn {shlex.quote(target)} {shlex.quote(name)}'
+            )
         for name, (head, size) in policy.sparse_files.items():
             lines.append(write_files_script({name: head}))
             lines.append(f"truncate -s {int(size)} {shlex.quote(name)}")
@@ -121,17 +126,27 @@ def write_files_script(files: dict[str, bytes]) -> str:
 
 def policy_to_kwargs(policy: Policy) -> dict:
     """A JSON-able form of ``policy`` for Harbor's agent kwargs (kept in each trial's config.json)."""
-    return {"name": policy.name, "expected": policy.expected, "description": policy.description,
-            "files": {k: base64.b64encode(v).decode() for k, v in policy.files.items()},
-            "symlinks": dict(policy.symlinks),
-            "sparse_files": {k: [base64.b64encode(h).decode(), s] for k, (h, s) in policy.sparse_files.items()},
-            "agent_script": policy.agent_script, "attack": policy.attack}
+    return {
+        "name": policy.name,
+        "expected": policy.expected,
+        "description": policy.description,
+        "files": {k: base64.b64encode(v).decode() for k, v in policy.files.items()},
+        "symlinks": dict(policy.symlinks),
+        "sparse_files": {k: [base64.b64encode(h).decode(), s] for k, (h, s) in policy.sparse_files.items()},
+        "agent_script": policy.agent_script,
+        "attack": policy.attack,
+    }
 
 
 def policy_from_kwargs(data: dict) -> Policy:
     """The inverse of :func:`policy_to_kwargs`."""
-    return Policy(name=data["name"], expected=float(data["expected"]), description=data.get("description", ""),
-                  files={k: base64.b64decode(v) for k, v in data.get("files", {}).items()},
-                  symlinks=dict(data.get("symlinks", {})),
-                  sparse_files={k: (base64.b64decode(h), int(s)) for k, (h, s) in data.get("sparse_files", {}).items()},
-                  agent_script=data.get("agent_script"), attack=bool(data.get("attack", True)))
+    return Policy(
+        name=data["name"],
+        expected=float(data["expected"]),
+        description=data.get("description", ""),
+        files={k: base64.b64decode(v) for k, v in data.get("files", {}).items()},
+        symlinks=dict(data.get("symlinks", {})),
+        sparse_files={k: (base64.b64decode(h), int(s)) for k, (h, s) in data.get("sparse_files", {}).items()},
+        agent_script=data.get("agent_script"),
+        attack=bool(data.get("attack", True)),
+    )

@@ -50,16 +50,31 @@ from orharbor.verifiers.contract import TASK_FILE, Task
 #: task.toml tables that name or describe the task, read by no verifier.
 TOML_TABLES_LEFT_OUT = ("task", "metadata")
 #: task.json fields that belong to the instance (at the top level, and in ``example``).
-INSTANCE_FIELDS = ("task_id", "instance", "instance_sha256", "naive", "reference", "bound", "best_known",
-                   "outputs")
+INSTANCE_FIELDS = ("task_id", "instance", "instance_sha256", "naive", "reference", "bound", "best_known", "outputs")
 #: task.json ``metadata`` fields that belong to the instance, or name and describe a modelling spec.
-INSTANCE_METADATA = ("instance_seed", "reference", "baseline", "bound", "best_known", "size",
-                     "spec", "difficulty", "tags")
+INSTANCE_METADATA = (
+    "instance_seed",
+    "reference",
+    "baseline",
+    "bound",
+    "best_known",
+    "size",
+    "spec",
+    "difficulty",
+    "tags",
+)
 #: Files described without their bytes (their paths and modes still count), by folder and name pattern: the
 #: instance data, the listings derived from every file, and task.json (described parsed).
-BYTES_LEFT_OUT = (("environment", "instance.json"), ("environment/examples", "*.json"), ("tests", "instance.json"),
-                  ("tests", "example.json"), ("tests/eval", "*.json"), ("tests", "manifest.json"),
-                  ("tests", "agent_files.json"), ("tests", TASK_FILE))
+BYTES_LEFT_OUT = (
+    ("environment", "instance.json"),
+    ("environment/examples", "*.json"),
+    ("tests", "instance.json"),
+    ("tests", "example.json"),
+    ("tests/eval", "*.json"),
+    ("tests", "manifest.json"),
+    ("tests", "agent_files.json"),
+    ("tests", TASK_FILE),
+)
 #: Folders of instance data, left out with everything in them.
 INSTANCE_FOLDERS = ("environment/files",)
 #: Stands for the task's own name in the files' bytes.

@@ -95,16 +95,19 @@ def resolve_environment(value: str | CheckEnvironment | None) -> CheckEnvironmen
         try:
             environment_class(env)
         except Exception as exc:  # ImportError, AttributeError, TypeError (not a BaseEnvironment)...
-            raise UnknownEnvironment(f"cannot load the environment class {text!r}: {type(exc).__name__}: {exc}. "
-                                     f"An import path is module:Class, a subclass of Harbor's BaseEnvironment"
-                                     ) from None
+            raise UnknownEnvironment(
+                f"cannot load the environment class {text!r}: {type(exc).__name__}: {exc}. "
+                f"An import path is module:Class, a subclass of Harbor's BaseEnvironment"
+            ) from None
         return env
     names = environment_names()
     lowered = text.lower().replace("_", "-")
     if lowered in names:
         return CheckEnvironment(type=lowered)
-    raise UnknownEnvironment(f"unknown Harbor environment {value!r}; Harbor knows: {', '.join(names)}; "
-                             f"or give an import path module:Class (e.g. {BUBBLEWRAP})")
+    raise UnknownEnvironment(
+        f"unknown Harbor environment {value!r}; Harbor knows: {', '.join(names)}; "
+        f"or give an import path module:Class (e.g. {BUBBLEWRAP})"
+    )
 
 
 def default_environment() -> CheckEnvironment:
@@ -236,9 +239,11 @@ def _require_compose_v2() -> None:
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise EnvironmentUnavailable(f"docker: `docker compose version` failed: {exc}") from None
     if probe.returncode != 0:
-        raise EnvironmentUnavailable("docker: Harbor's docker environment runs `docker compose` (Compose v2, the "
-                                     "docker CLI plugin), which is not installed here: `docker compose version` "
-                                     f"says {(probe.stderr or probe.stdout).strip()[:200]!r}")
+        raise EnvironmentUnavailable(
+            "docker: Harbor's docker environment runs `docker compose` (Compose v2, the "
+            "docker CLI plugin), which is not installed here: `docker compose version` "
+            f"says {(probe.stderr or probe.stdout).strip()[:200]!r}"
+        )
 
 
 class EnvironmentUnavailable(UserError):

@@ -22,8 +22,15 @@ from harbor.utils.pass_at_k import compute_pass_at_k_by_evals
 from orharbor.check.agents import NAIVE_AGENT, POLICY_AGENT
 
 
-def write_job_files(job_dir: Path, job_id: uuid.UUID, started: datetime, root: Path,
-                    trials: list[TrialResult], checked: list, environment: dict) -> None:
+def write_job_files(
+    job_dir: Path,
+    job_id: uuid.UUID,
+    started: datetime,
+    root: Path,
+    trials: list[TrialResult],
+    checked: list,
+    environment: dict,
+) -> None:
     """Write ``config.json`` and ``result.json`` of the job in ``job_dir``.
 
     ``environment``: the fields of Harbor's ``EnvironmentConfig`` that select the environment
@@ -31,14 +38,22 @@ def write_job_files(job_dir: Path, job_id: uuid.UUID, started: datetime, root: P
     job without trials.
     """
     tasks = sorted({str(t.config.task.path) for t in trials})
-    config = JobConfig(job_name=job_dir.name, jobs_dir=job_dir.parent,
-                       environment=(trials[0].config.environment if trials  # the environment check ran on
-                                    else EnvironmentConfig(**environment)),
-                       agents=[AgentConfig(name="oracle"), AgentConfig(import_path=NAIVE_AGENT),
-                               AgentConfig(name="nop"),
-                               *([AgentConfig(import_path=POLICY_AGENT)] if any(
-                                   p.attack for c in checked for p in c.policies) else [])],
-                       tasks=[TaskConfig(path=Path(path), source=root.resolve().name) for path in tasks])
+    config = JobConfig(
+        job_name=job_dir.name,
+        jobs_dir=job_dir.parent,
+        environment=(
+            trials[0].config.environment
+            if trials  # the environment check ran on
+            else EnvironmentConfig(**environment)
+        ),
+        agents=[
+            AgentConfig(name="oracle"),
+            AgentConfig(import_path=NAIVE_AGENT),
+            AgentConfig(name="nop"),
+            *([AgentConfig(import_path=POLICY_AGENT)] if any(p.attack for c in checked for p in c.policies) else []),
+        ],
+        tasks=[TaskConfig(path=Path(path), source=root.resolve().name) for path in tasks],
+    )
     (job_dir / "config.json").write_text(config.model_dump_json(indent=4))
     stats = JobStats.from_trial_results(trials, n_total_trials=len(trials))
     rewards: dict[str, list] = {}
@@ -52,6 +67,12 @@ def write_job_files(job_dir: Path, job_id: uuid.UUID, started: datetime, root: P
     for key, pass_at_k in compute_pass_at_k_by_evals(trials).items():
         stats.evals[key].pass_at_k = pass_at_k
     finished = datetime.now()
-    result = JobResult(id=job_id, started_at=started, updated_at=finished, finished_at=finished,
-                       n_total_trials=len(trials), stats=stats)
+    result = JobResult(
+        id=job_id,
+        started_at=started,
+        updated_at=finished,
+        finished_at=finished,
+        n_total_trials=len(trials),
+        stats=stats,
+    )
     (job_dir / "result.json").write_text(result.model_dump_json(indent=4, exclude={"trial_results"}))

@@ -34,15 +34,16 @@ def format_attacks(results: list[CheckResult]) -> str:
     rows = [["attack", "held", "best reward"]]
     for name, tries in outcome.items():
         rewards = [p.reward for p in tries if p.reward is not None]
-        rows.append([name, f"{sum(p.ok for p in tries)}/{len(tries)}",
-                     f"{max(rewards):+.3f}" if rewards else "-"])
+        rows.append([name, f"{sum(p.ok for p in tries)}/{len(tries)}", f"{max(rewards):+.3f}" if rewards else "-"])
     table = columns(rows)
     grouped = [r for r in results if r.attack_group is not None]
     if not grouped:
         return table
     groups = len({r.attack_group for r in grouped})
-    return (f"{table}\ngroup attacks ran once per group of tasks with the same images, verifier and configuration: "
-            f"{_count(groups, 'group')} for {_count(len(grouped), 'task')} (--each-task runs them on every task)")
+    return (
+        f"{table}\ngroup attacks ran once per group of tasks with the same images, verifier and configuration: "
+        f"{_count(groups, 'group')} for {_count(len(grouped), 'task')} (--each-task runs them on every task)"
+    )
 
 
 def _count(n: int, noun: str) -> str:
@@ -64,5 +65,7 @@ def _cells(r: CheckResult) -> list[str]:
 
 
 def _row(cells: list[str], task_width: int, last: str) -> str:
-    return (f"{cells[0].ljust(task_width)}  {cells[1]:>5}  {cells[2]:<8}  {cells[3]:>7}  {cells[4]:>7}  "
-            f"{cells[5]:>7}  {cells[6]:>12}  {cells[7]:<4}  {last:>8}")
+    return (
+        f"{cells[0].ljust(task_width)}  {cells[1]:>5}  {cells[2]:<8}  {cells[3]:>7}  {cells[4]:>7}  "
+        f"{cells[5]:>7}  {cells[6]:>12}  {cells[7]:<4}  {last:>8}"
+    )

@@ -24,10 +24,10 @@ class Policy:
     name: str
     expected: float
     description: str = ""
-    files: dict[str, bytes] = field(default_factory=dict)      # /app-relative path -> bytes
-    symlinks: dict[str, str] = field(default_factory=dict)     # /app-relative path -> target
+    files: dict[str, bytes] = field(default_factory=dict)  # /app-relative path -> bytes
+    symlinks: dict[str, str] = field(default_factory=dict)  # /app-relative path -> target
     sparse_files: dict[str, tuple[bytes, int]] = field(default_factory=dict)  # path -> (head, size)
-    agent_script: str | None = None                            # bash, run as the agent user in /app
+    agent_script: str | None = None  # bash, run as the agent user in /app
     attack: bool = False
     #: ``expected`` on the task's own reward scale, where the policy worked it out itself (the quality scale
     #: needs the objectives behind a reward); None: ``orharbor check`` converts ``expected``.

@@ -61,9 +61,14 @@ class CheckResult:
         return "; ".join(
             f"{p.policy} scored {p.reward} (expected {p.expected:g})"
             + (" and crashed the verifier" if p.verifier_crashed else "")
-            + (f" when run on {p.ran_on}, which shares this task's images, verifier and configuration"
-               if p.ran_on else "")
-            + (f": {p.error}" if p.error else "") for p in bad)
+            + (
+                f" when run on {p.ran_on}, which shares this task's images, verifier and configuration"
+                if p.ran_on
+                else ""
+            )
+            + (f": {p.error}" if p.error else "")
+            for p in bad
+        )
 
 
 def judge(policy: str, expected: float, attack: bool, outcome, trial_dir: Path) -> PolicyResult:
@@ -88,8 +93,9 @@ def judge(policy: str, expected: float, attack: bool, outcome, trial_dir: Path) 
     exit_code = trial_dir / "agent" / "exit-code.txt"
     if policy == "oracle" and exit_code.is_file():
         error = f"solution/solve.sh exited {exit_code.read_text().strip()}; {error or ''}".strip("; ")
-    return PolicyResult(policy, float(reward) if reward is not None else None, expected, attack, error, crashed,
-                        trial_dir)
+    return PolicyResult(
+        policy, float(reward) if reward is not None else None, expected, attack, error, crashed, trial_dir
+    )
 
 
 def first_error(details: dict) -> str | None:

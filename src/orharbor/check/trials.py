@@ -91,9 +91,17 @@ def find_tasks(root: Path) -> list[Path]:
     return sorted(p.parent for p in root.glob("*/task.toml"))
 
 
-def check_tasks(root: Path, jobs: int = 1, attacks: bool = False, only: tuple[str, ...] = (),
-                jobs_dir: Path | None = None, on_result: Callable[[CheckResult], None] | None = None,
-                *, env: str | CheckEnvironment | None = None, attack_groups: bool = True) -> list[CheckResult]:
+def check_tasks(
+    root: Path,
+    jobs: int = 1,
+    attacks: bool = False,
+    only: tuple[str, ...] = (),
+    jobs_dir: Path | None = None,
+    on_result: Callable[[CheckResult], None] | None = None,
+    *,
+    env: str | CheckEnvironment | None = None,
+    attack_groups: bool = True,
+) -> list[CheckResult]:
     """Check every task under ``root`` with ``jobs`` trials at a time.
 
     ``only`` limits the policies by name; ``attack_groups`` runs each attack of
@@ -123,8 +131,9 @@ def check_tasks(root: Path, jobs: int = 1, attacks: bool = False, only: tuple[st
     job_dir = _new_job_dir(base)
     try:
         # Ctrl-C or SIGTERM cancels the trials, and Harbor stops their environments, before the exit
-        results = run_async(_check_all(tasks, root, job_dir, jobs, attacks, only, on_result, environment,
-                                       attack_groups=attack_groups))
+        results = run_async(
+            _check_all(tasks, root, job_dir, jobs, attacks, only, on_result, environment, attack_groups=attack_groups)
+        )
         for result in results:
             result.job_dir = job_dir if keep else None
         return results
@@ -147,9 +156,18 @@ def _new_job_dir(base: Path) -> Path:
     raise FileExistsError(f"no free job folder name under {base}")
 
 
-async def _check_all(tasks: list[Path], root: Path, job_dir: Path, jobs: int, attacks: bool,
-                     only: tuple[str, ...], on_result: Callable[[CheckResult], None] | None,
-                     environment: CheckEnvironment, *, attack_groups: bool = True) -> list[CheckResult]:
+async def _check_all(
+    tasks: list[Path],
+    root: Path,
+    job_dir: Path,
+    jobs: int,
+    attacks: bool,
+    only: tuple[str, ...],
+    on_result: Callable[[CheckResult], None] | None,
+    environment: CheckEnvironment,
+    *,
+    attack_groups: bool = True,
+) -> list[CheckResult]:
     started = datetime.now()
     job_id = uuid.uuid4()
     slots = Slots(jobs)
@@ -163,8 +181,11 @@ async def _check_all(tasks: list[Path], root: Path, job_dir: Path, jobs: int, at
     start = time.monotonic()
 
     async def run(trials: list[_Trial]) -> list[PolicyResult]:
-        return list(await asyncio.gather(*(_run_trial(t, root, job_dir, job_id, slots, trial_results,
-                                                      environment) for t in trials)))
+        return list(
+            await asyncio.gather(
+                *(_run_trial(t, root, job_dir, job_id, slots, trial_results, environment) for t in trials)
+            )
+        )
 
     async def one_task(plan: _Plan) -> None:
         group = plan.group
@@ -175,16 +196,18 @@ async def _check_all(tasks: list[Path], root: Path, job_dir: Path, jobs: int, at
             assert group is not None  # a representative stands for its group
             result.policies = await _run_representative(plan, run, shared[group])
         else:
-            result.policies = await _run_member(plan, run, representative, shared.get(group) if group is not None
-                                                else None)
+            result.policies = await _run_member(
+                plan, run, representative, shared.get(group) if group is not None else None
+            )
         result.ended_s = time.monotonic() - start
         results[plan.task] = result
         if on_result is not None:
             on_result(result)
 
     await asyncio.gather(*(one_task(plan) for plan in plans))
-    write_job_files(job_dir, job_id, started, root, trial_results, [results[t] for t in tasks],
-                    environment.config_kwargs())
+    write_job_files(
+        job_dir, job_id, started, root, trial_results, [results[t] for t in tasks], environment.config_kwargs()
+    )
     return [results[task] for task in tasks]
 
 
@@ -214,8 +237,9 @@ async def _run_representative(plan: _Plan, run: _Runner, outcome: asyncio.Future
     return _in_order(plan.trials, {p.policy: p for p in done_group + done_own})
 
 
-async def _run_member(plan: _Plan, run: _Runner, representative: _Plan | None,
-                      outcome: asyncio.Future | None) -> list[PolicyResult]:
+async def _run_member(
+    plan: _Plan, run: _Runner, representative: _Plan | None, outcome: asyncio.Future | None
+) -> list[PolicyResult]:
     """A task's own trials; with a representative, its group-scope outcomes from there, once they have ended."""
     group, own = plan.split(grouped=representative is not None)
     by_policy = {p.policy: p for p in await run(own)}
@@ -223,8 +247,9 @@ async def _run_member(plan: _Plan, run: _Runner, representative: _Plan | None,
         assert outcome is not None  # a representative's group has its shared outcome
         ran = await outcome
         for trial in group:
-            by_policy[trial.policy] = replace(ran[trial.policy], expected=trial.expected,
-                                              ran_on=representative.result.task)
+            by_policy[trial.policy] = replace(
+                ran[trial.policy], expected=trial.expected, ran_on=representative.result.task
+            )
     return _in_order(plan.trials, by_policy)
 
 
@@ -232,8 +257,9 @@ def _in_order(trials: list[_Trial], by_policy: dict[str, PolicyResult]) -> list[
     return [by_policy[t.policy] for t in trials]
 
 
-def _plan_task(task_dir: Path, attacks: bool, only: tuple[str, ...], environment: CheckEnvironment,
-               grouped: bool) -> _Plan:
+def _plan_task(
+    task_dir: Path, attacks: bool, only: tuple[str, ...], environment: CheckEnvironment, grouped: bool
+) -> _Plan:
     """A task's checks before any trial, its trials, and with ``grouped`` its attack group.
 
     A task that fails a check (unreadable contract, agent files that differ from
@@ -252,8 +278,11 @@ def _plan_task(task_dir: Path, attacks: bool, only: tuple[str, ...], environment
     if mismatches := folder.differences():  # no trial: its reward would score another instance
         plan.result.error = "; ".join(mismatches)
         return plan
-    if refusal := _network_refusal(environment, config.get("environment", {}).get("network_mode", "public"),
-                                   config.get("agent", {}).get("network_mode", "public")):
+    if refusal := _network_refusal(
+        environment,
+        config.get("environment", {}).get("network_mode", "public"),
+        config.get("agent", {}).get("network_mode", "public"),
+    ):
         plan.result.error = refusal
         return plan
     try:
@@ -287,37 +316,55 @@ def _network_refusal(environment: CheckEnvironment, setup_network: str, agent_ne
         why = "it has no network allowlist"
     else:
         return None
-    return (f"exported with an agent network allowlist, which the {environment_kind(environment)} environment "
-            f"cannot enforce ({why}, and Harbor refuses the trial); check an export of the same rows with "
-            "--agent-network public: scoring does not depend on it")
+    return (
+        f"exported with an agent network allowlist, which the {environment_kind(environment)} environment "
+        f"cannot enforce ({why}, and Harbor refuses the trial); check an export of the same rows with "
+        "--agent-network public: scoring does not depend on it"
+    )
 
 
 def task_trials(task_dir: Path, task: contract.Task, attacks: bool) -> list[_Trial]:
     """The reference trials (oracle, naive, nothing), then one per attack when asked for."""
-    agents: dict[str, dict] = {"oracle": {"name": "oracle"},
-              "naive": {"import_path": NAIVE_AGENT, "kwargs": {"task_dir": str(task_dir.resolve())}},
-              "nothing": {"name": "nop"}}
+    agents: dict[str, dict] = {
+        "oracle": {"name": "oracle"},
+        "naive": {"import_path": NAIVE_AGENT, "kwargs": {"task_dir": str(task_dir.resolve())}},
+        "nothing": {"name": "nop"},
+    }
     trials = [_Trial(task_dir, name, reward, False, agents[name]) for name, reward in task.policies.items()]
     if attacks:
         from orharbor.check.attacks import attack_policies
 
         for policy in attack_policies(task_dir, task):  # attacks state orharbor-scale rewards
             expected = task.scaled(policy.expected) if policy.expected_on_scale is None else policy.expected_on_scale
-            trials.append(_Trial(task_dir, policy.name, expected, True,
-                                 {"import_path": POLICY_AGENT, "kwargs": {"policy": policy_to_kwargs(policy)}},
-                                 group_scope=policy.scope == GROUP, long=policy.long))
+            trials.append(
+                _Trial(
+                    task_dir,
+                    policy.name,
+                    expected,
+                    True,
+                    {"import_path": POLICY_AGENT, "kwargs": {"policy": policy_to_kwargs(policy)}},
+                    group_scope=policy.scope == GROUP,
+                    long=policy.long,
+                )
+            )
     return trials
 
 
-async def _run_trial(spec: _Trial, root: Path, job_dir: Path, job_id: uuid.UUID, slots: Slots,
-                     sink: list, environment: CheckEnvironment) -> PolicyResult:
+async def _run_trial(
+    spec: _Trial, root: Path, job_dir: Path, job_id: uuid.UUID, slots: Slots, sink: list, environment: CheckEnvironment
+) -> PolicyResult:
     from harbor.models.trial.config import AgentConfig, EnvironmentConfig, TaskConfig, TrialConfig
     from harbor.trial.trial import Trial
 
     name = _trial_name(spec.task.name, spec.policy)
-    config = TrialConfig(task=TaskConfig(path=spec.task.resolve(), source=root.resolve().name),
-                         trial_name=name, trials_dir=job_dir, agent=AgentConfig(**spec.agent),
-                         environment=EnvironmentConfig(**environment.config_kwargs()), job_id=job_id)
+    config = TrialConfig(
+        task=TaskConfig(path=spec.task.resolve(), source=root.resolve().name),
+        trial_name=name,
+        trials_dir=job_dir,
+        agent=AgentConfig(**spec.agent),
+        environment=EnvironmentConfig(**environment.config_kwargs()),
+        job_id=job_id,
+    )
     async with slots.slot(long=spec.long):
         try:
             trial = await Trial.create(config)

@@ -53,8 +53,15 @@ class Strength:
         return self.ladder_budget_s > 0 or self.best_known_time_limit_s > 0
 
 
-def solve_instance(problem: str, instance: dict, time_limit_s: float, workers: int, seed: int = 0,
-                   strength: Strength = Strength(), literature: dict | None = None) -> dict:
+def solve_instance(
+    problem: str,
+    instance: dict,
+    time_limit_s: float,
+    workers: int,
+    seed: int = 0,
+    strength: Strength = Strength(),
+    literature: dict | None = None,
+) -> dict:
     """Reference and baseline of one instance, both checked by the verifier; with ``strength``, its best known too.
 
     ``literature`` is a published instance's best known value (``{"value", "source", "bound"}``, or the older
@@ -64,13 +71,19 @@ def solve_instance(problem: str, instance: dict, time_limit_s: float, workers: i
     cpu_start = time.process_time()
     base = module.baseline(instance)
     base_obj = module.evaluate(instance, base)
-    ladder = _ladder_answers(problem, module, instance, strength.ladder_budget_s) if strength.ladder_budget_s > 0 \
-        else {}
+    ladder = (
+        _ladder_answers(problem, module, instance, strength.ladder_budget_s) if strength.ladder_budget_s > 0 else {}
+    )
     start_policy = min(ladder, key=lambda p: ladder[p][1]) if ladder else None
     ref_cpu_start = time.process_time()
     with _cpsat_profile(strength, workers, problem) as applied:
-        ref, meta = module.reference(instance, time_limit_s=time_limit_s, workers=workers, seed=seed,
-                                     **({"hint": ladder[start_policy][0]} if start_policy else {}))
+        ref, meta = module.reference(
+            instance,
+            time_limit_s=time_limit_s,
+            workers=workers,
+            seed=seed,
+            **({"hint": ladder[start_policy][0]} if start_policy else {}),
+        )
     if applied and meta.get("solver") == "ortools-cp-sat":  # some classes build their meta themselves
         meta = dict(meta, parameters=applied)
     ref_cpu_s = time.process_time() - ref_cpu_start
@@ -81,16 +94,30 @@ def solve_instance(problem: str, instance: dict, time_limit_s: float, workers: i
     if start_policy and isinstance(meta.get("hint"), dict) and meta["hint"].get("from") == "given":
         meta = dict(meta, hint=dict(meta["hint"], **{"from": f"ladder {start_policy}"}))
     if strength.ladder_budget_s > 0:
-        meta = dict(meta, ladder={"budget_s": strength.ladder_budget_s,
-                                  **{p: ladder[p][1] if p in ladder else None for p in LADDER_POLICIES}})
+        meta = dict(
+            meta,
+            ladder={
+                "budget_s": strength.ladder_budget_s,
+                **{p: ladder[p][1] if p in ladder else None for p in LADDER_POLICIES},
+            },
+        )
     # Provenance: the machine, and whether the solver got past the naive answer (a reference that is only its
     # hint, or stopped before its first improvement, makes every answer score +1 or -1). cpu_time_s is the
     # baseline's and the reference's (not the ladder's, which runs in child processes), so cpu_time_s /
     # wall_time_s tells whether the reference had its cores.
-    meta = dict(meta, cpu=cpu_model(), cpu_time_s=round(ref_cpu_start - cpu_start + ref_cpu_s, 3),
-                improved_on_baseline=ref_obj < base_obj or str(meta.get("status")) == "OPTIMAL")
-    result = {"reference": ref_obj, "reference_solution": ref, "reference_meta": meta,
-              "baseline": base_obj, "baseline_solution": base}
+    meta = dict(
+        meta,
+        cpu=cpu_model(),
+        cpu_time_s=round(ref_cpu_start - cpu_start + ref_cpu_s, 3),
+        improved_on_baseline=ref_obj < base_obj or str(meta.get("status")) == "OPTIMAL",
+    )
+    result = {
+        "reference": ref_obj,
+        "reference_solution": ref,
+        "reference_meta": meta,
+        "baseline": base_obj,
+        "baseline_solution": base,
+    }
     if strength.on or literature:
         answers = {"reference": (ref, ref_obj), **{f"ladder {p}": ladder[p] for p in ladder}}
         result.update(best_known_of(problem, module, instance, answers, meta, strength, literature, seed))
@@ -148,8 +175,16 @@ def _ladder_answers(problem: str, module, instance: dict, budget_s: float) -> di
     return found
 
 
-def best_known_of(problem: str, module, instance: dict, answers: dict[str, tuple[dict, float]], meta: dict,
-                  strength: Strength, literature: dict | None, seed: int) -> dict:
+def best_known_of(
+    problem: str,
+    module,
+    instance: dict,
+    answers: dict[str, tuple[dict, float]],
+    meta: dict,
+    strength: Strength,
+    literature: dict | None,
+    seed: int,
+) -> dict:
     """``best_known`` (value, source, bound) of one instance, and the answer behind it where it is not the reference.
 
     The best of every feasible answer seen (``answers``: source -> (answer,
@@ -164,8 +199,10 @@ def best_known_of(problem: str, module, instance: dict, answers: dict[str, tuple
     if strength.best_known_time_limit_s > 0 and not proven and not literature:
         solution, run_meta = _strong_run(problem, module, instance, answers[best_source][0], strength, seed)
         objective = module.evaluate(instance, solution)
-        source = f"{run_meta.get('solver')} {run_meta.get('version')} ({strength.best_known_time_limit_s:g} s, " \
-                 f"{strength.best_known_workers} worker{'s' if strength.best_known_workers > 1 else ''})"
+        source = (
+            f"{run_meta.get('solver')} {run_meta.get('version')} ({strength.best_known_time_limit_s:g} s, "
+            f"{strength.best_known_workers} worker{'s' if strength.best_known_workers > 1 else ''})"
+        )
         answers = dict(answers, **{source: (solution, objective)})
         bounds.append(run_meta.get("bound"))
         runs = {"best_known_run": {k: v for k, v in run_meta.items() if k not in ("hint",)}}
@@ -192,12 +229,20 @@ def _strong_run(problem: str, module, instance: dict, hint: dict, strength: Stre
     solve = problem_modules.strong_solver(problem) or module.reference
     cpu_start, wall_start = time.process_time(), time.perf_counter()
     with _cpsat_profile(strength, strength.best_known_workers, problem) as applied:
-        solution, meta = solve(instance, time_limit_s=strength.best_known_time_limit_s,
-                               workers=strength.best_known_workers, seed=seed + 1, hint=hint)
+        solution, meta = solve(
+            instance,
+            time_limit_s=strength.best_known_time_limit_s,
+            workers=strength.best_known_workers,
+            seed=seed + 1,
+            hint=hint,
+        )
     if applied and meta.get("solver") == "ortools-cp-sat":
         meta = dict(meta, parameters=applied)
-    return solution, dict(meta, cpu_time_s=round(time.process_time() - cpu_start, 3),
-                          wall_time_s=round(time.perf_counter() - wall_start, 3))
+    return solution, dict(
+        meta,
+        cpu_time_s=round(time.process_time() - cpu_start, 3),
+        wall_time_s=round(time.perf_counter() - wall_start, 3),
+    )
 
 
 @cache
@@ -213,8 +258,9 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown"
 
 
-def solve_generated(problem: str, size: str, seed: int, time_limit_s: float, workers: int,
-                    strength: Strength = Strength()) -> dict:
+def solve_generated(
+    problem: str, size: str, seed: int, time_limit_s: float, workers: int, strength: Strength = Strength()
+) -> dict:
     """:func:`solve_instance` of the instance ``seed`` generates at ``size``: one solve of a build, in a pool."""
     module = problem_modules.get(problem)
     return solve_instance(problem, module.generate(seed, size), time_limit_s, workers, strength=strength)
@@ -225,9 +271,17 @@ def row_id(problem: str, size: str, level: int, seed: int) -> str:
     return f"{problem}-{size}-l{level}-s{seed}"
 
 
-def plan_rows(problem: str, sizes: list[str], level: int, num_rows: int, *, start_seed: int = 0,
-              eval_instances: int = 4, solve_time_limit_s: float = 10.0,
-              reference_time_limit_s: float = 60.0) -> list[dict]:
+def plan_rows(
+    problem: str,
+    sizes: list[str],
+    level: int,
+    num_rows: int,
+    *,
+    start_seed: int = 0,
+    eval_instances: int = 4,
+    solve_time_limit_s: float = 10.0,
+    reference_time_limit_s: float = 60.0,
+) -> list[dict]:
     """Row skeletons (ids, seeds) with sizes assigned round-robin."""
     module = problem_modules.get(problem)
     unknown = [s for s in sizes if s not in module.SIZES]
@@ -238,9 +292,15 @@ def plan_rows(problem: str, sizes: list[str], level: int, num_rows: int, *, star
     rows = []
     for i in range(num_rows):
         size, seed = sizes[i % len(sizes)], start_seed + i
-        row = {"id": row_id(problem, size, level, seed), "problem": problem, "size": size,
-               "level": level, "generator_version": module.GENERATOR_VERSION, "instance_seed": seed,
-               "reference_time_limit_s": reference_time_limit_s}
+        row = {
+            "id": row_id(problem, size, level, seed),
+            "problem": problem,
+            "size": size,
+            "level": level,
+            "generator_version": module.GENERATOR_VERSION,
+            "instance_seed": seed,
+            "reference_time_limit_s": reference_time_limit_s,
+        }
         if level == 2:
             row["eval_seeds"] = [EVAL_SEED_BASE + seed * eval_instances + j for j in range(eval_instances)]
             row["solve_time_limit_s"] = solve_time_limit_s
@@ -268,6 +328,11 @@ def complete_row(row: dict, reference_time_limit_s: float = 60.0, solver_workers
             instance = row.get("instance") or module.generate(row["instance_seed"], row["size"])
             row.update(solve_instance(problem, instance, reference_time_limit_s, solver_workers))
     elif "eval_references" not in row or "eval_baselines" not in row:
-        attach_eval(row, [solve_instance(problem, module.generate(seed, row["size"]), reference_time_limit_s,
-                                         solver_workers) for seed in row["eval_seeds"]])
+        attach_eval(
+            row,
+            [
+                solve_instance(problem, module.generate(seed, row["size"]), reference_time_limit_s, solver_workers)
+                for seed in row["eval_seeds"]
+            ],
+        )
     return row

@@ -120,18 +120,26 @@ def _running_calls(prefix: str, dask_worker=None) -> int:
     until its function returns; it still counts here.
     """
     state = dask_worker.state
-    return sum(1 for ts in state.tasks.values()
-               if isinstance(ts.key, str) and ts.key.startswith(prefix)
-               and (ts.state in ("executing", "long-running")
-                    or (ts.state in ("cancelled", "resumed") and ts.previous in ("executing", "long-running"))))
+    return sum(
+        1
+        for ts in state.tasks.values()
+        if isinstance(ts.key, str)
+        and ts.key.startswith(prefix)
+        and (
+            ts.state in ("executing", "long-running")
+            or (ts.state in ("cancelled", "resumed") and ts.previous in ("executing", "long-running"))
+        )
+    )
 
 
 def _worker_hint(address: str, cores: int) -> str:
     target = f"--scheduler-file {address}" if os.path.isfile(address) else address
-    return (f'start workers with `dask worker {target} --nthreads T --resources "{_RESOURCE}=N"` '
-            f"(N = CPU cores each worker may use; every solve asks for --solver-workers of them, "
-            f"here {cores}, so a 16-core worker started with {_RESOURCE}=16 runs 8 two-thread solves "
-            f"and needs --nthreads 8)")
+    return (
+        f'start workers with `dask worker {target} --nthreads T --resources "{_RESOURCE}=N"` '
+        f"(N = CPU cores each worker may use; every solve asks for --solver-workers of them, "
+        f"here {cores}, so a 16-core worker started with {_RESOURCE}=16 runs 8 two-thread solves "
+        f"and needs --nthreads 8)"
+    )
 
 
 def _threads(workers: dict) -> list[int]:
@@ -140,12 +148,16 @@ def _threads(workers: dict) -> list[int]:
 
 def _threads_note(address: str, workers: dict, cores: int) -> str:
     """The one line saying that solves hold worker threads, not ``cores``."""
-    text = (f"no worker of the Dask cluster at {address} declares the resource `{_RESOURCE}`: each solve "
-            f"takes one worker thread ({len(workers)} worker(s), {sum(_threads(workers))} thread(s) in all)")
+    text = (
+        f"no worker of the Dask cluster at {address} declares the resource `{_RESOURCE}`: each solve "
+        f"takes one worker thread ({len(workers)} worker(s), {sum(_threads(workers))} thread(s) in all)"
+    )
     if cores > 1:
-        text += (f"; a solve runs its {cores} CP-SAT threads in that one thread, so a busy worker runs "
-                 f"{cores} times as many solver threads as it has (start workers with "
-                 f'--resources "{_RESOURCE}=N" to pack them)')
+        text += (
+            f"; a solve runs its {cores} CP-SAT threads in that one thread, so a busy worker runs "
+            f"{cores} times as many solver threads as it has (start workers with "
+            f'--resources "{_RESOURCE}=N" to pack them)'
+        )
     return text
 
 
@@ -153,10 +165,12 @@ def _check_threads(address: str, workers: dict, cores: int) -> None:
     """Refuse solves of more threads than any worker has, as ``cores`` would be refused."""
     most = max(_threads(workers), default=0)
     if most < cores:
-        raise DaskUnavailable(f"no worker of the Dask cluster at {address} declares the resource `{_RESOURCE}` "
-                              f"and none has the {cores} threads a solve runs with --solver-workers {cores} "
-                              f"({len(workers)} worker(s), the largest has {most}); pass --solver-workers "
-                              f"{max(most, 1)} or less, or {_worker_hint(address, cores)}")
+        raise DaskUnavailable(
+            f"no worker of the Dask cluster at {address} declares the resource `{_RESOURCE}` "
+            f"and none has the {cores} threads a solve runs with --solver-workers {cores} "
+            f"({len(workers)} worker(s), the largest has {most}); pass --solver-workers "
+            f"{max(most, 1)} or less, or {_worker_hint(address, cores)}"
+        )
 
 
 class DaskPool:
@@ -172,9 +186,16 @@ class DaskPool:
     ``note`` gets one line when the pool falls back to worker threads.
     """
 
-    def __init__(self, address: str, connect_timeout_s: float = 10.0, *, restart_on_kill: bool = True,
-                 note: Callable[[str], None] = lambda message: None):
+    def __init__(
+        self,
+        address: str,
+        connect_timeout_s: float = 10.0,
+        *,
+        restart_on_kill: bool = True,
+        note: Callable[[str], None] = lambda message: None,
+    ):
         from distributed import Client
+
         if not isinstance(address, str) or not address.strip():
             raise DaskUnavailable(f"invalid Dask scheduler address {address!r}")
         self.address = address.strip()
@@ -215,8 +236,9 @@ class DaskPool:
             self._client.wait_for_workers(1, timeout=self.connect_timeout_s)
         except Exception:
             hint = _worker_hint(self.address, cores)
-            raise DaskUnavailable(f"the Dask scheduler at {self.address} has no workers "
-                                  f"(waited {self.connect_timeout_s:g} s); {hint}") from None
+            raise DaskUnavailable(
+                f"the Dask scheduler at {self.address} has no workers (waited {self.connect_timeout_s:g} s); {hint}"
+            ) from None
         try:
             workers = self._client.scheduler_info(n_workers=-1).get("workers", {})
         except Exception as exc:
@@ -229,9 +251,11 @@ class DaskPool:
         if not self._by_resource:
             _check_threads(self.address, workers, cores)
         elif best < cores:
-            raise DaskUnavailable(f"no worker of the Dask cluster at {self.address} can run a solve that needs "
-                                  f"{cores} {_RESOURCE} ({len(workers)} worker(s), the largest has "
-                                  f"{_RESOURCE}={best:g}); {_worker_hint(self.address, cores)}")
+            raise DaskUnavailable(
+                f"no worker of the Dask cluster at {self.address} can run a solve that needs "
+                f"{cores} {_RESOURCE} ({len(workers)} worker(s), the largest has "
+                f"{_RESOURCE}={best:g}); {_worker_hint(self.address, cores)}"
+            )
         self._checked_cores = cores
 
     # -- the pool interface -------------------------------------------------
@@ -243,8 +267,9 @@ class DaskPool:
         self.check_resources(cores)
         name = getattr(fn, "__name__", "call").strip("_") or "call"
         dask_key = f"{self._key_prefix}{name}-{next(self._counter)}"
-        future = self._client.submit(fn, *args, key=dask_key, pure=False,
-                                     resources={_RESOURCE: int(cores)} if self._by_resource else None)
+        future = self._client.submit(
+            fn, *args, key=dask_key, pure=False, resources={_RESOURCE: int(cores)} if self._by_resource else None
+        )
         with self._lock:
             self._futures[dask_key] = (key, future)
         future.add_done_callback(self._on_done)

@@ -50,10 +50,18 @@ class Interrupted(interrupts.Interrupted):
     """The build was stopped by a signal; the journal holds every finished solve."""
 
     def __init__(self, journal: Path, kept: int, total: int, signum: int, several: bool = False):
-        where = (f"are kept in the journals beside the outputs (*.journal in {journal.parent})" if several else
-                 f"are kept in {journal}" if journal.exists() else "are kept (no journal was started)")
-        super().__init__(f"interrupted ({signal.Signals(signum).name}): {kept} of {total} solves {where}; "
-                         "run the same command with --resume to build the rest", signum)
+        where = (
+            f"are kept in the journals beside the outputs (*.journal in {journal.parent})"
+            if several
+            else f"are kept in {journal}"
+            if journal.exists()
+            else "are kept (no journal was started)"
+        )
+        super().__init__(
+            f"interrupted ({signal.Signals(signum).name}): {kept} of {total} solves {where}; "
+            "run the same command with --resume to build the rest",
+            signum,
+        )
 
 
 @dataclass(frozen=True)
@@ -104,14 +112,23 @@ class BuildPlan:
     best_known_workers: int = 1
 
     #: Fields a journal written before them does not record (each only when set).
-    LATER_FIELDS = ("published", "names", "skip_zero_reference", "ladder_budget_s", "best_known_time_limit_s",
-                    "best_known_workers")
+    LATER_FIELDS = (
+        "published",
+        "names",
+        "skip_zero_reference",
+        "ladder_budget_s",
+        "best_known_time_limit_s",
+        "best_known_workers",
+    )
 
     def key(self) -> dict:
         """The plan as the journal records it (the later fields only when set, as journals before them)."""
         defaults = {"best_known_workers": 1}
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()
-                if k not in self.LATER_FIELDS or (v and v != defaults.get(k))}
+        return {
+            k: (list(v) if isinstance(v, tuple) else v)
+            for k, v in self.__dict__.items()
+            if k not in self.LATER_FIELDS or (v and v != defaults.get(k))
+        }
 
     @property
     def strength(self) -> Strength:
@@ -166,18 +183,25 @@ def finished_rows(plan: BuildPlan, out: Path) -> int:
             want = _as_kept(plan, count - 1, planned[count - 1], row) if count <= len(planned) else None
             differing = want and [f for f in (*PLANNED_FIELDS, "skipped_seeds") if row.get(f) != want.get(f)]
             if want is None or differing or len(row.get("eval_seeds", ())) != len(want.get("eval_seeds", ())):
-                what = f"its row {count} differs in {', '.join(differing)}" if differing else \
-                    f"its row {count} is not this build's"
-                raise NotThisBuild(f"nothing to resume, and {out} is not this build's output ({what}); "
-                                   "--force builds it again")
+                what = (
+                    f"its row {count} differs in {', '.join(differing)}"
+                    if differing
+                    else f"its row {count} is not this build's"
+                )
+                raise NotThisBuild(
+                    f"nothing to resume, and {out} is not this build's output ({what}); --force builds it again"
+                )
     except UserError as exc:
         if isinstance(exc, NotThisBuild):
             raise
-        raise NotThisBuild(f"nothing to resume, and {out} is not a finished build ({exc}); --force builds it "
-                           "again") from None
+        raise NotThisBuild(
+            f"nothing to resume, and {out} is not a finished build ({exc}); --force builds it again"
+        ) from None
     if count != len(planned):
-        raise NotThisBuild(f"nothing to resume, and {out} holds {count} rows where this build makes {len(planned)}; "
-                           "--force builds it again")
+        raise NotThisBuild(
+            f"nothing to resume, and {out} holds {count} rows where this build makes {len(planned)}; "
+            "--force builds it again"
+        )
     return count
 
 
@@ -188,17 +212,27 @@ def _as_kept(plan: BuildPlan, r: int, planned: dict, row: dict) -> dict:
         return dict(planned, skipped_seeds=passed) if passed is not None else planned
     if not isinstance(passed, list) or not 0 < len(passed) < MAX_ATTEMPTS:
         return planned
-    return dict(planned, id=row_id(plan.problem, planned["size"], 1, plan.seed(r, 0, len(passed))),
-                skipped_seeds=plan.passed_over(r, 0, len(passed)))
+    return dict(
+        planned,
+        id=row_id(plan.problem, planned["size"], 1, plan.seed(r, 0, len(passed))),
+        skipped_seeds=plan.passed_over(r, 0, len(passed)),
+    )
 
 
 def planned_rows(plan: BuildPlan) -> list[dict]:
     """The row skeletons of a plan: generated seeds, or the named instances of a published set."""
     if plan.published:
         return published_rows(plan.problem, plan.published, list(plan.names), plan.reference_time_limit_s)
-    return plan_rows(plan.problem, list(plan.sizes), plan.level, plan.num_rows, start_seed=plan.start_seed,
-                     eval_instances=plan.eval_instances, solve_time_limit_s=plan.solve_time_limit_s,
-                     reference_time_limit_s=plan.reference_time_limit_s)
+    return plan_rows(
+        plan.problem,
+        list(plan.sizes),
+        plan.level,
+        plan.num_rows,
+        start_seed=plan.start_seed,
+        eval_instances=plan.eval_instances,
+        solve_time_limit_s=plan.solve_time_limit_s,
+        reference_time_limit_s=plan.reference_time_limit_s,
+    )
 
 
 def relative_gap(result: dict) -> float:
@@ -239,8 +273,10 @@ class Journal:
                 raise JournalError(f"{self.path} is not a build journal; remove it or build with --force")
             if header["plan"] != plan.key():
                 differing = sorted(k for k, v in plan.key().items() if (header.get("plan") or {}).get(k) != v)
-                raise JournalError(f"{self.path} was made by a build with other arguments ({', '.join(differing)}); "
-                                   "resume with the same arguments, or start over with --force")
+                raise JournalError(
+                    f"{self.path} was made by a build with other arguments ({', '.join(differing)}); "
+                    "resume with the same arguments, or start over with --force"
+                )
             end = f.tell()
             for line in f:
                 offset, end = end, end + len(line)
@@ -290,8 +326,12 @@ def _line(entry: dict) -> bytes:
 
 def _figures(result: dict) -> tuple[float, bool, bool, float | None]:
     meta = result["reference_meta"]
-    return (relative_gap(result), bool(meta.get("improved_on_baseline", True)), result["reference"] == 0,
-            cpu_share(meta))
+    return (
+        relative_gap(result),
+        bool(meta.get("improved_on_baseline", True)),
+        result["reference"] == 0,
+        cpu_share(meta),
+    )
 
 
 def cpu_share(meta: dict) -> float | None:
@@ -302,8 +342,11 @@ def cpu_share(meta: dict) -> float | None:
     promises, which no later check can see from the objective alone.
     """
     cpu_s, wall_s = meta.get("cpu_time_s"), meta.get("wall_time_s")
-    if str(meta.get("status")) == "OPTIMAL" or not isinstance(cpu_s, (int, float)) \
-            or not isinstance(wall_s, (int, float)):
+    if (
+        str(meta.get("status")) == "OPTIMAL"
+        or not isinstance(cpu_s, (int, float))
+        or not isinstance(wall_s, (int, float))
+    ):
         return None
     return cpu_s / wall_s if wall_s >= 1.0 else None
 
@@ -351,23 +394,50 @@ class Progress:
             self.stream.flush()
 
 
-def run_build(plan: BuildPlan, out: Path, pool: SolvePool, *, resume: bool = False,
-              progress: Progress | None = None, warn: Callable[[str], None] = lambda m: None) -> int:
+def run_build(
+    plan: BuildPlan,
+    out: Path,
+    pool: SolvePool,
+    *,
+    resume: bool = False,
+    progress: Progress | None = None,
+    warn: Callable[[str], None] = lambda m: None,
+) -> int:
     """Solve the plan's instances on ``pool`` (journaled), then write ``out``; return how many rows."""
     return run_builds([(plan, out)], pool, resume=resume, progress=progress, warn=warn)[0]
 
 
-def build_dataset(problem: str, sizes: list[str], level: int, num_rows: int, *,
-                  reference_time_limit_s: float = 60.0, solver_workers: int = 1,
-                  workers: int | None = None, start_seed: int = 0, eval_instances: int = 4,
-                  solve_time_limit_s: float = 10.0, min_gap: float = 0.0) -> list[dict]:
+def build_dataset(
+    problem: str,
+    sizes: list[str],
+    level: int,
+    num_rows: int,
+    *,
+    reference_time_limit_s: float = 60.0,
+    solver_workers: int = 1,
+    workers: int | None = None,
+    start_seed: int = 0,
+    eval_instances: int = 4,
+    solve_time_limit_s: float = 10.0,
+    min_gap: float = 0.0,
+) -> list[dict]:
     """Plan the rows, solve every instance on a local process pool, return validated rows.
 
     The same engine as ``orharbor build-dataset`` (:func:`run_build`), with its
     journal and output in a temporary folder.
     """
-    plan = BuildPlan(problem, tuple(sizes), level, num_rows, reference_time_limit_s, solver_workers, start_seed,
-                     eval_instances, solve_time_limit_s, min_gap)
+    plan = BuildPlan(
+        problem,
+        tuple(sizes),
+        level,
+        num_rows,
+        reference_time_limit_s,
+        solver_workers,
+        start_seed,
+        eval_instances,
+        solve_time_limit_s,
+        min_gap,
+    )
     plan_rows(problem, list(sizes), level, 1)  # a bad size or level fails before any process starts
     with tempfile.TemporaryDirectory(prefix="orharbor-build-") as folder:
         out = Path(folder) / "rows.jsonl"
@@ -407,10 +477,22 @@ class _Part:
         row, slot, attempt = key
         plan = self.plan
         if plan.published:
-            return solve_published, (plan.problem, plan.published, self.rows[row]["source_name"],
-                                     plan.reference_time_limit_s, plan.solver_workers, plan.strength)
-        return solve_generated, (plan.problem, self.rows[row]["size"], plan.seed(row, slot, attempt),
-                                 plan.reference_time_limit_s, plan.solver_workers, plan.strength)
+            return solve_published, (
+                plan.problem,
+                plan.published,
+                self.rows[row]["source_name"],
+                plan.reference_time_limit_s,
+                plan.solver_workers,
+                plan.strength,
+            )
+        return solve_generated, (
+            plan.problem,
+            self.rows[row]["size"],
+            plan.seed(row, slot, attempt),
+            plan.reference_time_limit_s,
+            plan.solver_workers,
+            plan.strength,
+        )
 
     def write(self, warn: Callable[[str], None]) -> None:
         """The rows to ``out`` (beside it, then renamed) and the journal removed, as one step against signals."""
@@ -428,8 +510,14 @@ class _Part:
         self.written = True
 
 
-def run_builds(builds: list[tuple[BuildPlan, Path]], pool: SolvePool, *, resume: bool = False,
-               progress: Progress | None = None, warn: Callable[[str], None] = lambda m: None) -> list[int]:
+def run_builds(
+    builds: list[tuple[BuildPlan, Path]],
+    pool: SolvePool,
+    *,
+    resume: bool = False,
+    progress: Progress | None = None,
+    warn: Callable[[str], None] = lambda m: None,
+) -> list[int]:
     """Solve the instances of several plans on one ``pool``, each journaled beside its output; return row counts.
 
     The plans share the pool, so its workers stay busy across their ends; each
@@ -450,9 +538,11 @@ def run_builds(builds: list[tuple[BuildPlan, Path]], pool: SolvePool, *, resume:
 
     previous = {}
     if threading.current_thread() is threading.main_thread():
+
         def stop(signum, frame):
             stopped.append(signum)
             raise KeyboardInterrupt
+
         for signum in (signal.SIGINT, signal.SIGTERM):
             previous[signum] = signal.signal(signum, stop)
     try:
@@ -494,9 +584,13 @@ def run_builds(builds: list[tuple[BuildPlan, Path]], pool: SolvePool, *, resume:
     except KeyboardInterrupt:
         journals = [part.journal.path for part in parts if part.journal is not None and not part.written]
         kept = sum(len(part.journal.done) for part in parts if part.journal is not None)
-        raise Interrupted(journals[0] if len(journals) == 1 else journal_path(parts[0].out), kept,
-                          sum(part.plan.slots() for part in parts), stopped[0] if stopped else signal.SIGINT,
-                          several=len(journals) > 1) from None
+        raise Interrupted(
+            journals[0] if len(journals) == 1 else journal_path(parts[0].out),
+            kept,
+            sum(part.plan.slots() for part in parts),
+            stopped[0] if stopped else signal.SIGINT,
+            several=len(journals) > 1,
+        ) from None
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
@@ -523,16 +617,22 @@ def assemble(plan: BuildPlan, rows: list[dict], chosen: dict, journal: Journal, 
             unimproved += not improved
             starved += share is not None and share < STARVED_SHARE * plan.solver_workers
     if unimproved:
-        warn(f"{unimproved} reference(s) did not improve on the naive baseline (flagged improved_on_baseline: "
-             "false in reference_meta): a longer --reference-time-limit may help")
+        warn(
+            f"{unimproved} reference(s) did not improve on the naive baseline (flagged improved_on_baseline: "
+            "false in reference_meta): a longer --reference-time-limit may help"
+        )
     if starved:
-        warn(f"{starved} reference(s) got under {STARVED_SHARE:.0%} of the CPU their {plan.solver_workers} solver "
-             "worker(s) could use (cpu_time_s / wall_time_s in reference_meta): other work shared the machine, so "
-             "they are weaker than their time limit promises; build again with --force on a quieter machine, "
-             "or with fewer --workers")
+        warn(
+            f"{starved} reference(s) got under {STARVED_SHARE:.0%} of the CPU their {plan.solver_workers} solver "
+            "worker(s) could use (cpu_time_s / wall_time_s in reference_meta): other work shared the machine, so "
+            "they are weaker than their time limit promises; build again with --force on a quieter machine, "
+            "or with fewer --workers"
+        )
     if unmet:
-        warn(f"{unmet} instance(s) kept a gap below --min-gap (or a reference of 0 the recipe skips) after "
-             f"{MAX_ATTEMPTS} seeds")
+        warn(
+            f"{unmet} instance(s) kept a gap below --min-gap (or a reference of 0 the recipe skips) after "
+            f"{MAX_ATTEMPTS} seeds"
+        )
 
 
 @cache

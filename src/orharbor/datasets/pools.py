@@ -124,10 +124,13 @@ class LocalPool:
         key = call[0]
         self._deaths[key] = deaths = self._deaths.get(key, 0) + 1
         if deaths > self._retries:
-            raise RuntimeError(f"a worker process died ({how}) while solving {key}, {deaths} time{'s' if deaths > 1 else ''} "
-                               "(out of memory, or a crash in the solver?)")
-        self._warn(f"a worker process died ({how}) while solving {key}: running it again "
-                   f"({deaths} of {self._retries} retries)")
+            raise RuntimeError(
+                f"a worker process died ({how}) while solving {key}, {deaths} time{'s' if deaths > 1 else ''} "
+                "(out of memory, or a crash in the solver?)"
+            )
+        self._warn(
+            f"a worker process died ({how}) while solving {key}: running it again ({deaths} of {self._retries} retries)"
+        )
         self._queue.appendleft(call)
 
     def pending(self) -> int:

@@ -54,9 +54,10 @@ def expand_names(problem: str, set_name: str, names: list[str] | None) -> list[s
         first, _, last = item.partition("-")
         for end in (first, last or first):
             if end not in entries:
-                raise UnknownPublishedSet(f"{problem} set {set_name!r} has no instance {end!r} "
-                                          f"(it has {entries[0]} to {entries[-1]})")
-        out.extend(entries[entries.index(first):entries.index(last or first) + 1])
+                raise UnknownPublishedSet(
+                    f"{problem} set {set_name!r} has no instance {end!r} (it has {entries[0]} to {entries[-1]})"
+                )
+        out.extend(entries[entries.index(first) : entries.index(last or first) + 1])
     return out
 
 
@@ -67,17 +68,34 @@ def published_rows(problem: str, set_name: str, names: list[str], reference_time
     rows = []
     for name in names:
         entry = entries[name]
-        rows.append({"id": f"{problem}-{name}-l1", "problem": problem, "size": entry["size"], "level": 1,
-                     "generator_version": module.GENERATOR_VERSION, "instance": entry["instance"],
-                     "source": entry["source"], "best_known": entry["best_known"],
-                     "reference_time_limit_s": reference_time_limit_s, "source_name": name})
+        rows.append(
+            {
+                "id": f"{problem}-{name}-l1",
+                "problem": problem,
+                "size": entry["size"],
+                "level": 1,
+                "generator_version": module.GENERATOR_VERSION,
+                "instance": entry["instance"],
+                "source": entry["source"],
+                "best_known": entry["best_known"],
+                "reference_time_limit_s": reference_time_limit_s,
+                "source_name": name,
+            }
+        )
     return rows
 
 
-def solve_published(problem: str, set_name: str, name: str, time_limit_s: float, workers: int,
-                    strength: Strength = Strength()) -> dict:
+def solve_published(
+    problem: str, set_name: str, name: str, time_limit_s: float, workers: int, strength: Strength = Strength()
+) -> dict:
     """:func:`~orharbor.datasets.build.solve_instance` of a set's named instance (one solve of a build), its
     literature value kept as the best known when ``strength`` is on."""
     entry = published_set(problem, set_name)[name]
-    return solve_instance(problem, entry["instance"], time_limit_s, workers, strength=strength,
-                          literature=entry["best_known"] if strength.on else None)
+    return solve_instance(
+        problem,
+        entry["instance"],
+        time_limit_s,
+        workers,
+        strength=strength,
+        literature=entry["best_known"] if strength.on else None,
+    )

@@ -56,8 +56,13 @@ def validate_row(row: object, where: str = "row") -> dict:
         raise RowError(f"{where}: size: {row['size']!r} is not a size of {row['problem']} ({', '.join(module.SIZES)})")
     if row["level"] == 2:
         n = len(row["eval_seeds"])
-        for key in ("eval_references", "eval_baselines", "eval_reference_solutions", "eval_baseline_solutions",
-                    "eval_best_known"):
+        for key in (
+            "eval_references",
+            "eval_baselines",
+            "eval_reference_solutions",
+            "eval_baseline_solutions",
+            "eval_best_known",
+        ):
             if key in row and len(row[key]) != n:
                 raise RowError(f"{where}: {key}: has {len(row[key])} items for {n} eval_seeds")
     _check_best_known(row, where)
@@ -105,19 +110,35 @@ def row_instances(row: dict) -> Iterator[RowInstance]:
     a row instance by instance (a release's provenance, its checks, its gap tables).
     """
     if row["level"] == 1:
-        yield RowInstance(row["id"], row.get("instance_seed"), row.get("reference"), row.get("reference_solution"),
-                          row.get("reference_meta") or {}, row.get("baseline"), row.get("baseline_solution"),
-                          row.get("best_known"), row.get("best_known_solution"))
+        yield RowInstance(
+            row["id"],
+            row.get("instance_seed"),
+            row.get("reference"),
+            row.get("reference_solution"),
+            row.get("reference_meta") or {},
+            row.get("baseline"),
+            row.get("baseline_solution"),
+            row.get("best_known"),
+            row.get("best_known_solution"),
+        )
         return
     n = len(row["eval_seeds"])
 
     def column(key: str, default=None) -> list:
         return row.get(key) or [default] * n
 
-    for i, parts in enumerate(zip(row["eval_seeds"], column("eval_references"), column("eval_reference_solutions"),
-                                  column("eval_reference_metas", {}), column("eval_baselines"),
-                                  column("eval_baseline_solutions"), column("eval_best_known"),
-                                  column("eval_best_known_solutions"))):
+    for i, parts in enumerate(
+        zip(
+            row["eval_seeds"],
+            column("eval_references"),
+            column("eval_reference_solutions"),
+            column("eval_reference_metas", {}),
+            column("eval_baselines"),
+            column("eval_baseline_solutions"),
+            column("eval_best_known"),
+            column("eval_best_known_solutions"),
+        )
+    ):
         yield RowInstance(f"{row['id']}#{i}", *parts)
 
 
@@ -150,20 +171,25 @@ def _check_best_known(row: dict, where: str) -> None:
         row["best_known"] = _in_order(row["best_known"], row.get("reference"), where, "best_known", "reference")
     if row["level"] == 2 and "eval_best_known" in row:
         references = row.get("eval_references") or [None] * len(row["eval_best_known"])
-        row["eval_best_known"] = [_in_order(entry, references[i], where, f"eval_best_known[{i}]",
-                                            f"eval_references[{i}]")
-                                  for i, entry in enumerate(row["eval_best_known"])]
+        row["eval_best_known"] = [
+            _in_order(entry, references[i], where, f"eval_best_known[{i}]", f"eval_references[{i}]")
+            for i, entry in enumerate(row["eval_best_known"])
+        ]
 
 
 def _in_order(entry: dict, reference: float | None, where: str, key: str, reference_key: str) -> dict:
     known = normalise_best_known(entry)
     value, bound = known["value"], known["bound"]
     if bound is not None and bound > value:
-        raise RowError(f"{where}: {key}: bound {bound:g} is above its value {value:g} (a lower bound cannot exceed "
-                       "a value some answer reached)")
+        raise RowError(
+            f"{where}: {key}: bound {bound:g} is above its value {value:g} (a lower bound cannot exceed "
+            "a value some answer reached)"
+        )
     if reference is not None and value > reference:
-        raise RowError(f"{where}: {key}: value {value:g} is above {reference_key} {reference:g} (the best known value "
-                       "is the best any answer reached, the reference's included)")
+        raise RowError(
+            f"{where}: {key}: value {value:g} is above {reference_key} {reference:g} (the best known value "
+            "is the best any answer reached, the reference's included)"
+        )
     return known
 
 

@@ -25,9 +25,13 @@ if TYPE_CHECKING:
     from orharbor.image_facts import BASE_IMAGE
 
 #: Each name of the package, by the module it is defined in.
-_HOMES = {"BASE_IMAGE": "orharbor.image_facts", "ExportOptions": "orharbor.exporter.task_dir",
-          "export_dataset": "orharbor.exporter.algorithm", "export_row": "orharbor.exporter.algorithm",
-          "write_dataset_index": "orharbor.exporter.dataset_index"}
+_HOMES = {
+    "BASE_IMAGE": "orharbor.image_facts",
+    "ExportOptions": "orharbor.exporter.task_dir",
+    "export_dataset": "orharbor.exporter.algorithm",
+    "export_row": "orharbor.exporter.algorithm",
+    "write_dataset_index": "orharbor.exporter.dataset_index",
+}
 
 __all__ = ["BASE_IMAGE", "ExportOptions", "export_dataset", "export_row", "write_dataset_index"]
 

@@ -58,8 +58,10 @@ def differences(task: Path) -> list[str]:
         if not isinstance(recorded, dict):
             raise TypeError
     except FileNotFoundError:
-        return [f"{record} is missing, so what the agent is handed cannot be compared with what is scored: "
-                "export the task again"]
+        return [
+            f"{record} is missing, so what the agent is handed cannot be compared with what is scored: "
+            "export the task again"
+        ]
     except (OSError, ValueError, KeyError, TypeError):
         return [f"{record} is unreadable: export the task again"]
     try:
@@ -74,6 +76,8 @@ def differences(task: Path) -> list[str]:
         elif name not in recorded:
             lines.append(f"{shown / name} was added after export: the agent would see a file tests/ knows nothing of")
         elif found[name] != recorded[name]:
-            lines.append(f"{shown / name} differs from what was exported: the agent would be handed other data "
-                         "than tests/ grades with (export the task again)")
+            lines.append(
+                f"{shown / name} differs from what was exported: the agent would be handed other data "
+                "than tests/ grades with (export the task again)"
+            )
     return lines

@@ -33,11 +33,29 @@ from typing import Callable, Iterable, Sequence
 from orharbor import problem_modules
 from orharbor.datasets.build import complete_row
 from orharbor.datasets.rows import RowError, best_known_values
-from orharbor.exporter.task_dir import (ExportOptions, build_task, copy_template, fresh_task, network_text, render,
-                                        seal, task_toml, time_up_text, write_json, write_task_toml, write_tests)
+from orharbor.exporter.task_dir import (
+    ExportOptions,
+    build_task,
+    copy_template,
+    fresh_task,
+    network_text,
+    render,
+    seal,
+    task_toml,
+    time_up_text,
+    write_json,
+    write_task_toml,
+    write_tests,
+)
 from orharbor.files import refuse_existing
-from orharbor.image_facts import (AGENT_APT_PACKAGES, AGENT_USER, ORTOOLS_PACKAGE, SOLVER_PACKAGES, SOLVER_UID,
-                                  SOLVER_VENV)
+from orharbor.image_facts import (
+    AGENT_APT_PACKAGES,
+    AGENT_USER,
+    ORTOOLS_PACKAGE,
+    SOLVER_PACKAGES,
+    SOLVER_UID,
+    SOLVER_VENV,
+)
 from orharbor.jsonio import canonical, digest
 from orharbor.verifiers import contract
 from orharbor.verifiers.cpu_calibration import HIGH, LOW, verifier_time_limit_s
@@ -45,16 +63,24 @@ from orharbor.verifiers.reward_scale import QUALITY, to_scale
 from orharbor.verifiers.solver_run import Limits
 
 #: The deliverable of each level, from the task contract.
-DELIVERABLE = {kind.level: kind.deliverable for kind in contract.KINDS.values()
-               if kind.level is not None and kind.deliverable is not None}  # every level's kind has one
+DELIVERABLE = {
+    kind.level: kind.deliverable
+    for kind in contract.KINDS.values()
+    if kind.level is not None and kind.deliverable is not None
+}  # every level's kind has one
 #: Level 2: the naive baseline's answers as data, in solution/ (instance digest -> solution).
 NAIVE_ANSWERS = "naive_answers.json"
 #: Level 2: the public example solve.py runs on first, in tests/ (a copy of environment/examples/example_0.json).
 EXAMPLE_FILE = "example.json"
 
 
-def export_dataset(rows: Iterable[dict], out: Path, options: ExportOptions = ExportOptions(),
-                   progress: Callable[[int], None] | None = None, force: bool = False) -> list[Path]:
+def export_dataset(
+    rows: Iterable[dict],
+    out: Path,
+    options: ExportOptions = ExportOptions(),
+    progress: Callable[[int], None] | None = None,
+    force: bool = False,
+) -> list[Path]:
     """Export every row under ``out``; return the task directories.
 
     A task folder of the same id already in ``out`` is an error (checked for
@@ -80,13 +106,14 @@ def export_row(row: dict, out: Path, options: ExportOptions = ExportOptions(), f
     """
     module = problem_modules.get(row["problem"])
     if "instance" not in row and row["generator_version"] != module.GENERATOR_VERSION:
-        raise RowError(f"{row['id']}: built with generator version {row['generator_version']}, "
-                         f"but {row['problem']} is at version {module.GENERATOR_VERSION}; rebuild the dataset")
+        raise RowError(
+            f"{row['id']}: built with generator version {row['generator_version']}, "
+            f"but {row['problem']} is at version {module.GENERATOR_VERSION}; rebuild the dataset"
+        )
     require_best_known([row], options.reward_scale)
     refuse_existing([out / row["id"]], force)
     row = complete_row(dict(row), options.reference_time_limit_s)
-    return build_task(out, row["id"], lambda parent: _write_row_task(module, row, parent / row["id"], options),
-                      force)
+    return build_task(out, row["id"], lambda parent: _write_row_task(module, row, parent / row["id"], options), force)
 
 
 def _write_row_task(module, row: dict, task: Path, options: ExportOptions) -> Path:
@@ -96,9 +123,17 @@ def _write_row_task(module, row: dict, task: Path, options: ExportOptions) -> Pa
     written = replace(write(module, row, task, options, config["metadata"]), reward_scale=options.reward_scale)
     write_tests(task / "tests", written, row["problem"])
     if options.verifier_mode == "separate":
-        (task / "tests" / "Dockerfile").write_text(render("verifier.Dockerfile", {
-            "task_id": row["id"], "base_image": options.base_image, "solver_venv": SOLVER_VENV,
-            "solver_packages": " ".join(_solver_packages(options))}))
+        (task / "tests" / "Dockerfile").write_text(
+            render(
+                "verifier.Dockerfile",
+                {
+                    "task_id": row["id"],
+                    "base_image": options.base_image,
+                    "solver_venv": SOLVER_VENV,
+                    "solver_packages": " ".join(_solver_packages(options)),
+                },
+            )
+        )
     write_task_toml(task, config)
     (task / "instruction.md").write_text(instruction(module, row, options))
     seal(task / "tests", config)
@@ -115,10 +150,17 @@ def _write_level1(module, row: dict, task: Path, options: ExportOptions, metadat
     write_json(task / "solution" / "naive" / "solution.json", row["baseline_solution"])
     copy_template("solve_level1.sh", task / "solution" / "solve.sh", executable=True)
     _write_dockerfile(row, task, options, ["COPY instance.json /app/instance.json"])
-    return contract.Level1Task(task_id=row["id"], deliverables=(DELIVERABLE[1],), metadata=metadata,
-                               problem=row["problem"], instance="instance.json", instance_sha256=digest(instance),
-                               naive=row["baseline"], reference=row["reference"],
-                               best_known=_best_knowns(row, 1)[0])
+    return contract.Level1Task(
+        task_id=row["id"],
+        deliverables=(DELIVERABLE[1],),
+        metadata=metadata,
+        problem=row["problem"],
+        instance="instance.json",
+        instance_sha256=digest(instance),
+        naive=row["baseline"],
+        reference=row["reference"],
+        best_known=_best_knowns(row, 1)[0],
+    )
 
 
 def _write_level2(module, row: dict, task: Path, options: ExportOptions, metadata: dict) -> contract.Level2Task:
@@ -142,10 +184,16 @@ def _write_level2(module, row: dict, task: Path, options: ExportOptions, metadat
         instance = module.generate(seed, row["size"])
         name = f"eval/eval_{i:03d}.json"
         (task / "tests" / name).write_text(json.dumps(instance) + "\n")
-        cases.append(contract.Case(instance=name, instance_sha256=digest(instance), naive=row["eval_baselines"][i],
-                                   reference=row["eval_references"][i],
-                                   bound=_bound((row.get("eval_reference_metas") or [{}] * (i + 1))[i]),
-                                   best_known=best_known[i]))
+        cases.append(
+            contract.Case(
+                instance=name,
+                instance_sha256=digest(instance),
+                naive=row["eval_baselines"][i],
+                reference=row["eval_references"][i],
+                bound=_bound((row.get("eval_reference_metas") or [{}] * (i + 1))[i]),
+                best_known=best_known[i],
+            )
+        )
         answers[digest(instance)] = row["eval_reference_solutions"][i]
         naive[digest(instance)] = row["eval_baseline_solutions"][i]
     examples = task / "environment" / "examples"
@@ -158,8 +206,11 @@ def _write_level2(module, row: dict, task: Path, options: ExportOptions, metadat
         if k == 0:
             (task / "tests" / EXAMPLE_FILE).write_text(text)
             example_solution = module.baseline(instance)
-            example = contract.Example(instance=EXAMPLE_FILE, instance_sha256=digest(instance),
-                                       naive=module.evaluate(instance, example_solution))
+            example = contract.Example(
+                instance=EXAMPLE_FILE,
+                instance_sha256=digest(instance),
+                naive=module.evaluate(instance, example_solution),
+            )
     write_json(task / "solution" / NAIVE_ANSWERS, naive)
     if example is not None:  # the naive solution answers the example in both programs (the run does not count)
         answers.setdefault(example.instance_sha256, example_solution)
@@ -170,11 +221,16 @@ def _write_level2(module, row: dict, task: Path, options: ExportOptions, metadat
     copy_template("solve_level2.sh", task / "solution" / "solve.sh", executable=True)
     _write_dockerfile(row, task, options, ["COPY examples/ /app/examples/"])
     limits = Limits(solve_time_limit_s=float(row["solve_time_limit_s"]), memory_mb=options.solve_memory_mb)
-    return contract.Level2Task(task_id=row["id"], deliverables=(DELIVERABLE[2],), metadata=metadata,
-                               problem=row["problem"], cases=tuple(cases),
-                               run=contract.ProgramRun(python=f"{SOLVER_VENV}/bin/python3", uid=SOLVER_UID,
-                                                       limits=limits),
-                               example=example, reference_workload_s=row.get("reference_workload_s"))
+    return contract.Level2Task(
+        task_id=row["id"],
+        deliverables=(DELIVERABLE[2],),
+        metadata=metadata,
+        problem=row["problem"],
+        cases=tuple(cases),
+        run=contract.ProgramRun(python=f"{SOLVER_VENV}/bin/python3", uid=SOLVER_UID, limits=limits),
+        example=example,
+        reference_workload_s=row.get("reference_workload_s"),
+    )
 
 
 def require_best_known(rows: list[dict], scale: str) -> None:
@@ -185,8 +241,10 @@ def require_best_known(rows: list[dict], scale: str) -> None:
     for row in rows:
         if best_known_values(row) is None:
             key = "best_known" if row["level"] == 1 else "eval_best_known"
-            raise RowError(f"{row['id']}: --reward-scale quality scores each answer against the best known value "
-                           f"of its instance, and this row has none ({key}); export it on another scale")
+            raise RowError(
+                f"{row['id']}: --reward-scale quality scores each answer against the best known value "
+                f"of its instance, and this row has none ({key}); export it on another scale"
+            )
 
 
 def _example_seeds(row: dict, options: ExportOptions) -> list[int]:
@@ -205,20 +263,34 @@ def lookup_program(answers: dict[str, object]) -> str:
 
 
 def _write_dockerfile(row: dict, task: Path, options: ExportOptions, copy_lines: list[str]) -> None:
-    (task / "environment" / "Dockerfile").write_text(render("environment.Dockerfile", {
-        "task_id": row["id"], "base_image": options.base_image,
-        "apt_packages": " ".join(AGENT_APT_PACKAGES), "solver_venv": SOLVER_VENV,
-        "solver_packages": " ".join(_solver_packages(options)), "agent_user": AGENT_USER,
-        "copy_lines": "\n".join(copy_lines)}))
+    (task / "environment" / "Dockerfile").write_text(
+        render(
+            "environment.Dockerfile",
+            {
+                "task_id": row["id"],
+                "base_image": options.base_image,
+                "apt_packages": " ".join(AGENT_APT_PACKAGES),
+                "solver_venv": SOLVER_VENV,
+                "solver_packages": " ".join(_solver_packages(options)),
+                "agent_user": AGENT_USER,
+                "copy_lines": "\n".join(copy_lines),
+            },
+        )
+    )
 
 
 def task_config(module, row: dict, options: ExportOptions) -> dict:
     """task.toml of an algorithm task, as data."""
     level = row["level"]
-    metadata = {"problem": row["problem"], "size": row["size"], "level": level,
-                "objective": module.OBJECTIVE, "generator_version": row["generator_version"],
-                "allow_ortools": options.allow_ortools,
-                "tags": ["operations-research", "optimization", row["problem"], f"level-{level}"]}
+    metadata = {
+        "problem": row["problem"],
+        "size": row["size"],
+        "level": level,
+        "objective": module.OBJECTIVE,
+        "generator_version": row["generator_version"],
+        "allow_ortools": options.allow_ortools,
+        "tags": ["operations-research", "optimization", row["problem"], f"level-{level}"],
+    }
     if "instance_seed" in row:
         metadata["instance_seed"] = row["instance_seed"]
     if "source" in row:
@@ -234,9 +306,15 @@ def task_config(module, row: dict, options: ExportOptions) -> dict:
         metadata.update(eval_instances=len(row["eval_seeds"]), solve_time_limit_s=row["solve_time_limit_s"])
         longest_run_s = verifier_time_limit_s(float(row["solve_time_limit_s"]), "reference_workload_s" in row)
         verifier_timeout_s = runs_per_verification(row, options) * (longest_run_s + 15.0) + 120.0
-    return task_toml(row["id"], f"{module.TITLE}, size {row['size']}, level {level}", metadata, options,
-                     agent_timeout_s=options.agent_timeout_s_for(level), verifier_timeout_s=verifier_timeout_s,
-                     artifacts=[DELIVERABLE[level]])
+    return task_toml(
+        row["id"],
+        f"{module.TITLE}, size {row['size']}, level {level}",
+        metadata,
+        options,
+        agent_timeout_s=options.agent_timeout_s_for(level),
+        verifier_timeout_s=verifier_timeout_s,
+        artifacts=[DELIVERABLE[level]],
+    )
 
 
 def _bound(meta: dict) -> float | None:
@@ -258,7 +336,8 @@ def instruction(module, row: dict, options: ExportOptions) -> str:
             "Read the instance in `/app/instance.json` and write your best solution to "
             "`/app/solution.json`, in the solution format above. Only that file is scored, as it is "
             "when you finish or when your time is up; it must be a single JSON value of at most "
-            "32 MiB. Write a valid solution early and overwrite it as you improve it.")
+            "32 MiB. Write a valid solution early and overwrite it as you improve it."
+        )
         level_scoring = ""
         fail_text = f"An infeasible solution, or a missing or malformed `/app/solution.json`, scores {fail}."
     else:
@@ -278,36 +357,44 @@ def instruction(module, row: dict, options: ExportOptions) -> str:
             f"nothing else you install is visible to it and no other file of yours is copied, so "
             f"`solve.py` must be a single self-contained file. Stop well inside the time limit: a run "
             f"that overruns it scores {fail} for that instance."
-            + (" Before the hidden instances it is also run once, the same way, on "
-               "`/app/examples/example_0.json`; that run does not count toward your reward."
-               if _example_seeds(row, options) else ""))
+            + (
+                " Before the hidden instances it is also run once, the same way, on "
+                "`/app/examples/example_0.json`; that run does not count toward your reward."
+                if _example_seeds(row, options)
+                else ""
+            )
+        )
         level_scoring = "Your reward is the mean of the per-instance rewards."
-        fail_text = ("On an instance, a run that crashes, overruns its time limit, or writes an infeasible, "
-                     f"missing or malformed solution scores {fail}; without `/app/solve.py` every instance "
-                     f"scores {fail}.")
-    ortools_note = ("" if options.allow_ortools else
-                    " OR-Tools is not available and may not be used.")
-    return render("instruction.md", {
-        "title": f"{module.TITLE} ({row['size']}), level {level}",
-        "statement": demote_headings(module.statement().strip()),
-        "task_section": task_section,
-        "time_scaling_text": time_scaling_text(row),
-        "example_instance": json.dumps(example),
-        "example_solution": json.dumps(module.baseline(example)),
-        "agent_minutes": f"{options.agent_timeout_s_for(level) / 60:g}",
-        "time_up_text": time_up_text(f"`{DELIVERABLE[level]}`"),
-        "packages_text": packages,
-        "ortools_note": ortools_note,
-        "network_text": network_text(options),
-        "objective": module.OBJECTIVE,
-        "reference_time_limit": f"{_reference_time_limit_s(row):g}",
-        "reference": module.REFERENCE + ladder_start_text(row),
-        "reward_formula": formula,
-        "reward_meaning": meaning,
-        "level_scoring": level_scoring,
-        "fail_text": fail_text,
-        "baseline": module.BASELINE.strip(),
-    })
+        fail_text = (
+            "On an instance, a run that crashes, overruns its time limit, or writes an infeasible, "
+            f"missing or malformed solution scores {fail}; without `/app/solve.py` every instance "
+            f"scores {fail}."
+        )
+    ortools_note = "" if options.allow_ortools else " OR-Tools is not available and may not be used."
+    return render(
+        "instruction.md",
+        {
+            "title": f"{module.TITLE} ({row['size']}), level {level}",
+            "statement": demote_headings(module.statement().strip()),
+            "task_section": task_section,
+            "time_scaling_text": time_scaling_text(row),
+            "example_instance": json.dumps(example),
+            "example_solution": json.dumps(module.baseline(example)),
+            "agent_minutes": f"{options.agent_timeout_s_for(level) / 60:g}",
+            "time_up_text": time_up_text(f"`{DELIVERABLE[level]}`"),
+            "packages_text": packages,
+            "ortools_note": ortools_note,
+            "network_text": network_text(options),
+            "objective": module.OBJECTIVE,
+            "reference_time_limit": f"{_reference_time_limit_s(row):g}",
+            "reference": module.REFERENCE + ladder_start_text(row),
+            "reward_formula": formula,
+            "reward_meaning": meaning,
+            "level_scoring": level_scoring,
+            "fail_text": fail_text,
+            "baseline": module.BASELINE.strip(),
+        },
+    )
 
 
 def ladder_start_text(row: dict) -> str:
@@ -320,8 +407,10 @@ def ladder_start_text(row: dict) -> str:
     if not any("ladder" in meta for meta in metas):
         return ""
     budget_s = next(meta["ladder"].get("budget_s") for meta in metas if "ladder" in meta)
-    return (f"; the search started from the better of its own start and the answer of a classic constructive rule "
-            f"improved by a {budget_s:g}-second local search")
+    return (
+        f"; the search started from the better of its own start and the answer of a classic constructive rule "
+        f"improved by a {budget_s:g}-second local search"
+    )
 
 
 def time_scaling_text(row: dict) -> str:
@@ -329,23 +418,31 @@ def time_scaling_text(row: dict) -> str:
     reference machine's (``reference_workload_s``); nothing otherwise."""
     if row["level"] != 2 or "reference_workload_s" not in row:
         return ""
-    return (f" The time limit is scaled to the speed of the machine that runs your program (measured by timing a "
-            f"fixed Python workload before the runs): a slower machine gives more time and a faster one less, by a "
-            f"factor kept between {LOW:g} and {HIGH:g}.")
+    return (
+        f" The time limit is scaled to the speed of the machine that runs your program (measured by timing a "
+        f"fixed Python workload before the runs): a slower machine gives more time and a faster one less, by a "
+        f"factor kept between {LOW:g} and {HIGH:g}."
+    )
 
 
 #: The scoring paragraph of an algorithm task's instruction on each reward scale: (formula, what it means).
 SCORING_TEXT = {
-    "orharbor": ("(naive - objective) / (naive - reference)",
-                 "1.0 matches the reference, above 1.0 beats it, 0.0 is no better than naive, and the\n"
-                 "reward is clipped below at -1.0."),
-    "unit": ("(1 + (naive - objective) / (naive - reference)) / 2",
-             "1.0 matches the reference, above 1.0 beats it, 0.5 is no better than naive, and the\n"
-             "reward is clipped below at 0.0."),
-    "quality": ("min(1, max(best, 1) / max(objective, 1))",
-                "where `best` is the best objective known for this instance (hidden from you; never worse\n"
-                "than `reference`). Reaching it scores 1.0, the most there is; the reward falls toward 0.0\n"
-                "as your objective grows (the naive solution scores best / naive)."),
+    "orharbor": (
+        "(naive - objective) / (naive - reference)",
+        "1.0 matches the reference, above 1.0 beats it, 0.0 is no better than naive, and the\n"
+        "reward is clipped below at -1.0.",
+    ),
+    "unit": (
+        "(1 + (naive - objective) / (naive - reference)) / 2",
+        "1.0 matches the reference, above 1.0 beats it, 0.5 is no better than naive, and the\n"
+        "reward is clipped below at 0.0.",
+    ),
+    "quality": (
+        "min(1, max(best, 1) / max(objective, 1))",
+        "where `best` is the best objective known for this instance (hidden from you; never worse\n"
+        "than `reference`). Reaching it scores 1.0, the most there is; the reward falls toward 0.0\n"
+        "as your objective grows (the naive solution scores best / naive).",
+    ),
 }
 
 

@@ -99,8 +99,14 @@ def _zip(problem: str | None) -> bytes:
 def _bytecode(files: dict[str, bytes]) -> dict[str, bytes]:
     """{module path: its checked hash-based .pyc}, compiled by a fresh interpreter of this Python."""
     sources = {name: data.decode("utf-8") for name, data in files.items() if name.endswith(".py")}
-    done = subprocess.run([sys.executable, "-I", "-S", "-c", _COMPILE], input=json.dumps(sources),
-                          capture_output=True, text=True, check=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", _COMPILE],
+        input=json.dumps(sources),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
     return {name: base64.b64decode(pyc) for name, pyc in json.loads(done.stdout).items()}
 
 

@@ -59,9 +59,11 @@ HOOK_TIMEOUT_S = 120.0
 VERIFIER_DIR, ARTIFACTS_DIR, TESTS_DIR = "/logs/verifier", "/logs/artifacts", "/tests"
 
 #: Ends every process of a non-root user, three rounds (children forked meanwhile are caught next round).
-KILL_NON_ROOT = ("for round in 1 2 3; do for p in /proc/[0-9]*; do "
-                 "u=$(awk '/^Uid:/ {print $2 + $3 + $4 + $5}' \"$p/status\" 2>/dev/null); "
-                 "[ -n \"$u\" ] && [ \"$u\" != 0 ] && kill -9 \"${p#/proc/}\" 2>/dev/null; done; done")
+KILL_NON_ROOT = (
+    "for round in 1 2 3; do for p in /proc/[0-9]*; do "
+    "u=$(awk '/^Uid:/ {print $2 + $3 + $4 + $5}' \"$p/status\" 2>/dev/null); "
+    '[ -n "$u" ] && [ "$u" != 0 ] && kill -9 "${p#/proc/}" 2>/dev/null; done; done'
+)
 
 
 def _not_a_folder(path: str) -> str:
@@ -71,34 +73,48 @@ def _not_a_folder(path: str) -> str:
 
 def _fresh_folder(path: str) -> str:
     """Shell that leaves ``path`` an empty folder (emptied in place: it may be a mount point)."""
-    return (f"if {_not_a_folder(path)}; then rm -rf -- {path}; fi; mkdir -p -- {path}; "
-            f"find {path} -mindepth 1 -maxdepth 1 -exec rm -rf -- {{}} +")
+    return (
+        f"if {_not_a_folder(path)}; then rm -rf -- {path}; fi; mkdir -p -- {path}; "
+        f"find {path} -mindepth 1 -maxdepth 1 -exec rm -rf -- {{}} +"
+    )
 
 
 def _verifier_and_tests() -> str:
     """Shared mode: an empty root-owned /logs/verifier, and no /tests at all."""
-    return (f"{_fresh_folder(VERIFIER_DIR)}; chown root:root {VERIFIER_DIR}; chmod 755 {VERIFIER_DIR}; "
-            f"rm -rf -- {TESTS_DIR}; "
-            f"if [ -d {TESTS_DIR} ]; then find {TESTS_DIR} -mindepth 1 -maxdepth 1 -exec rm -rf -- {{}} +; fi")
+    return (
+        f"{_fresh_folder(VERIFIER_DIR)}; chown root:root {VERIFIER_DIR}; chmod 755 {VERIFIER_DIR}; "
+        f"rm -rf -- {TESTS_DIR}; "
+        f"if [ -d {TESTS_DIR} ]; then find {TESTS_DIR} -mindepth 1 -maxdepth 1 -exec rm -rf -- {{}} +; fi"
+    )
 
 
-def bounded_artifacts(folder: str = ARTIFACTS_DIR, max_depth: int = ARTIFACTS_MAX_DEPTH,
-                      max_entries: int = ARTIFACTS_MAX_ENTRIES, max_bytes: int = ARTIFACTS_MAX_BYTES) -> str:
+def bounded_artifacts(
+    folder: str = ARTIFACTS_DIR,
+    max_depth: int = ARTIFACTS_MAX_DEPTH,
+    max_entries: int = ARTIFACTS_MAX_ENTRIES,
+    max_bytes: int = ARTIFACTS_MAX_BYTES,
+) -> str:
     """Shell: ``folder`` within the limits (else emptied, with a note), holding folders and regular files only."""
     a = shlex.quote(folder)
-    judge = (f"awk -v d={max_depth} -v n={max_entries} -v b={max_bytes} "
-             "'$1 > d {print \"deeper than \" d \" levels\"; exit} "
-             "NR > n {print \"with more than \" n \" entries\"; exit} "
-             "$2 == \"f\" {t += $3} t > b {print \"with more than \" b \" bytes in its files\"; exit}'")
-    note = (f"orharbor collect hook: {folder} held a tree $why; it was emptied before collection "
-            f"(limits: {max_depth} levels, {max_entries} entries, {max_bytes} bytes)")
-    return (f"if {_not_a_folder(a)}; then rm -rf -- {a}; fi; mkdir -p -- {a}; "
-            f"why=$(find {a} -mindepth 1 -printf '%d %y %s\\n' 2>/dev/null | {judge}); "
-            f"if [ -n \"$why\" ]; then find {a} -mindepth 1 -maxdepth 1 -exec rm -rf -- {{}} +; "
-            f"printf '%s\\n' \"{note}\" > {a}/{LIMIT_NOTE}; fi; "
-            f"find {a} -mindepth 1 ! -type d ! -type f -exec rm -f -- {{}} +; "
-            f"find {a} -mindepth 1 -type d -exec chmod 755 -- {{}} +; "
-            f"find {a} -mindepth 1 -type f -exec chmod 644 -- {{}} +")
+    judge = (
+        f"awk -v d={max_depth} -v n={max_entries} -v b={max_bytes} "
+        '\'$1 > d {print "deeper than " d " levels"; exit} '
+        'NR > n {print "with more than " n " entries"; exit} '
+        '$2 == "f" {t += $3} t > b {print "with more than " b " bytes in its files"; exit}\''
+    )
+    note = (
+        f"orharbor collect hook: {folder} held a tree $why; it was emptied before collection "
+        f"(limits: {max_depth} levels, {max_entries} entries, {max_bytes} bytes)"
+    )
+    return (
+        f"if {_not_a_folder(a)}; then rm -rf -- {a}; fi; mkdir -p -- {a}; "
+        f"why=$(find {a} -mindepth 1 -printf '%d %y %s\\n' 2>/dev/null | {judge}); "
+        f'if [ -n "$why" ]; then find {a} -mindepth 1 -maxdepth 1 -exec rm -rf -- {{}} +; '
+        f"printf '%s\\n' \"{note}\" > {a}/{LIMIT_NOTE}; fi; "
+        f"find {a} -mindepth 1 ! -type d ! -type f -exec rm -f -- {{}} +; "
+        f"find {a} -mindepth 1 -type d -exec chmod 755 -- {{}} +; "
+        f"find {a} -mindepth 1 -type f -exec chmod 644 -- {{}} +"
+    )
 
 
 def regular_deliverable(path: str) -> str:
@@ -111,9 +127,11 @@ def regular_deliverable(path: str) -> str:
         q = shlex.quote(str(ancestor))
         steps.append(f"if {_not_a_folder(q)}; then rm -rf -- {q}; fi")
     q = shlex.quote(str(target))
-    steps += [f"if [ -L {q} ] || {{ [ -e {q} ] && [ ! -f {q} ]; }}; then rm -rf -- {q}; fi",
-              f"if [ -f {q} ] && [ \"$(stat -c %s -- {q})\" -gt {DELIVERABLE_MAX_BYTES} ]; then rm -f -- {q}; fi",
-              f"if [ -f {q} ]; then chmod a+r -- {q}; fi"]
+    steps += [
+        f"if [ -L {q} ] || {{ [ -e {q} ] && [ ! -f {q} ]; }}; then rm -rf -- {q}; fi",
+        f'if [ -f {q} ] && [ "$(stat -c %s -- {q})" -gt {DELIVERABLE_MAX_BYTES} ]; then rm -f -- {q}; fi',
+        f"if [ -f {q} ]; then chmod a+r -- {q}; fi",
+    ]
     return "; ".join(steps)
 
 

@@ -20,11 +20,13 @@ MANIFEST_DATASET_NAME = "orharbor/orharbor"
 DESCRIPTION = "orharbor: operations-research tasks with verifiable rewards"
 
 #: Written at the root of the output folder: scripts and Dockerfiles run in Linux containers.
-GITATTRIBUTES = ("# Written by orharbor export: the tasks' shell scripts and Dockerfiles run in Linux\n"
-                 "# containers, so they stay LF on every checkout.\n"
-                 "*.sh text eol=lf\n"
-                 "Dockerfile text eol=lf\n"
-                 "*.Dockerfile text eol=lf\n")
+GITATTRIBUTES = (
+    "# Written by orharbor export: the tasks' shell scripts and Dockerfiles run in Linux\n"
+    "# containers, so they stay LF on every checkout.\n"
+    "*.sh text eol=lf\n"
+    "Dockerfile text eol=lf\n"
+    "*.Dockerfile text eol=lf\n"
+)
 
 
 class DatasetIndexError(UserError):
@@ -51,8 +53,13 @@ class GitSource:
         return entry | ({"git_commit_id": self.commit} if self.commit else {})
 
 
-def write_dataset_index(out: Path, name: str = DATASET_NAME, version: str | None = None,
-                        description: str = DESCRIPTION, git: GitSource | None = None) -> list[Path]:
+def write_dataset_index(
+    out: Path,
+    name: str = DATASET_NAME,
+    version: str | None = None,
+    description: str = DESCRIPTION,
+    git: GitSource | None = None,
+) -> list[Path]:
     """Write the files that sit beside the tasks in ``out``; return those written.
 
     The dataset is ``name@version`` (default ``orharbor`` at the package's
@@ -66,8 +73,10 @@ def write_dataset_index(out: Path, name: str = DATASET_NAME, version: str | None
     check_dataset_index(out)
     tasks = sorted(path.parent for path in out.glob("*/task.toml"))
     version = version or package_version()
-    written = [write_registry(out, tasks, name, version, description, git),
-               write_dataset_manifest(out, tasks, f"orharbor/{name}", version, description)]
+    written = [
+        write_registry(out, tasks, name, version, description, git),
+        write_dataset_manifest(out, tasks, f"orharbor/{name}", version, description),
+    ]
     gitattributes = write_gitattributes(out)
     return written + [gitattributes] if gitattributes else written
 
@@ -84,14 +93,18 @@ def check_dataset_index(out: Path) -> None:
         try:
             _registry_datasets(registry)
         except (OSError, ValueError) as exc:
-            raise DatasetIndexError(f"{registry} is not a registry.json export can add its dataset to ({exc}); "
-                             "move it away, or export to another folder") from None
+            raise DatasetIndexError(
+                f"{registry} is not a registry.json export can add its dataset to ({exc}); "
+                "move it away, or export to another folder"
+            ) from None
     if manifest.exists():
         try:
             DatasetManifest.from_toml_file(manifest)
         except (OSError, ValueError) as exc:
-            raise DatasetIndexError(f"{manifest} is not a Harbor dataset manifest export can update "
-                             f"({str(exc).splitlines()[0]}); move it away, or export to another folder") from None
+            raise DatasetIndexError(
+                f"{manifest} is not a Harbor dataset manifest export can update "
+                f"({str(exc).splitlines()[0]}); move it away, or export to another folder"
+            ) from None
 
 
 def package_version() -> str:
@@ -99,8 +112,14 @@ def package_version() -> str:
     return importlib.metadata.version("orharbor")
 
 
-def write_registry(out: Path, tasks: list[Path], name: str = DATASET_NAME, version: str | None = None,
-                   description: str = DESCRIPTION, git: GitSource | None = None) -> Path:
+def write_registry(
+    out: Path,
+    tasks: list[Path],
+    name: str = DATASET_NAME,
+    version: str | None = None,
+    description: str = DESCRIPTION,
+    git: GitSource | None = None,
+) -> Path:
     """registry.json: the dataset ``name@version``, for ``harbor run -d NAME@VERSION --registry-path``.
 
     Task paths are absolute: Harbor's JSON registry client resolves a relative
@@ -109,9 +128,13 @@ def write_registry(out: Path, tasks: list[Path], name: str = DATASET_NAME, versi
     ``git``, each task is given by its git coordinates instead (:class:`GitSource`).
     """
     path = out / "registry.json"
-    dataset = {"name": name, "version": version or package_version(), "description": description,
-               "tasks": [git.task(task.name) if git else {"name": task.name, "path": str(task.resolve())}
-                         for task in tasks], "metrics": []}
+    dataset = {
+        "name": name,
+        "version": version or package_version(),
+        "description": description,
+        "tasks": [git.task(task.name) if git else {"name": task.name, "path": str(task.resolve())} for task in tasks],
+        "metrics": [],
+    }
     datasets = [*(d for d in _registry_datasets(path) if d.get("name") != name), dataset]
     write_atomically(path, json.dumps(datasets, indent=1) + "\n")
     return path
@@ -127,8 +150,13 @@ def _registry_datasets(path: Path) -> list[dict]:
     return datasets
 
 
-def write_dataset_manifest(out: Path, tasks: list[Path], name: str = MANIFEST_DATASET_NAME,
-                           version: str | None = None, description: str = DESCRIPTION) -> Path:
+def write_dataset_manifest(
+    out: Path,
+    tasks: list[Path],
+    name: str = MANIFEST_DATASET_NAME,
+    version: str | None = None,
+    description: str = DESCRIPTION,
+) -> Path:
     """dataset.toml as ``harbor dataset init`` writes it offline.
 
     The task digests come from Harbor's own packager, so they are the ones
@@ -138,12 +166,18 @@ def write_dataset_manifest(out: Path, tasks: list[Path], name: str = MANIFEST_DA
     from harbor.publisher.packager import Packager
 
     path = out / "dataset.toml"
-    manifest = (DatasetManifest.from_toml_file(path) if path.exists() else DatasetManifest(dataset=DatasetInfo(
-        name=name, description=description)))
+    manifest = (
+        DatasetManifest.from_toml_file(path)
+        if path.exists()
+        else DatasetManifest(dataset=DatasetInfo(name=name, description=description))
+    )
     manifest.dataset.name = name
     manifest.dataset.version = version or package_version()
-    manifest.tasks = [DatasetTaskRef(name=task_name, digest=f"sha256:{Packager.compute_content_hash(task)[0]}")
-                      for task in tasks if (task_name := _task_name(task))]
+    manifest.tasks = [
+        DatasetTaskRef(name=task_name, digest=f"sha256:{Packager.compute_content_hash(task)[0]}")
+        for task in tasks
+        if (task_name := _task_name(task))
+    ]
     write_atomically(path, manifest.to_toml())
     return path
 
@@ -163,5 +197,3 @@ def write_gitattributes(out: Path) -> Path | None:
         return None
     write_atomically(path, GITATTRIBUTES)
     return path
-
-

@@ -35,8 +35,20 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
-from orharbor.exporter.task_dir import (ExportOptions, build_task, copy_template, fresh_task, network_text, render,
-                                        seal, task_toml, time_up_text, write_json, write_task_toml, write_tests)
+from orharbor.exporter.task_dir import (
+    ExportOptions,
+    build_task,
+    copy_template,
+    fresh_task,
+    network_text,
+    render,
+    seal,
+    task_toml,
+    time_up_text,
+    write_json,
+    write_task_toml,
+    write_tests,
+)
 from orharbor.image_facts import AGENT_APT_PACKAGES, AGENT_USER, MODELLING_PACKAGES, SOLVER_UID
 from orharbor.modelling import retailopt
 from orharbor.modelling.spec import Spec
@@ -74,13 +86,16 @@ def below_text(row: dict) -> str:
     if "below_tol" not in row:
         return ""
     cheaper = f", or up to {row['below_tol']:g} below it" if row["below_tol"] > row["rel_tol"] else ""
-    return (f"{cheaper} (the reference is a plan proven within a {row['below_tol']:g} gap of the optimum, not "
-            "the optimum itself: a cheaper plan is as correct, and a plan your model stopped at its time limit, "
-            "status TIME_LIMIT, is graded on its objective as an OPTIMAL one is)")
+    return (
+        f"{cheaper} (the reference is a plan proven within a {row['below_tol']:g} gap of the optimum, not "
+        "the optimum itself: a cheaper plan is as correct, and a plan your model stopped at its time limit, "
+        "status TIME_LIMIT, is graded on its objective as an OPTIMAL one is)"
+    )
 
 
-def export_spec(spec: Spec, out: Path, options: ExportOptions = ExportOptions(), hints: str = "none",
-                force: bool = False) -> Path:
+def export_spec(
+    spec: Spec, out: Path, options: ExportOptions = ExportOptions(), hints: str = "none", force: bool = False
+) -> Path:
     """The task of one validated spec; ``hints`` is ``none`` or ``all``.
 
     Built in a temporary folder in ``out`` and renamed into place; an existing
@@ -88,7 +103,9 @@ def export_spec(spec: Spec, out: Path, options: ExportOptions = ExportOptions(),
     """
     if hints not in HINT_MODES:
         raise ValueError(f"hints must be one of {', '.join(HINT_MODES)}, got {hints!r}")
-    return build_task(out, spec.id, lambda parent: _write_spec(spec, fresh_task(parent / spec.id), options, hints), force)
+    return build_task(
+        out, spec.id, lambda parent: _write_spec(spec, fresh_task(parent / spec.id), options, hints), force
+    )
 
 
 def _write_spec(spec: Spec, task: Path, options: ExportOptions, hints: str) -> Path:
@@ -97,31 +114,49 @@ def _write_spec(spec: Spec, task: Path, options: ExportOptions, hints: str) -> P
     shutil.copyfile(spec.golden_script, task / "solution" / spec.golden_script.name)
     (task / "solution" / "solve.sh").write_text(render("solve_spec.sh", {"golden": spec.golden_script.name}))
     (task / "solution" / "solve.sh").chmod(0o755)
-    metadata = {"kind": "modelling", "source": "spec", "spec": spec.id, "difficulty": spec.difficulty,
-                "tags": ["operations-research", "modelling", *spec.tags]}
+    metadata = {
+        "kind": "modelling",
+        "source": "spec",
+        "spec": spec.id,
+        "difficulty": spec.difficulty,
+        "tags": ["operations-research", "modelling", *spec.tags],
+    }
     statement = spec.description
     if hints == "all" and spec.hints:
         statement += "\n\n## Hints\n\n" + "\n".join(f"- {h['text'].strip()}" for h in spec.hints)
     if spec.data_files:
         listed = ", ".join(f"`/app/{name}`" for name in spec.data_files)
         statement += f"\n\n## Data files\n\n{listed}"
-    contract_task = contract.SpecTask(task_id=spec.id, deliverables=tuple(f"/app/{name}" for name in spec.outputs),
-                                      metadata=metadata, outputs=spec.outputs)
-    _write_common(task, contract_task, title=spec.id.replace("_", " ").capitalize(), statement=statement,
-                  options=options,
-                  has_files=spec.template is not None, deliverable_text=_outputs_text(spec.outputs),
-                  scoring_text=_outputs_scoring(spec.outputs), verifier_timeout_s=60.0)
+    contract_task = contract.SpecTask(
+        task_id=spec.id,
+        deliverables=tuple(f"/app/{name}" for name in spec.outputs),
+        metadata=metadata,
+        outputs=spec.outputs,
+    )
+    _write_common(
+        task,
+        contract_task,
+        title=spec.id.replace("_", " ").capitalize(),
+        statement=statement,
+        options=options,
+        has_files=spec.template is not None,
+        deliverable_text=_outputs_text(spec.outputs),
+        scoring_text=_outputs_scoring(spec.outputs),
+        verifier_timeout_s=60.0,
+    )
     return task
 
 
-def export_retail(row: dict, out: Path, options: ExportOptions = ExportOptions(), prompt: str = "full",
-                  force: bool = False) -> Path:
+def export_retail(
+    row: dict, out: Path, options: ExportOptions = ExportOptions(), prompt: str = "full", force: bool = False
+) -> Path:
     """The task of one RetailOpt row, with the ``full`` (data in the text) or ``schema`` prompt.
 
     Built and replaced as :func:`export_spec` does.
     """
-    return build_task(out, row["id"], lambda parent: _write_retail(row, fresh_task(parent / row["id"]), options, prompt),
-                      force)
+    return build_task(
+        out, row["id"], lambda parent: _write_retail(row, fresh_task(parent / row["id"]), options, prompt), force
+    )
 
 
 def _write_retail(row: dict, task: Path, options: ExportOptions, prompt: str) -> Path:
@@ -133,14 +168,25 @@ def _write_retail(row: dict, task: Path, options: ExportOptions, prompt: str) ->
     wall_s, oracle_s = retail_limits(row["data"])
     (task / "solution" / "model.py").write_text(oracle_model(oracle_s))
     copy_template("solve_retail.sh", task / "solution" / "solve.sh", executable=True)
-    run = contract.ProgramRun(python=RETAIL_PYTHON, uid=SOLVER_UID,
-                              limits=Limits(solve_time_limit_s=wall_s, memory_mb=RETAIL_MEMORY_MB),
-                              argv=RETAIL_ARGV, data="data.json", output=RETAIL_ARGV[2])
+    run = contract.ProgramRun(
+        python=RETAIL_PYTHON,
+        uid=SOLVER_UID,
+        limits=Limits(solve_time_limit_s=wall_s, memory_mb=RETAIL_MEMORY_MB),
+        argv=RETAIL_ARGV,
+        data="data.json",
+        output=RETAIL_ARGV[2],
+    )
     expected = retailopt.expected_answer(row)
-    metadata = {"kind": "modelling", "source": "retailopt", "scenario_id": row["scenario_id"],
-                "archetype": row["archetype"], "family": row["family"], "prompt": prompt,
-                "run_time_limit_s": wall_s,
-                "tags": ["operations-research", "modelling", "retail", row["family"].lower()]}
+    metadata = {
+        "kind": "modelling",
+        "source": "retailopt",
+        "scenario_id": row["scenario_id"],
+        "archetype": row["archetype"],
+        "family": row["family"],
+        "prompt": prompt,
+        "run_time_limit_s": wall_s,
+        "tags": ["operations-research", "modelling", "retail", row["family"].lower()],
+    }
     if "source" in row:
         metadata["citation"] = row["source"]
     where = "in `/app/data.json`" if prompt == "schema" else "in the [DATA] section above"
@@ -153,7 +199,7 @@ def _write_retail(row: dict, task: Path, options: ExportOptions, prompt: str) ->
         f"the scenario's data as `data.json` ({same}) and run there once, as\n\n"
         f"    python3 -I {' '.join(RETAIL_ARGV)}\n\n"
         "It must write its result to the path given as its second argument, as "
-        "`{\"status\": \"OPTIMAL\", \"objective\": 12345.6}`, within "
+        '`{"status": "OPTIMAL", "objective": 12345.6}`, within '
         f"**{wall_s:g} seconds** of wall-clock time (CPU time, summed over threads, is capped at the "
         f"same) and {RETAIL_MEMORY_MB} MB of memory. It runs as an unprivileged user with no network, "
         f"under the image's `python3` with the standard library and {PACKAGES_TEXT}; nothing else you "
@@ -165,20 +211,31 @@ def _write_retail(row: dict, task: Path, options: ExportOptions, prompt: str) ->
         "(a JSON number), or null when there is none. Implement the business description and its key "
         "equations exactly as written.\n\n"
         "Only the answer this run writes is graded: an `/app/answer.json` you write yourself is never "
-        "read (write one while you develop if it helps), so the answer must come from your model.")
+        "read (write one while you develop if it helps), so the answer must come from your model."
+    )
     scoring_text = (
         "The answer your `/app/model.py` writes in that run is compared with the reference solution: the "
         "status must equal the reference status and the objective must be within a relative tolerance of "
         f"{row['rel_tol']:g} of the reference objective{below_text(row)}. Reward 1.0 if both hold, else 0.0 (also when "
         "`/app/model.py` is missing, crashes before writing its answer, overruns its time or memory "
-        "limit, or writes a malformed answer).")
-    contract_task = contract.RetailTask(task_id=row["id"], deliverables=RETAIL_DELIVERABLES, metadata=metadata,
-                                        expected=expected, run=run)
-    _write_common(task, contract_task, title=f"Retail operations model: {row['scenario_id']}", statement=statement,
-                  options=options,
-                  has_files=prompt == "schema", deliverable_text=deliverable_text, scoring_text=scoring_text,
-                  verifier_timeout_s=wall_s + RETAIL_VERIFIER_MARGIN_S, verifier_packages=MODELLING_PACKAGES,
-                  time_up_what="`/app/model.py`")
+        "limit, or writes a malformed answer)."
+    )
+    contract_task = contract.RetailTask(
+        task_id=row["id"], deliverables=RETAIL_DELIVERABLES, metadata=metadata, expected=expected, run=run
+    )
+    _write_common(
+        task,
+        contract_task,
+        title=f"Retail operations model: {row['scenario_id']}",
+        statement=statement,
+        options=options,
+        has_files=prompt == "schema",
+        deliverable_text=deliverable_text,
+        scoring_text=scoring_text,
+        verifier_timeout_s=wall_s + RETAIL_VERIFIER_MARGIN_S,
+        verifier_packages=MODELLING_PACKAGES,
+        time_up_what="`/app/model.py`",
+    )
     return task
 
 
@@ -202,17 +259,32 @@ def oracle_model(time_limit_s: float) -> str:
     from orharbor.modelling.retail import model as retail_model
 
     source = Path(retail_model.__file__).read_text(encoding="utf-8")
-    source, found = re.subn(r"^DEFAULT_TIME_LIMIT_S = .*$", f"DEFAULT_TIME_LIMIT_S = {float(time_limit_s)!r}",
-                            source, count=1, flags=re.MULTILINE)
+    source, found = re.subn(
+        r"^DEFAULT_TIME_LIMIT_S = .*$",
+        f"DEFAULT_TIME_LIMIT_S = {float(time_limit_s)!r}",
+        source,
+        count=1,
+        flags=re.MULTILINE,
+    )
     if found != 1:
         raise RuntimeError(f"{retail_model.__file__}: no DEFAULT_TIME_LIMIT_S line to set")
     return source
 
 
-def _write_common(task: Path, contract_task: contract.SpecTask | contract.RetailTask, *, title: str, statement: str,
-                  options: ExportOptions, has_files: bool, deliverable_text: str,
-                  scoring_text: str, verifier_timeout_s: float, verifier_packages: tuple[str, ...] = (),
-                  time_up_what: str = "your answer files in `/app`") -> None:
+def _write_common(
+    task: Path,
+    contract_task: contract.SpecTask | contract.RetailTask,
+    *,
+    title: str,
+    statement: str,
+    options: ExportOptions,
+    has_files: bool,
+    deliverable_text: str,
+    scoring_text: str,
+    verifier_timeout_s: float,
+    verifier_packages: tuple[str, ...] = (),
+    time_up_what: str = "your answer files in `/app`",
+) -> None:
     """What every modelling task shares: tests, Dockerfiles, task.toml, solution/naive/ and instruction.md.
 
     ``verifier_packages`` are pip-installed into the separate verifier image's
@@ -223,23 +295,58 @@ def _write_common(task: Path, contract_task: contract.SpecTask | contract.Retail
     assert metadata is not None  # both callers build the task with its metadata
     write_tests(task / "tests", replace(contract_task, reward_scale=options.reward_scale))
     if options.verifier_mode == "separate":
-        install = (f"# The modelling stack the agent's model.py runs under, pinned as in the agent image.\n"
-                   f"RUN pip install --no-cache-dir {' '.join(verifier_packages)}" if verifier_packages else "")
-        (task / "tests" / "Dockerfile").write_text(render("modelling_verifier.Dockerfile", {
-            "task_id": task_id, "base_image": options.base_image, "install_lines": install}))
-    (task / "environment" / "Dockerfile").write_text(render("modelling.Dockerfile", {
-        "task_id": task_id, "base_image": options.base_image, "apt_packages": " ".join(AGENT_APT_PACKAGES),
-        "modelling_packages": " ".join(MODELLING_PACKAGES), "agent_user": AGENT_USER,
-        "copy_lines": "COPY files/ /app/" if has_files else ""}))
+        install = (
+            f"# The modelling stack the agent's model.py runs under, pinned as in the agent image.\n"
+            f"RUN pip install --no-cache-dir {' '.join(verifier_packages)}"
+            if verifier_packages
+            else ""
+        )
+        (task / "tests" / "Dockerfile").write_text(
+            render(
+                "modelling_verifier.Dockerfile",
+                {"task_id": task_id, "base_image": options.base_image, "install_lines": install},
+            )
+        )
+    (task / "environment" / "Dockerfile").write_text(
+        render(
+            "modelling.Dockerfile",
+            {
+                "task_id": task_id,
+                "base_image": options.base_image,
+                "apt_packages": " ".join(AGENT_APT_PACKAGES),
+                "modelling_packages": " ".join(MODELLING_PACKAGES),
+                "agent_user": AGENT_USER,
+                "copy_lines": "COPY files/ /app/" if has_files else "",
+            },
+        )
+    )
     agent_timeout_s = options.agent_timeout_s or DEFAULT_AGENT_TIMEOUT_S
-    config = task_toml(task_id, title, metadata, options, agent_timeout_s=agent_timeout_s,
-                       verifier_timeout_s=verifier_timeout_s, artifacts=list(contract_task.deliverables))
+    config = task_toml(
+        task_id,
+        title,
+        metadata,
+        options,
+        agent_timeout_s=agent_timeout_s,
+        verifier_timeout_s=verifier_timeout_s,
+        artifacts=list(contract_task.deliverables),
+    )
     write_task_toml(task, config)
     write_naive(task / "solution" / "naive", contract_task)
-    (task / "instruction.md").write_text(render("modelling_instruction.md", {
-        "title": title, "statement": statement.strip(), "deliverable_text": deliverable_text,
-        "agent_minutes": f"{agent_timeout_s / 60:g}", "time_up_text": time_up_text(time_up_what),
-        "packages_text": PACKAGES_TEXT, "network_text": network_text(options), "scoring_text": scoring_text}))
+    (task / "instruction.md").write_text(
+        render(
+            "modelling_instruction.md",
+            {
+                "title": title,
+                "statement": statement.strip(),
+                "deliverable_text": deliverable_text,
+                "agent_minutes": f"{agent_timeout_s / 60:g}",
+                "time_up_text": time_up_text(time_up_what),
+                "packages_text": PACKAGES_TEXT,
+                "network_text": network_text(options),
+                "scoring_text": scoring_text,
+            },
+        )
+    )
     seal(task / "tests", config)
 
 
@@ -272,8 +379,11 @@ def wrong_answer(task: contract.SpecTask | contract.RetailTask) -> dict[str, byt
         expected = task.outputs[name]
         right = expected["text"] if "text" in expected else repr(expected["value"])
         if name == names[-1]:
-            right = (expected["text"] + "0" if "text" in expected
-                     else repr(expected["value"] * (1 + 100 * expected["rel_tol"]) + 100 * expected["abs_tol"] + 1))
+            right = (
+                expected["text"] + "0"
+                if "text" in expected
+                else repr(expected["value"] * (1 + 100 * expected["rel_tol"]) + 100 * expected["abs_tol"] + 1)
+            )
         files[name] = (right + "\n").encode()
     return files
 
@@ -283,7 +393,7 @@ def answer_program(answer: bytes) -> str:
 
     What a blind guess looks like in code: it never reads the data.
     """
-    return f"import sys\n\nANSWER = {answer!r}\n\nwith open(sys.argv[2], \"wb\") as f:\n    f.write(ANSWER)\n"
+    return f'import sys\n\nANSWER = {answer!r}\n\nwith open(sys.argv[2], "wb") as f:\n    f.write(ANSWER)\n'
 
 
 def _outputs_text(outputs: dict[str, dict]) -> str:
@@ -298,8 +408,12 @@ def _outputs_scoring(outputs: dict[str, dict]) -> str:
         if "text" in expected:
             rules.append(f"- `{name}`: exact text, after trimming leading and trailing whitespace")
         else:
-            rules.append(f"- `{name}`: a single number, within a relative tolerance of {expected['rel_tol']:g} "
-                         f"(or an absolute one of {expected['abs_tol']:g})")
-    return ("Each file is compared with the known optimal answer:\n\n" + "\n".join(rules)
-            + "\n\nReward 1.0 if every file matches, else 0.0 (also for a missing or malformed file).")
-
+            rules.append(
+                f"- `{name}`: a single number, within a relative tolerance of {expected['rel_tol']:g} "
+                f"(or an absolute one of {expected['abs_tol']:g})"
+            )
+    return (
+        "Each file is compared with the known optimal answer:\n\n"
+        + "\n".join(rules)
+        + "\n\nReward 1.0 if every file matches, else 0.0 (also for a missing or malformed file)."
+    )

@@ -45,14 +45,17 @@ class Profile:
     needs_image: bool = False  #: [environment] docker_image is required (no Dockerfile builds)
 
 
-PROFILES = {p.name: p for p in (
-    Profile("harbor", "harbor 0.26.0"),
-    Profile("skyrl", "SkyRL Harbor generator (a Harbor TrialConfig)"),
-    Profile("openenv", "OpenEnv Harbor environment"),
-    Profile("trl", "trl.experimental.harbor"),
-    Profile("tinker", "tinker-cookbook 0.6.1 recipes/harbor_rl", modes=("shared",), flat_tests=True),
-    Profile("prime", "verifiers 0.4.0 HarborTaskset", hook_user=False, needs_image=True),
-)}
+PROFILES = {
+    p.name: p
+    for p in (
+        Profile("harbor", "harbor 0.26.0"),
+        Profile("skyrl", "SkyRL Harbor generator (a Harbor TrialConfig)"),
+        Profile("openenv", "OpenEnv Harbor environment"),
+        Profile("trl", "trl.experimental.harbor"),
+        Profile("tinker", "tinker-cookbook 0.6.1 recipes/harbor_rl", modes=("shared",), flat_tests=True),
+        Profile("prime", "verifiers 0.4.0 HarborTaskset", hook_user=False, needs_image=True),
+    )
+}
 CONSUMERS = tuple(PROFILES)
 
 #: An image repository without tag or digest: [host[:port]/]path, lower case (the OCI distribution spec's form).
@@ -70,11 +73,14 @@ def check(consumer: str, verifier_mode: str, image_prefix: str | None) -> None:
     if profile is None:
         raise ProfileError(f"unknown consumer {consumer!r}; one of: {', '.join(CONSUMERS)}")
     if verifier_mode not in profile.modes:
-        raise ProfileError(f"--for {consumer} runs the verifier in {' or '.join(profile.modes)} mode only, "
-                           f"not {verifier_mode}")
+        raise ProfileError(
+            f"--for {consumer} runs the verifier in {' or '.join(profile.modes)} mode only, not {verifier_mode}"
+        )
     if profile.needs_image and not image_prefix:
-        raise ProfileError(f"--for {consumer} builds no Dockerfiles: give --image-prefix REGISTRY/NAME, then "
-                           "build and push the images with `orharbor images`")
+        raise ProfileError(
+            f"--for {consumer} builds no Dockerfiles: give --image-prefix REGISTRY/NAME, then "
+            "build and push the images with `orharbor images`"
+        )
     if image_prefix is not None:
         check_image_prefix(image_prefix)
 
@@ -87,8 +93,10 @@ def default_mode(consumer: str) -> str:
 def check_image_prefix(prefix: str) -> str:
     """``prefix`` if it is an image repository (no tag, no digest): task ids become its tags."""
     if not isinstance(prefix, str) or not _REPOSITORY.match(prefix):
-        raise ProfileError(f"--image-prefix must be an image repository such as registry.example.com/team/orharbor "
-                           f"(lower case, no tag or digest), got {prefix!r}")
+        raise ProfileError(
+            f"--image-prefix must be an image repository such as registry.example.com/team/orharbor "
+            f"(lower case, no tag or digest), got {prefix!r}"
+        )
     return prefix
 
 
@@ -132,8 +140,9 @@ def flatten(tests: Path) -> dict[str, str]:
         try:
             data.decode("utf-8")
         except UnicodeDecodeError:
-            raise ProfileError(f"tests/{relative} is not UTF-8 text: a flat tests/ for Tinker holds text only"
-                               ) from None
+            raise ProfileError(
+                f"tests/{relative} is not UTF-8 text: a flat tests/ for Tinker holds text only"
+            ) from None
         if b"\r" in data:
             raise ProfileError(f"tests/{relative} holds a carriage return, which Tinker's text upload would change")
         if "/" in relative:
@@ -168,6 +177,8 @@ def tinker_grader_warning(budgets_s: list[float]) -> str | None:
     over = [b for b in budgets_s if b > TINKER_GRADER_TIMEOUT_S]
     if not over:
         return None
-    return (f"{len(over)} of {len(budgets_s)} tasks give their verifier more than Tinker's {TINKER_GRADER_TIMEOUT_S} "
-            f"s grader default (up to {max(over):g} s, task.toml [verifier] timeout_sec): build Tinker's "
-            f"HarborDatasetBuilder with grader_timeout={int(max(over) + 0.999)}")
+    return (
+        f"{len(over)} of {len(budgets_s)} tasks give their verifier more than Tinker's {TINKER_GRADER_TIMEOUT_S} "
+        f"s grader default (up to {max(over):g} s, task.toml [verifier] timeout_sec): build Tinker's "
+        f"HarborDatasetBuilder with grader_timeout={int(max(over) + 0.999)}"
+    )

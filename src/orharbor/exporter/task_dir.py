@@ -33,6 +33,7 @@ from orharbor.task_template.verify import MANIFEST, describe
 from orharbor.verifiers import contract
 from orharbor.verifiers import reward_scale as reward_scales
 
+
 class ExportOptionError(UserError):
     """Export options that make no task: an unknown mode, an empty allowlist, a base image that is not one token."""
 
@@ -76,11 +77,14 @@ class ExportOptions:
         if self.agent_network not in ("public", "allowlist"):
             raise ExportOptionError(f"agent network must be 'public' or 'allowlist', got {self.agent_network!r}")
         if self.agent_network == "allowlist" and not self.allowed_hosts:
-            raise ExportOptionError("--agent-network allowlist needs at least one --allowed-hosts entry "
-                                    "(the model API)")
+            raise ExportOptionError(
+                "--agent-network allowlist needs at least one --allowed-hosts entry (the model API)"
+            )
         if self.allowed_hosts and self.agent_network != "allowlist":
-            raise ExportOptionError("--allowed-hosts needs --agent-network allowlist (without it the agent's "
-                                    "network is public and no allowlist is written)")
+            raise ExportOptionError(
+                "--allowed-hosts needs --agent-network allowlist (without it the agent's "
+                "network is public and no allowlist is written)"
+            )
         check_base_image(self.base_image)
         try:
             profiles.check(self.consumer, self.verifier_mode, self.image_prefix)
@@ -95,8 +99,9 @@ class ExportOptions:
 def check_base_image(image: str) -> str:
     """``image`` if it is one printable token; it lands on a Dockerfile's FROM line as is."""
     if not isinstance(image, str) or not image.isprintable() or image.split() != [image]:
-        raise ExportOptionError(f"base image must be one image reference, without whitespace or control "
-                         f"characters, got {image!r}")
+        raise ExportOptionError(
+            f"base image must be one image reference, without whitespace or control characters, got {image!r}"
+        )
     return image
 
 
@@ -142,8 +147,16 @@ def write_task_toml(task: Path, config: dict) -> None:
     (task / "task.toml").write_text(tomli_w.dumps(config))
 
 
-def task_toml(task_id: str, description: str, metadata: dict, options: ExportOptions, *,
-              agent_timeout_s: float, verifier_timeout_s: float, artifacts: list[str]) -> dict:
+def task_toml(
+    task_id: str,
+    description: str,
+    metadata: dict,
+    options: ExportOptions,
+    *,
+    agent_timeout_s: float,
+    verifier_timeout_s: float,
+    artifacts: list[str],
+) -> dict:
     """task.toml as data, in the shape of Harbor's TaskConfig: the one builder for every task kind.
 
     A separate verifier gets its own ``[verifier.environment]``, offline from the
@@ -156,13 +169,18 @@ def task_toml(task_id: str, description: str, metadata: dict, options: ExportOpt
     applies to the agent phase only (``[agent]``): ``[environment]`` stays public
     because agent setup installs claude-code or codex from the network.
     """
-    resources = {"build_timeout_sec": 1800.0, "cpus": options.cpus, "memory_mb": options.memory_mb,
-                 "storage_mb": options.storage_mb}
+    resources = {
+        "build_timeout_sec": 1800.0,
+        "cpus": options.cpus,
+        "memory_mb": options.memory_mb,
+        "storage_mb": options.storage_mb,
+    }
     verifier: dict = {"timeout_sec": verifier_timeout_s, "environment_mode": options.verifier_mode}
     if options.verifier_mode == "separate":
         verifier["environment"] = {**resources, "network_mode": options.verifier_network}
-    verifier["collect"] = [collect_hook(options.verifier_mode, artifacts,
-                                        user=profiles.PROFILES[options.consumer].hook_user)]
+    verifier["collect"] = [
+        collect_hook(options.verifier_mode, artifacts, user=profiles.PROFILES[options.consumer].hook_user)
+    ]
     agent: dict = {"timeout_sec": agent_timeout_s, "user": AGENT_USER}
     if options.agent_network == "allowlist":
         agent.update(network_mode="allowlist", allowed_hosts=list(options.allowed_hosts))
@@ -189,8 +207,10 @@ def network_text(options: ExportOptions) -> str:
 
 def time_up_text(what: str) -> str:
     """What happens when the agent's time runs out: Harbor still verifies the deliverable it finds then."""
-    return (f"When the time is up you are stopped, and the state of {what} at that moment is scored "
-            "as if you had finished; running out of time costs nothing by itself.")
+    return (
+        f"When the time is up you are stopped, and the state of {what} at that moment is scored "
+        "as if you had finished; running out of time costs nothing by itself."
+    )
 
 
 def template_text(name: str) -> str:
@@ -200,9 +220,13 @@ def template_text(name: str) -> str:
 def render(name: str, values: dict) -> str:
     """Template ``name`` with ``values``; a Dockerfile's ``$base_image_check`` and ``$interpreter_record`` are
     the base image check's and the interpreter record's RUN steps."""
-    return string.Template(template_text(name)).substitute({"base_image_check": base_image.dockerfile_step(),
-                                                            "interpreter_record": interpreter_record.dockerfile_step(),
-                                                            **values})
+    return string.Template(template_text(name)).substitute(
+        {
+            "base_image_check": base_image.dockerfile_step(),
+            "interpreter_record": interpreter_record.dockerfile_step(),
+            **values,
+        }
+    )
 
 
 def copy_template(name: str, target: Path, executable: bool = False) -> None:
@@ -255,12 +279,24 @@ def write_test_sh(tests: Path, kind: contract.Kind, scale: str = reward_scales.D
     ``scale`` (0.0 on ``unit`` for every kind), as the verifier's own is.
     """
     reward = reward_scales.to_scale(kind.fail_reward, scale, kind.fail_reward)
-    details = {"kind": kind.family, "error": "@ERROR@", "reward": reward, "reward_scale": scale,
-               "orharbor_reward": kind.fail_reward,
-               **({"executed": 0, "correct": 0} if kind.family == "modelling" else {"feasible": 0})}
-    (tests / "test.sh").write_text(render("test.sh", {"fail_reward": f"{reward:.1f}",
-                                                     "fail_json": json.dumps({"reward": reward}),
-                                                     "fail_details": json.dumps(details)}))
+    details = {
+        "kind": kind.family,
+        "error": "@ERROR@",
+        "reward": reward,
+        "reward_scale": scale,
+        "orharbor_reward": kind.fail_reward,
+        **({"executed": 0, "correct": 0} if kind.family == "modelling" else {"feasible": 0}),
+    }
+    (tests / "test.sh").write_text(
+        render(
+            "test.sh",
+            {
+                "fail_reward": f"{reward:.1f}",
+                "fail_json": json.dumps({"reward": reward}),
+                "fail_details": json.dumps(details),
+            },
+        )
+    )
     (tests / "test.sh").chmod(0o755)
 
 

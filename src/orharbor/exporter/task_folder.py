@@ -88,8 +88,9 @@ class TaskFolder:
                 return float(value)
             except (TypeError, ValueError):
                 pass
-        raise TaskTomlError(self.toml, "[verifier] timeout_sec is " + (
-            "missing" if value is None else f"not a number ({value!r})"))
+        raise TaskTomlError(
+            self.toml, "[verifier] timeout_sec is " + ("missing" if value is None else f"not a number ({value!r})")
+        )
 
     @property
     def consumer(self) -> Profile:

@@ -51,8 +51,16 @@ PYTHON_SLIM_ADDS = ("ca-certificates", "netbase", "tzdata")
 DPKG_INFO = Path("/var/lib/dpkg/info")
 #: .list lines that may name a program folder's entry (before merged-/usr folders are resolved)
 _PREFIXES = ("/usr/bin/", "/usr/sbin/", "/usr/games/", "/usr/libexec/", "/bin/", "/sbin/")
-_FIELDS = ("binary:Package", "Package", "db:Status-Status", "Priority", "Essential", "Provides", "Pre-Depends",
-           "Depends")
+_FIELDS = (
+    "binary:Package",
+    "Package",
+    "db:Status-Status",
+    "Priority",
+    "Essential",
+    "Provides",
+    "Pre-Depends",
+    "Depends",
+)
 
 
 class MissingPackages(RuntimeError):
@@ -60,8 +68,10 @@ class MissingPackages(RuntimeError):
 
     def __init__(self, names: list[str]) -> None:
         self.names = names
-        super().__init__(f"the task's image installs Debian packages this machine lacks: {' '.join(names)}; "
-                         f"install them here first: apt-get install -y --no-install-recommends {' '.join(names)}")
+        super().__init__(
+            f"the task's image installs Debian packages this machine lacks: {' '.join(names)}; "
+            f"install them here first: apt-get install -y --no-install-recommends {' '.join(names)}"
+        )
 
 
 @dataclass(frozen=True)
@@ -89,17 +99,28 @@ def _names(field: str) -> tuple[tuple[str, ...], ...]:
 def installed() -> dict[str, tuple[Package, ...]]:
     """Every installed package of this machine, by name (one per architecture installed)."""
     if shutil.which("dpkg-query") is None:
-        raise RuntimeError("the bubblewrap environment shows an image's programs from this machine's Debian "
-                           "packages, and this machine has no dpkg-query (it needs Debian or a derivative)")
-    out = subprocess.run(["dpkg-query", "-W", "-f", "\t".join(f"${{{f}}}" for f in _FIELDS) + "\n"],
-                         capture_output=True, text=True, check=True).stdout
+        raise RuntimeError(
+            "the bubblewrap environment shows an image's programs from this machine's Debian "
+            "packages, and this machine has no dpkg-query (it needs Debian or a derivative)"
+        )
+    out = subprocess.run(
+        ["dpkg-query", "-W", "-f", "\t".join(f"${{{f}}}" for f in _FIELDS) + "\n"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     packages: dict[str, tuple[Package, ...]] = {}
     for line in out.splitlines():
         key, name, status, priority, essential, provides, pre, depends = line.split("\t")
         if status != "installed":
             continue
-        package = Package(key, name, essential == "yes" or priority == "required",
-                          tuple(a for group in _names(provides) for a in group), _names(pre) + _names(depends))
+        package = Package(
+            key,
+            name,
+            essential == "yes" or priority == "required",
+            tuple(a for group in _names(provides) for a in group),
+            _names(pre) + _names(depends),
+        )
         packages[name] = packages.get(name, ()) + (package,)
     return packages
 
@@ -123,8 +144,11 @@ def _resolve(name: str) -> str | None:
 
 def base_packages() -> tuple[str, ...]:
     """The packages standing for ``python:3.12-slim``: Debian's base set and what the python image adds."""
-    return tuple(sorted({name for name, packages in installed().items() if any(p.base for p in packages)}
-                        | set(PYTHON_SLIM_ADDS)))
+    return tuple(
+        sorted(
+            {name for name, packages in installed().items() if any(p.base for p in packages)} | set(PYTHON_SLIM_ADDS)
+        )
+    )
 
 
 def missing(names: tuple[str, ...]) -> list[str]:
@@ -178,8 +202,11 @@ def _owned() -> dict[str, frozenset[str]]:
             if not listing.exists():  # dpkg names the file without the architecture when only one is installed
                 listing = DPKG_INFO / f"{package.name}.list"
             lines = listing.read_text(errors="replace").splitlines() if listing.exists() else []
-            paths = {path for path in map(_canonical, (line for line in lines if line.startswith(_PREFIXES)))
-                     if _in_program_dir(path)}
+            paths = {
+                path
+                for path in map(_canonical, (line for line in lines if line.startswith(_PREFIXES)))
+                if _in_program_dir(path)
+            }
             owned[package.key] = frozenset(p for p in paths if os.path.islink(p) or os.path.isfile(p))
     return owned
 
@@ -261,4 +288,3 @@ def require_installed(dockerfiles: list[Path]) -> None:
 def main() -> None:
     """Print the Debian packages the exported images install that this machine lacks (scripts/setup.sh)."""
     print(" ".join(missing(tuple(PYTHON_SLIM_ADDS) + AGENT_APT_PACKAGES)))
-

@@ -59,9 +59,22 @@ from dataclasses import dataclass
 #: The namespaces a command joins, in the order it joins them (the user namespace first: it grants the rest).
 NAMESPACES = ("user", "mnt", "uts", "ipc", "net", "pid")
 #: Linux capability numbers of Docker's default set (include/uapi/linux/capability.h).
-CAPABILITY_NUMBERS = {"chown": 0, "dac_override": 1, "fowner": 3, "fsetid": 4, "kill": 5, "setgid": 6,
-                      "setuid": 7, "setpcap": 8, "net_bind_service": 10, "net_raw": 13, "sys_chroot": 18,
-                      "mknod": 27, "audit_write": 29, "setfcap": 31}
+CAPABILITY_NUMBERS = {
+    "chown": 0,
+    "dac_override": 1,
+    "fowner": 3,
+    "fsetid": 4,
+    "kill": 5,
+    "setgid": 6,
+    "setuid": 7,
+    "setpcap": 8,
+    "net_bind_service": 10,
+    "net_raw": 13,
+    "sys_chroot": 18,
+    "mknod": 27,
+    "audit_write": 29,
+    "setfcap": 31,
+}
 #: keyctl(2)'s number: each command joins a fresh session keyring, never the host's (runc does the same).
 KEYCTL_SYSCALL = {"x86_64": 250, "aarch64": 219}
 #: Exit status when the sandbox could not be entered (the command never ran).
@@ -231,8 +244,13 @@ class Target:
 class Door:
     """The host side of a sandbox's door: start it once, then :meth:`submit` each command."""
 
-    def __init__(self, namespace_fds: dict[str, int] | None = None, seccomp: bytes = b"", python: str | None = None,
-                 cgroup_procs: tuple[int, ...] = ()) -> None:
+    def __init__(
+        self,
+        namespace_fds: dict[str, int] | None = None,
+        seccomp: bytes = b"",
+        python: str | None = None,
+        cgroup_procs: tuple[int, ...] = (),
+    ) -> None:
         """Start the door's process; with ``namespace_fds``, also :meth:`join` the sandbox at once.
 
         Started before the sandbox is (its interpreter starts while bubblewrap
@@ -246,8 +264,13 @@ class Door:
         try:
             self.process = subprocess.Popen(
                 [python or host_python(), "-I", "-S", "-c", DOOR, str(theirs.fileno())],
-                pass_fds=(theirs.fileno(),), env={}, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE, start_new_session=True)
+                pass_fds=(theirs.fileno(),),
+                env={},
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
         except BaseException:
             self.control.close()
             raise
@@ -266,10 +289,15 @@ class Door:
         """
         names = [name for name in NAMESPACES if name in namespace_fds]
         try:
-            setup = {"namespaces": names, "seccomp": bytes(seccomp), "keyctl": KEYCTL_SYSCALL[os.uname().machine],
-                     "spec_limit": SPEC_LIMIT}
-            socket.send_fds(self.control, [marshal.dumps(setup)],
-                            [*(namespace_fds[name] for name in names), *cgroup_procs])
+            setup = {
+                "namespaces": names,
+                "seccomp": bytes(seccomp),
+                "keyctl": KEYCTL_SYSCALL[os.uname().machine],
+                "spec_limit": SPEC_LIMIT,
+            }
+            socket.send_fds(
+                self.control, [marshal.dumps(setup)], [*(namespace_fds[name] for name in names), *cgroup_procs]
+            )
             self.control.settimeout(DOOR_START_TIMEOUT_S)
             try:
                 answer = self.control.recv(65536)
@@ -294,11 +322,21 @@ class Door:
         """
         if not self.joined:
             raise RuntimeError("the door has not joined a sandbox")
-        spec = marshal.dumps({"argv": argv, "env": target.env, "cwd": target.cwd, "uid": target.uid,
-                              "gid": target.gid, "capabilities": target.capabilities})
+        spec = marshal.dumps(
+            {
+                "argv": argv,
+                "env": target.env,
+                "cwd": target.cwd,
+                "uid": target.uid,
+                "gid": target.gid,
+                "capabilities": target.capabilities,
+            }
+        )
         if len(spec) > SPEC_LIMIT:
-            raise ValueError(f"the command's environment and arguments take {len(spec)} bytes, "
-                             f"more than the {SPEC_LIMIT} a command may have")
+            raise ValueError(
+                f"the command's environment and arguments take {len(spec)} bytes, "
+                f"more than the {SPEC_LIMIT} a command may have"
+            )
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             socket.send_fds(self.control, [spec], [theirs.fileno(), stdin, stdout, stderr])

@@ -148,8 +148,9 @@ class BubblewrapEnvironment(BaseEnvironment):
         ``apt-get install`` that fixes it.
         """
         try:
-            debian.require_installed([task / sub / "Dockerfile" for task in task_dirs
-                                      for sub in ("environment", "tests")])
+            debian.require_installed(
+                [task / sub / "Dockerfile" for task in task_dirs for sub in ("environment", "tests")]
+            )
         except debian.MissingPackages as exc:
             raise SandboxUnavailable(str(exc)) from None
 
@@ -167,8 +168,9 @@ class BubblewrapEnvironment(BaseEnvironment):
         """The task's CPU and memory ceilings, as Harbor's Docker environment reads them (none where none is given)."""
         memory_mb = self._resource_limit_value("memory", auto_mode=ResourceMode.LIMIT)
         cpus = self._resource_limit_value("cpu", auto_mode=ResourceMode.LIMIT)
-        return cgroups.Limits(memory_bytes=None if memory_mb is None else int(memory_mb) << 20,
-                              cpus=None if cpus is None else float(cpus))
+        return cgroups.Limits(
+            memory_bytes=None if memory_mb is None else int(memory_mb) << 20, cpus=None if cpus is None else float(cpus)
+        )
 
     def _storage_bytes(self) -> int | None:
         """The size of each of the sandbox's own file systems: the task's ``storage_mb``."""
@@ -178,8 +180,10 @@ class BubblewrapEnvironment(BaseEnvironment):
     def _validate_definition(self) -> None:
         dockerfile = self.environment_dir / "Dockerfile"
         if not dockerfile.is_file():
-            raise FileNotFoundError(f"{dockerfile} not found: the bubblewrap environment stands in for a "
-                                    "Dockerfile's image (prebuilt images and compose files are not supported)")
+            raise FileNotFoundError(
+                f"{dockerfile} not found: the bubblewrap environment stands in for a "
+                "Dockerfile's image (prebuilt images and compose files are not supported)"
+            )
         self._plan: ImagePlan = read_dockerfile(dockerfile)
         self._namespaces: dict[str, int] = {}
 
@@ -214,8 +218,7 @@ class BubblewrapEnvironment(BaseEnvironment):
         assert self._pidfd is not None
         self._root = transfer.open_root(self._pid, self._pidfd)
         if not self._network_disabled:  # after bubblewrap has set up the namespace's loopback
-            self._network = await loop.run_in_executor(
-                None, UserModeNetwork.attach, self._namespaces["net"])
+            self._network = await loop.run_in_executor(None, UserModeNetwork.attach, self._namespaces["net"])
         await self._build()
         await self.ensure_dirs(self._mount_targets(writable_only=True))
 
@@ -255,18 +258,29 @@ class BubblewrapEnvironment(BaseEnvironment):
                     self._namespaces[name] = os.open(f"/proc/{pid}/ns/{name}", os.O_RDONLY | os.O_CLOEXEC)
 
         keepalive = ["sh", "-c", "sleep infinity"]
-        self._popen = launch.start_bwrap(bwrap, args, launch.as_root(keepalive) if owner is not None else keepalive,
-                                         (seccomp, *files.values()), before_release=keep,
-                                         user_namespace=self.user_namespace, owner=owner,
-                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                         stderr=subprocess.PIPE)
+        self._popen = launch.start_bwrap(
+            bwrap,
+            args,
+            launch.as_root(keepalive) if owner is not None else keepalive,
+            (seccomp, *files.values()),
+            before_release=keep,
+            user_namespace=self.user_namespace,
+            owner=owner,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
 
     def _generated_etc(self) -> dict[str, str]:
         hostname = self.session_id[:63] or "sandbox"
-        return {"passwd": users.passwd(self._accounts), "group": users.group(self._accounts),
-                "shadow": users.shadow(self._accounts), "hostname": hostname + "\n",
-                "hosts": f"127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\t{hostname}\n",
-                "resolv.conf": resolv_conf(public=not self._network_disabled)}
+        return {
+            "passwd": users.passwd(self._accounts),
+            "group": users.group(self._accounts),
+            "shadow": users.shadow(self._accounts),
+            "hostname": hostname + "\n",
+            "hosts": f"127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\t{hostname}\n",
+            "resolv.conf": resolv_conf(public=not self._network_disabled),
+        }
 
     async def stop(self, delete: bool) -> None:
         """End the sandbox and everything in it, its network, and remove its scratch folder.
@@ -368,8 +382,13 @@ class BubblewrapEnvironment(BaseEnvironment):
         steps: list[tuple[str, str]] = []
         if self._owner is not None:  # what bubblewrap made as the owner becomes root's, as in an image
             paths = " ".join(shlex.quote(path) for path in [*self._made, "/dev"])
-            steps.append((f"find -P {paths} /dev/* -maxdepth 0 -uid {owners.OWNER_INSIDE} "
-                          f"-exec chown -h 0:0 {{}} + 2>/dev/null; true", "/"))
+            steps.append(
+                (
+                    f"find -P {paths} /dev/* -maxdepth 0 -uid {owners.OWNER_INSIDE} "
+                    f"-exec chown -h 0:0 {{}} + 2>/dev/null; true",
+                    "/",
+                )
+            )
         for name in self._plan.users:
             account = self._accounts[name]
             home = shlex.quote(account.home)
@@ -408,8 +427,10 @@ class BubblewrapEnvironment(BaseEnvironment):
         """Carry out RUN steps ``(command, folder)`` in order, in one command; the first failure raises, naming it."""
         if not steps:
             return
-        script = "\n".join(f"(cd {shlex.quote(cwd)} && {command}\n) || {{ s=$?; echo '{_STEP_FAILED}{number}' >&2; "
-                           f"exit $s; }}" for number, (command, cwd) in enumerate(steps))
+        script = "\n".join(
+            f"(cd {shlex.quote(cwd)} && {command}\n) || {{ s=$?; echo '{_STEP_FAILED}{number}' >&2; exit $s; }}"
+            for number, (command, cwd) in enumerate(steps)
+        )
         result = await self.exec(script, cwd="/", user="root", timeout_sec=600)
         if result.return_code != 0:
             failed = re.findall(rf"^{_STEP_FAILED}(\d+)$", result.stderr or "", flags=re.MULTILINE)
@@ -442,34 +463,73 @@ class BubblewrapEnvironment(BaseEnvironment):
     def _mounts_args(self, etc: dict[str, int], config: Path) -> list[str]:
         python = rootfs.host_python()
         size = self._storage_bytes()
-        args = [*rootfs.root_args(size), *rootfs.base_args(), *debian.program_args(self._plan.apt_packages),
-                *rootfs.etc_args(etc), *rootfs.scratch_args(shm=rootfs.SHM_SIZE if self.bounded else None),
-                *rootfs.python_args(python, _packages(self._plan.local_packages), size=size)]
+        args = [
+            *rootfs.root_args(size),
+            *rootfs.base_args(),
+            *debian.program_args(self._plan.apt_packages),
+            *rootfs.etc_args(etc),
+            *rootfs.scratch_args(shm=rootfs.SHM_SIZE if self.bounded else None),
+            *rootfs.python_args(python, _packages(self._plan.local_packages), size=size),
+        ]
         for path, packages in self._plan.venvs.items():
             args += rootfs.venv_args(path, _packages(packages), config)
         return args
 
     def _namespace_args(self) -> list[str]:
-        return ["--unshare-pid", "--as-pid-1", "--unshare-ipc", "--unshare-uts", "--unshare-net",
-                "--hostname", self.session_id[:63] or "sandbox", "--die-with-parent", "--new-session",
-                "--clearenv"]
+        return [
+            "--unshare-pid",
+            "--as-pid-1",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-net",
+            "--hostname",
+            self.session_id[:63] or "sandbox",
+            "--die-with-parent",
+            "--new-session",
+            "--clearenv",
+        ]
 
     # ------------------------------------------------------------------ exec
 
-    async def exec(self, command: str, cwd: str | None = None, env: dict[str, str] | None = None,
-                   timeout_sec: int | None = None, user: str | int | None = None) -> ExecResult:
+    async def exec(
+        self,
+        command: str,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        timeout_sec: int | None = None,
+        user: str | int | None = None,
+    ) -> ExecResult:
         """``bash -c command`` inside the running sandbox, as ``user`` (default: the image's user, else root)."""
-        return await self._run(["bash", "-c", command], cwd=cwd or self._plan.workdir,
-                               env=self._merge_env(env), timeout_sec=timeout_sec, user=self._resolve_user(user))
+        return await self._run(
+            ["bash", "-c", command],
+            cwd=cwd or self._plan.workdir,
+            env=self._merge_env(env),
+            timeout_sec=timeout_sec,
+            user=self._resolve_user(user),
+        )
 
-    async def _run(self, argv: list[str], *, cwd: str, env: dict[str, str] | None, timeout_sec: float | None,
-                   user: str | int | None, stdin: Path | None = None, stdout: Path | None = None) -> ExecResult:
+    async def _run(
+        self,
+        argv: list[str],
+        *,
+        cwd: str,
+        env: dict[str, str] | None,
+        timeout_sec: float | None,
+        user: str | int | None,
+        stdin: Path | None = None,
+        stdout: Path | None = None,
+    ) -> ExecResult:
         """``argv`` through the sandbox's door; stdout and stderr come back through pipes (``stdout``: to a file)."""
         if not self.is_alive or self._door is None or not self._door.joined:
             return ExecResult(stdout="", stderr="the sandbox is not running (its PID 1 has exited)", return_code=125)
         account = self._user(user if user is not None else self._plan.user)
-        variables = {**self._plan.env, "HOME": account.home, "HOSTNAME": self.session_id[:63],
-                     "USER": account.name, **(env or {})}
+        variables = {
+            **self._plan.env,
+            "HOME": account.home,
+            "HOSTNAME": self.session_id[:63],
+            "USER": account.name,
+            **(env or {}),
+        }
         loop = asyncio.get_running_loop()
         with contextlib.ExitStack() as stack:
             sink = stack.enter_context(open(stdout, "wb")) if stdout else None
@@ -477,11 +537,19 @@ class BubblewrapEnvironment(BaseEnvironment):
             err = stack.enter_context(_Capture(loop))
             with open(stdin or os.devnull, "rb") as source:
                 try:
-                    reply = self._door.submit(Target(account.uid, account.gid, cwd, variables), argv,
-                                              source.fileno(), out.write_end, err.write_end)
+                    reply = self._door.submit(
+                        Target(account.uid, account.gid, cwd, variables),
+                        argv,
+                        source.fileno(),
+                        out.write_end,
+                        err.write_end,
+                    )
                 except OSError as exc:  # the door is gone: so is the sandbox, or it is going
-                    return ExecResult(stdout="", stderr=f"the sandbox cannot be entered: {exc}",
-                                      return_code=125 if not self.is_alive else ENTER_FAILED)
+                    return ExecResult(
+                        stdout="",
+                        stderr=f"the sandbox cannot be entered: {exc}",
+                        return_code=125 if not self.is_alive else ENTER_FAILED,
+                    )
                 finally:
                     out.close_write_end()
                     err.close_write_end()
@@ -498,8 +566,9 @@ class BubblewrapEnvironment(BaseEnvironment):
             written = out.text()  # drains what the pipe still holds: into the sink, too
             result = ExecResult(stdout=None if stdout else written, stderr=err.text(), return_code=code)
         if code == ENTER_FAILED and not self.is_alive:
-            result = ExecResult(stdout=result.stdout, stderr="the sandbox is not running (its PID 1 has exited)",
-                                return_code=125)
+            result = ExecResult(
+                stdout=result.stdout, stderr="the sandbox is not running (its PID 1 has exited)", return_code=125
+            )
         callback = self._output_callback()
         if callback is not None:
             if result.stdout:
@@ -583,7 +652,7 @@ class _Capture:
             if self._sink is not None:
                 self._sink.write(chunk)
             elif len(self._kept) < OUTPUT_LIMIT:
-                self._kept += chunk[:OUTPUT_LIMIT - len(self._kept)]
+                self._kept += chunk[: OUTPUT_LIMIT - len(self._kept)]
 
     def _stop_reading(self) -> None:
         if self._open:

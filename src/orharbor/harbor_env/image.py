@@ -67,8 +67,17 @@ def read_dockerfile(path: Path) -> ImagePlan:
     context = path.parent
     for number, instruction, argument in _instructions(path.read_text()):
         where = f"{path}:{number}"
-        if instruction in ("FROM", "LABEL", "ARG", "EXPOSE", "CMD", "ENTRYPOINT", "SHELL", "HEALTHCHECK",
-                           "STOPSIGNAL"):  # the sandbox's stop is a SIGKILL already
+        if instruction in (
+            "FROM",
+            "LABEL",
+            "ARG",
+            "EXPOSE",
+            "CMD",
+            "ENTRYPOINT",
+            "SHELL",
+            "HEALTHCHECK",
+            "STOPSIGNAL",
+        ):  # the sandbox's stop is a SIGKILL already
             continue
         if instruction == "ENV":
             plan.env.update(_env_pairs(argument, plan.env, where))
@@ -80,8 +89,10 @@ def read_dockerfile(path: Path) -> ImagePlan:
         elif instruction in ("COPY", "ADD"):
             parts = [p for p in shlex.split(argument) if not p.startswith("--")]
             if len(parts) != 2:
-                raise DockerfileError(f"{where}: {instruction} with one source and one target is all "
-                                      f"the sandbox supports, got {argument!r}")
+                raise DockerfileError(
+                    f"{where}: {instruction} with one source and one target is all "
+                    f"the sandbox supports, got {argument!r}"
+                )
             source = (context / parts[0]).resolve()
             if not source.is_relative_to(context.resolve()) or not source.exists():
                 raise DockerfileError(f"{where}: {parts[0]!r} is not in the build context {context}")

@@ -25,9 +25,17 @@ from orharbor.harbor_env import users
 START_TIMEOUT_S = 30.0
 
 
-def start_bwrap(bwrap: str, args: list[str], command: list[str], pass_fds: tuple[int, ...] = (), *,
-                before_release: Callable[[int], None] | None = None, user_namespace: bool = True,
-                owner: int | None = None, **popen) -> subprocess.Popen:
+def start_bwrap(
+    bwrap: str,
+    args: list[str],
+    command: list[str],
+    pass_fds: tuple[int, ...] = (),
+    *,
+    before_release: Callable[[int], None] | None = None,
+    user_namespace: bool = True,
+    owner: int | None = None,
+    **popen,
+) -> subprocess.Popen:
     """Start ``bwrap args... command`` in a fresh mapped user namespace; close ``pass_fds`` here.
 
     ``popen`` goes to :class:`subprocess.Popen` (stdin, stdout, stderr...).
@@ -41,14 +49,19 @@ def start_bwrap(bwrap: str, args: list[str], command: list[str], pass_fds: tuple
     info_read, info_write = os.pipe()
     block_read, block_write = os.pipe()
     passed = (info_write, block_read, *pass_fds)
-    userns = ["--unshare-user", "--userns-block-fd", str(block_read)] if user_namespace else \
-        ["--block-fd", str(block_read)]
+    userns = (
+        ["--unshare-user", "--userns-block-fd", str(block_read)] if user_namespace else ["--block-fd", str(block_read)]
+    )
     as_owner = as_user(owner) if owner is not None and user_namespace else []
     if as_owner:
         popen["cwd"] = "/"
     try:
-        process = subprocess.Popen([*as_owner, bwrap, *userns, "--info-fd", str(info_write), *args, *command],
-                                   pass_fds=passed, start_new_session=True, **popen)
+        process = subprocess.Popen(
+            [*as_owner, bwrap, *userns, "--info-fd", str(info_write), *args, *command],
+            pass_fds=passed,
+            start_new_session=True,
+            **popen,
+        )
     finally:
         for fd in passed:
             os.close(fd)

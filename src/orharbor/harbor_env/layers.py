@@ -62,8 +62,11 @@ from orharbor.image_facts.interpreter_record import RECORD_DIR, RECORD_START, re
 #: Where layers are kept between processes; an empty value keeps them in the process only.
 CACHE_ENV = "ORHARBOR_BUILD_CACHE"
 #: The modules whose code decides what a cached step writes, beyond its command: a change to them is a new key.
-_BUILD_MODULES = ("orharbor.harbor_env.rootfs", "orharbor.image_facts.interpreter_record",
-                  "orharbor.image_facts.base_image")
+_BUILD_MODULES = (
+    "orharbor.harbor_env.rootfs",
+    "orharbor.image_facts.interpreter_record",
+    "orharbor.image_facts.base_image",
+)
 
 #: The base image check's RUN step, its white space collapsed (the Dockerfile parser keeps what the lines had).
 CHECK_COMMAND = " ".join(CHECK.split())
@@ -120,12 +123,25 @@ def key(plan: ImagePlan, index: int, layout: object) -> str | None:
     step = plan.steps[index]
     if not isinstance(step, Run) or outputs(step) is None:
         return None
-    if any(isinstance(s, Copy) and (s.target == "/usr/local" or s.target.startswith("/usr/local/"))
-           for s in plan.steps[:index]):
+    if any(
+        isinstance(s, Copy) and (s.target == "/usr/local" or s.target.startswith("/usr/local/"))
+        for s in plan.steps[:index]
+    ):
         return None
-    digest = hashlib.sha256(repr((layout, plan.apt_packages, plan.local_packages, sorted(plan.venvs.items()),
-                                  plan.users, plan.workdir, plan.env)).encode())
-    for earlier in plan.steps[:index + 1]:
+    digest = hashlib.sha256(
+        repr(
+            (
+                layout,
+                plan.apt_packages,
+                plan.local_packages,
+                sorted(plan.venvs.items()),
+                plan.users,
+                plan.workdir,
+                plan.env,
+            )
+        ).encode()
+    )
+    for earlier in plan.steps[: index + 1]:
         if isinstance(earlier, Copy):  # as Docker keys a COPY: its target and what it copies, not where from
             digest.update(f"COPY {earlier.target}\0".encode())
             _digest_tree(digest, earlier.source)

@@ -98,7 +98,12 @@ def _usable_nameservers(path: str) -> list[str]:
             address = ipaddress.ip_address(fields[1])
         except ValueError:
             continue
-        if address.version == 4 and not address.is_loopback and not address.is_unspecified and str(address) not in found:
+        if (
+            address.version == 4
+            and not address.is_loopback
+            and not address.is_unspecified
+            and str(address) not in found
+        ):
             found.append(str(address))
     return found
 
@@ -107,9 +112,11 @@ def require_slirp4netns() -> str:
     """Path of slirp4netns, or a clear error saying how to install it."""
     path = shutil.which("slirp4netns")
     if path is None:
-        raise NetworkUnavailable("a public sandbox network needs slirp4netns (user-mode networking, so the "
-                                 "host's loopback stays out of reach); install it with "
-                                 "`apt-get install -y slirp4netns`")
+        raise NetworkUnavailable(
+            "a public sandbox network needs slirp4netns (user-mode networking, so the "
+            "host's loopback stays out of reach); install it with "
+            "`apt-get install -y slirp4netns`"
+        )
     return path
 
 
@@ -128,11 +135,26 @@ class UserModeNetwork:
         exit_read, exit_write = os.pipe()
         try:
             process = subprocess.Popen(
-                [*PRIVATE_MOUNTS, binary, "--configure", f"--mtu={MTU}", *SLIRP_OPTIONS, "--ready-fd", str(ready_write),
-                 "--exit-fd", str(exit_read),
-                 "--netns-type=path", f"/proc/self/fd/{netns_fd}", "tap0"],
-                pass_fds=(ready_write, exit_read, netns_fd), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE, start_new_session=True)
+                [
+                    *PRIVATE_MOUNTS,
+                    binary,
+                    "--configure",
+                    f"--mtu={MTU}",
+                    *SLIRP_OPTIONS,
+                    "--ready-fd",
+                    str(ready_write),
+                    "--exit-fd",
+                    str(exit_read),
+                    "--netns-type=path",
+                    f"/proc/self/fd/{netns_fd}",
+                    "tap0",
+                ],
+                pass_fds=(ready_write, exit_read, netns_fd),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
         finally:
             os.close(ready_write)
             os.close(exit_read)

@@ -65,8 +65,13 @@ def owner_range(subuid: Path = Path("/etc/subuid")) -> tuple[int, int]:
     with contextlib.suppress(OSError):
         for line in subuid.read_text().splitlines():
             fields = line.strip().split(":")
-            if len(fields) == 3 and fields[0] == SUBUID_NAME and fields[1].isdigit() and fields[2].isdigit() \
-                    and int(fields[2]) > 0:
+            if (
+                len(fields) == 3
+                and fields[0] == SUBUID_NAME
+                and fields[1].isdigit()
+                and fields[2].isdigit()
+                and int(fields[2]) > 0
+            ):
                 return int(fields[1]), int(fields[2])
     return OWNER_RANGE
 
@@ -95,4 +100,3 @@ def lease(folder: Path | None = None, uids: tuple[int, int] | None = None) -> Ow
             continue
         return Owner(uid, fd)
     raise NoOwnerFree(f"all {count} owner uids from {first} are held by running sandboxes")
-

@@ -45,11 +45,40 @@ from dataclasses import dataclass
 from pathlib import Path
 
 #: Host /etc entries a Debian base image holds too; everything else in the host's /etc stays out.
-ETC_FROM_HOST = ("adduser.conf", "alternatives", "bash.bashrc", "bindresvport.blacklist", "ca-certificates",
-                 "ca-certificates.conf", "debian_version", "deluser.conf", "ethertypes", "gai.conf", "host.conf",
-                 "inputrc", "issue", "issue.net", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "login.defs",
-                 "mime.types", "networks", "nsswitch.conf", "os-release", "profile", "profile.d", "protocols",
-                 "rpc", "services", "shells", "skel", "ssl", "terminfo", "xattr.conf")
+ETC_FROM_HOST = (
+    "adduser.conf",
+    "alternatives",
+    "bash.bashrc",
+    "bindresvport.blacklist",
+    "ca-certificates",
+    "ca-certificates.conf",
+    "debian_version",
+    "deluser.conf",
+    "ethertypes",
+    "gai.conf",
+    "host.conf",
+    "inputrc",
+    "issue",
+    "issue.net",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "login.defs",
+    "mime.types",
+    "networks",
+    "nsswitch.conf",
+    "os-release",
+    "profile",
+    "profile.d",
+    "protocols",
+    "rpc",
+    "services",
+    "shells",
+    "skel",
+    "ssl",
+    "terminfo",
+    "xattr.conf",
+)
 #: Where the image's Python lives, as in the python images.
 PREFIX = "/usr/local"
 VERSION = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -92,14 +121,34 @@ def python_args(python: HostPython, packages: list[tuple[str, str]], size: int |
     args = [*sized(size), "--tmpfs", PREFIX]
     for folder in ("bin", "etc", "include", "lib", "sbin", "share", "src"):
         args += ["--perms", "0755", "--dir", f"{PREFIX}/{folder}"]
-    args += ["--ro-bind", str(python.binary), python.executable,
-             "--symlink", f"python{VERSION}", f"{PREFIX}/bin/python3",
-             "--symlink", "python3", f"{PREFIX}/bin/python",
-             "--ro-bind", str(python.stdlib), f"{PREFIX}/lib/python{VERSION}",
-             "--perms", "0755", *sized(size), "--tmpfs", site]
+    args += [
+        "--ro-bind",
+        str(python.binary),
+        python.executable,
+        "--symlink",
+        f"python{VERSION}",
+        f"{PREFIX}/bin/python3",
+        "--symlink",
+        "python3",
+        f"{PREFIX}/bin/python",
+        "--ro-bind",
+        str(python.stdlib),
+        f"{PREFIX}/lib/python{VERSION}",
+        "--perms",
+        "0755",
+        *sized(size),
+        "--tmpfs",
+        site,
+    ]
     if python.libpython is not None:
-        args += ["--ro-bind", str(python.libpython), f"{IMAGE_LIBDIR}/{python.libpython.name}",
-                 "--symlink", python.libpython.name, f"{IMAGE_LIBDIR}/libpython{VERSION}.so"]
+        args += [
+            "--ro-bind",
+            str(python.libpython),
+            f"{IMAGE_LIBDIR}/{python.libpython.name}",
+            "--symlink",
+            python.libpython.name,
+            f"{IMAGE_LIBDIR}/libpython{VERSION}.so",
+        ]
     return args + package_args(packages, site)
 
 
@@ -112,19 +161,33 @@ def venv_args(path: str, packages: list[tuple[str, str]], config: Path) -> list[
     args = parents_args(path)
     for folder in (path, f"{path}/bin", f"{path}/include", f"{path}/lib", f"{path}/lib/python{VERSION}", site):
         args += ["--perms", "0755", "--dir", folder]
-    args += ["--symlink", "lib", f"{path}/lib64",
-             "--ro-bind", str(config), f"{path}/pyvenv.cfg",
-             "--symlink", f"{PREFIX}/bin/python3", f"{path}/bin/python3",
-             "--symlink", "python3", f"{path}/bin/python",
-             "--symlink", "python3", f"{path}/bin/python{VERSION}"]
+    args += [
+        "--symlink",
+        "lib",
+        f"{path}/lib64",
+        "--ro-bind",
+        str(config),
+        f"{path}/pyvenv.cfg",
+        "--symlink",
+        f"{PREFIX}/bin/python3",
+        f"{path}/bin/python3",
+        "--symlink",
+        "python3",
+        f"{path}/bin/python",
+        "--symlink",
+        "python3",
+        f"{path}/bin/python{VERSION}",
+    ]
     return args + package_args(packages, site)
 
 
 def pyvenv_cfg() -> str:
     """The ``pyvenv.cfg`` of a venv made from the image's interpreter."""
     micro = f"{VERSION}.{sys.version_info.micro}"
-    return (f"home = {PREFIX}/bin\ninclude-system-site-packages = false\nversion = {micro}\n"
-            f"executable = {PREFIX}/bin/python{VERSION}\ncommand = {PREFIX}/bin/python3 -m venv\n")
+    return (
+        f"home = {PREFIX}/bin\ninclude-system-site-packages = false\nversion = {micro}\n"
+        f"executable = {PREFIX}/bin/python{VERSION}\ncommand = {PREFIX}/bin/python3 -m venv\n"
+    )
 
 
 def package_args(packages: list[tuple[str, str]], site: str) -> list[str]:
@@ -194,11 +257,48 @@ def proc_args(proc: Path = Path("/proc")) -> list[str]:
 
 def scratch_args(shm: int | None = SHM_SIZE) -> list[str]:
     """/proc (masked as Docker masks it), /dev with a /dev/shm of ``shm`` bytes, and the folders every image has."""
-    return [*proc_args(), "--dev", "/dev", "--perms", "1777", *sized(shm), "--tmpfs", "/dev/shm",
-            "--perms", "1777", "--dir", "/tmp", "--perms", "0755", "--dir", "/var",
-            "--perms", "1777", "--dir", "/var/tmp", "--perms", "0755", "--dir", "/home",
-            "--perms", "0755", "--dir", "/run", "--perms", "0700", "--dir", "/root",
-            "--perms", "0755", "--dir", "/opt", "--perms", "0755", "--dir", "/srv"]
+    return [
+        *proc_args(),
+        "--dev",
+        "/dev",
+        "--perms",
+        "1777",
+        *sized(shm),
+        "--tmpfs",
+        "/dev/shm",
+        "--perms",
+        "1777",
+        "--dir",
+        "/tmp",
+        "--perms",
+        "0755",
+        "--dir",
+        "/var",
+        "--perms",
+        "1777",
+        "--dir",
+        "/var/tmp",
+        "--perms",
+        "0755",
+        "--dir",
+        "/home",
+        "--perms",
+        "0755",
+        "--dir",
+        "/run",
+        "--perms",
+        "0700",
+        "--dir",
+        "/root",
+        "--perms",
+        "0755",
+        "--dir",
+        "/opt",
+        "--perms",
+        "0755",
+        "--dir",
+        "/srv",
+    ]
 
 
 # ---------------------------------------------------------------------- the host interpreter, once
@@ -260,9 +360,26 @@ def host_python() -> HostPython:
 
 
 #: bubblewrap options and how many operands each takes (the last is the sandbox path it makes, for those in MAKES).
-_OPERANDS = {"--dir": 1, "--tmpfs": 1, "--file": 2, "--symlink": 2, "--ro-bind": 2, "--bind": 2, "--dev-bind": 2,
-             "--ro-bind-try": 2, "--bind-try": 2, "--proc": 1, "--dev": 1, "--perms": 1, "--size": 1,
-             "--remount-ro": 1, "--chmod": 2, "--ro-bind-data": 2, "--bind-data": 2, "--mqueue": 1}
+_OPERANDS = {
+    "--dir": 1,
+    "--tmpfs": 1,
+    "--file": 2,
+    "--symlink": 2,
+    "--ro-bind": 2,
+    "--bind": 2,
+    "--dev-bind": 2,
+    "--ro-bind-try": 2,
+    "--bind-try": 2,
+    "--proc": 1,
+    "--dev": 1,
+    "--perms": 1,
+    "--size": 1,
+    "--remount-ro": 1,
+    "--chmod": 2,
+    "--ro-bind-data": 2,
+    "--bind-data": 2,
+    "--mqueue": 1,
+}
 _MAKES = {"--dir", "--tmpfs", "--file", "--symlink", "--proc", "--dev", "--ro-bind-data", "--bind-data", "--mqueue"}
 
 

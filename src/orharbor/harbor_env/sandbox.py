@@ -48,16 +48,23 @@ def require_bwrap() -> str:
     """Path of a working bwrap, or a clear error saying how to install it."""
     path = shutil.which("bwrap")
     if path is None:
-        raise SandboxUnavailable("orharbor check needs bubblewrap (bwrap) for its sandbox; "
-                                 "install it with `apt-get install -y bubblewrap` (Debian/Ubuntu) "
-                                 "or `dnf install bubblewrap` (Fedora)")
-    probe = subprocess.run([path, *rootfs.base_args(), "--proc", "/proc", "--dev", "/dev", "--unshare-pid",
-                            "--die-with-parent", "true"], capture_output=True, text=True)
+        raise SandboxUnavailable(
+            "orharbor check needs bubblewrap (bwrap) for its sandbox; "
+            "install it with `apt-get install -y bubblewrap` (Debian/Ubuntu) "
+            "or `dnf install bubblewrap` (Fedora)"
+        )
+    probe = subprocess.run(
+        [path, *rootfs.base_args(), "--proc", "/proc", "--dev", "/dev", "--unshare-pid", "--die-with-parent", "true"],
+        capture_output=True,
+        text=True,
+    )
     if probe.returncode != 0:
         raise SandboxUnavailable(f"bubblewrap cannot create a sandbox here: {probe.stderr.strip()}")
     if os.geteuid() != 0:
-        raise SandboxUnavailable("orharbor check runs the verifier as root and the agent and solve.py as "
-                                 "unprivileged users inside the sandbox, so it must run as root")
+        raise SandboxUnavailable(
+            "orharbor check runs the verifier as root and the agent and solve.py as "
+            "unprivileged users inside the sandbox, so it must run as root"
+        )
     return path
 
 
@@ -83,9 +90,11 @@ def build_venv(root: Path, packages: tuple[str, ...]) -> Venv:
     site = root / "lib" / version / "site-packages"
     (root / "bin").mkdir(parents=True)
     site.mkdir(parents=True)
-    (root / "pyvenv.cfg").write_text(f"home = {base / 'bin'}\ninclude-system-site-packages = false\n"
-                                     f"version = {sys.version_info.major}.{sys.version_info.minor}."
-                                     f"{sys.version_info.micro}\n")
+    (root / "pyvenv.cfg").write_text(
+        f"home = {base / 'bin'}\ninclude-system-site-packages = false\n"
+        f"version = {sys.version_info.major}.{sys.version_info.minor}."
+        f"{sys.version_info.micro}\n"
+    )
     for name in ("python3", "python", version):
         (root / "bin" / name).symlink_to(python)
     binds = []
@@ -151,8 +160,9 @@ def _closure(packages: tuple[str, ...]) -> list[metadata.Distribution]:
             dist = metadata.distribution(name)
         except metadata.PackageNotFoundError:
             if name in packages:
-                raise SandboxUnavailable(f"check mirrors the task images' interpreters and needs {name} "
-                                         f"installed here (pip install {name})") from None
+                raise SandboxUnavailable(
+                    f"check mirrors the task images' interpreters and needs {name} installed here (pip install {name})"
+                ) from None
             continue  # an optional or platform-specific requirement
         found[key] = dist
         for requirement in dist.requires or ():
@@ -163,9 +173,15 @@ def _closure(packages: tuple[str, ...]) -> list[metadata.Distribution]:
     return [found[key] for key in sorted(found)]
 
 
-def run_sandboxed(bwrap: str, binds: dict[str, Path], ro_binds: dict[str, Path], command: list[str],
-                  timeout_s: float, solver_packages: tuple[str, ...],
-                  local_packages: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+def run_sandboxed(
+    bwrap: str,
+    binds: dict[str, Path],
+    ro_binds: dict[str, Path],
+    command: list[str],
+    timeout_s: float,
+    solver_packages: tuple[str, ...],
+    local_packages: tuple[str, ...] = (),
+) -> subprocess.CompletedProcess[str]:
     """Run ``command`` as root of a fresh offline sandbox laid out like the task images, our folders bound.
 
     The same isolation as the Harbor environment's sandboxes
@@ -175,27 +191,64 @@ def run_sandboxed(bwrap: str, binds: dict[str, Path], ro_binds: dict[str, Path],
     ``local_packages`` (a modelling image) or nothing.
     """
     accounts = users.accounts(["agent"])
-    etc = {"passwd": users.passwd(accounts), "group": users.group(accounts), "shadow": users.shadow(accounts),
-           "hostname": "orharbor\n", "hosts": "127.0.0.1\tlocalhost\n", "resolv.conf": ""}
+    etc = {
+        "passwd": users.passwd(accounts),
+        "group": users.group(accounts),
+        "shadow": users.shadow(accounts),
+        "hostname": "orharbor\n",
+        "hosts": "127.0.0.1\tlocalhost\n",
+        "resolv.conf": "",
+    }
     files = {name: launch.readable(text.encode()) for name, text in etc.items()}
     seccomp = launch.readable(compile_bpf())
     with tempfile.TemporaryDirectory(prefix="orh-oneshot-") as scratch:
         config = Path(scratch) / "pyvenv.cfg"
         config.write_text(rootfs.pyvenv_cfg())
         config.chmod(0o644)
-        args = [*rootfs.base_args(), *rootfs.etc_args(files), *rootfs.scratch_args(),
-                *rootfs.python_args(rootfs.host_python(), _site(local_packages)),
-                *rootfs.venv_args(SOLVER_VENV, _site(solver_packages), config)]
+        args = [
+            *rootfs.base_args(),
+            *rootfs.etc_args(files),
+            *rootfs.scratch_args(),
+            *rootfs.python_args(rootfs.host_python(), _site(local_packages)),
+            *rootfs.venv_args(SOLVER_VENV, _site(solver_packages), config),
+        ]
         for target, source in binds.items():
             args += [*rootfs.parents_args(target), "--bind", str(source), target]
         for target, source in ro_binds.items():
             args += [*rootfs.parents_args(target), "--ro-bind", str(source), target]
-        args += ["--chdir", "/app", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-                 "--die-with-parent", "--new-session", "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
-                 "--setenv", "HOME", "/home/agent", "--setenv", "LANG", "C.UTF-8", "--seccomp", str(seccomp),
-                 *users.bwrap_capability_args()]
-        process = launch.start_bwrap(bwrap, args, command, (seccomp, *files.values()), stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+        args += [
+            "--chdir",
+            "/app",
+            "--unshare-pid",
+            "--unshare-net",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--die-with-parent",
+            "--new-session",
+            "--clearenv",
+            "--setenv",
+            "PATH",
+            "/usr/local/bin:/usr/bin:/bin",
+            "--setenv",
+            "HOME",
+            "/home/agent",
+            "--setenv",
+            "LANG",
+            "C.UTF-8",
+            "--seccomp",
+            str(seccomp),
+            *users.bwrap_capability_args(),
+        ]
+        process = launch.start_bwrap(
+            bwrap,
+            args,
+            command,
+            (seccomp, *files.values()),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+        )
         try:
             stdout, stderr = process.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:

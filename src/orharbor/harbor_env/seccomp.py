@@ -45,15 +45,33 @@ MAX_INSTRUCTIONS = 4096
 
 #: Our architecture names (the kernel's ``uname -m``) to libseccomp's tokens; loongarch64,
 #: which Docker also lists, is unknown to this libseccomp.
-_ARCHES = {"x86_64": pyseccomp.Arch.X86_64, "x86": pyseccomp.Arch.X86, "x32": pyseccomp.Arch.X32,
-           "aarch64": pyseccomp.Arch.AARCH64, "arm": pyseccomp.Arch.ARM, "mips": pyseccomp.Arch.MIPS,
-           "mips64": pyseccomp.Arch.MIPS64, "mips64n32": pyseccomp.Arch.MIPS64N32,
-           "mipsel": pyseccomp.Arch.MIPSEL, "mipsel64": pyseccomp.Arch.MIPSEL64,
-           "mipsel64n32": pyseccomp.Arch.MIPSEL64N32, "ppc64le": pyseccomp.Arch.PPC64LE,
-           "s390": pyseccomp.Arch.S390, "s390x": pyseccomp.Arch.S390X, "riscv64": pyseccomp.Arch.RISCV64}
+_ARCHES = {
+    "x86_64": pyseccomp.Arch.X86_64,
+    "x86": pyseccomp.Arch.X86,
+    "x32": pyseccomp.Arch.X32,
+    "aarch64": pyseccomp.Arch.AARCH64,
+    "arm": pyseccomp.Arch.ARM,
+    "mips": pyseccomp.Arch.MIPS,
+    "mips64": pyseccomp.Arch.MIPS64,
+    "mips64n32": pyseccomp.Arch.MIPS64N32,
+    "mipsel": pyseccomp.Arch.MIPSEL,
+    "mipsel64": pyseccomp.Arch.MIPSEL64,
+    "mipsel64n32": pyseccomp.Arch.MIPSEL64N32,
+    "ppc64le": pyseccomp.Arch.PPC64LE,
+    "s390": pyseccomp.Arch.S390,
+    "s390x": pyseccomp.Arch.S390X,
+    "riscv64": pyseccomp.Arch.RISCV64,
+}
 _MACHINE_ALIASES = {"amd64": "x86_64", "arm64": "aarch64"}
-_OPS = {"ne": pyseccomp.NE, "lt": pyseccomp.LT, "le": pyseccomp.LE, "eq": pyseccomp.EQ, "ge": pyseccomp.GE,
-        "gt": pyseccomp.GT, "masked_eq": pyseccomp.MASKED_EQ}
+_OPS = {
+    "ne": pyseccomp.NE,
+    "lt": pyseccomp.LT,
+    "le": pyseccomp.LE,
+    "eq": pyseccomp.EQ,
+    "ge": pyseccomp.GE,
+    "gt": pyseccomp.GT,
+    "masked_eq": pyseccomp.MASKED_EQ,
+}
 _NR_SCMP_ERROR = -1  # what libseccomp answers for a syscall name it does not know
 
 
@@ -99,8 +117,9 @@ def kernel_version() -> tuple[int, int]:
     return int(found.group(1)), int(found.group(2))
 
 
-def rules(arch: str | None = None, kernel: tuple[int, int] | None = None,
-          profile: dict[str, Any] | None = None) -> list[Rule]:
+def rules(
+    arch: str | None = None, kernel: tuple[int, int] | None = None, profile: dict[str, Any] | None = None
+) -> list[Rule]:
     """The rules Docker would install on ``arch`` (default: native) under ``kernel`` (default: running).
 
     Groups whose condition fails are left out, as are deny groups without an
@@ -124,8 +143,7 @@ def rules(arch: str | None = None, kernel: tuple[int, int] | None = None,
         alternatives = group.get("args_any_of") or [[]]
         for syscall in group["syscalls"]:
             for alternative in alternatives:
-                found.append(Rule(syscall, action, code, tuple(Comparison(**c) for c in alternative),
-                                  group["name"]))
+                found.append(Rule(syscall, action, code, tuple(Comparison(**c) for c in alternative), group["name"]))
     return found
 
 
@@ -167,16 +185,22 @@ def build_bpf(profile: dict[str, Any], arch: str, kernel: tuple[int, int]) -> by
         if number == _NR_SCMP_ERROR:
             continue  # unknown to this libseccomp, as runc skips it: the default errno answers
         action = pyseccomp.ALLOW if rule.action == "allow" else pyseccomp.ERRNO(rule.errno or 0)
-        args = [pyseccomp.Arg(c.arg, _OPS[c.op], c.mask, c.value) if c.op == "masked_eq"
-                else pyseccomp.Arg(c.arg, _OPS[c.op], c.value) for c in rule.args]
+        args = [
+            pyseccomp.Arg(c.arg, _OPS[c.op], c.mask, c.value)
+            if c.op == "masked_eq"
+            else pyseccomp.Arg(c.arg, _OPS[c.op], c.value)
+            for c in rule.args
+        ]
         seccomp_filter.add_rule(action, number, *args)
     with tempfile.TemporaryFile() as out:
         seccomp_filter.export_bpf(out)
         out.seek(0)
         program = out.read()
     if len(program) % 8 or not 0 < len(program) // 8 <= MAX_INSTRUCTIONS:
-        raise RuntimeError(f"libseccomp built a {len(program)}-byte seccomp program for {arch}; the kernel takes "
-                           f"1 to {MAX_INSTRUCTIONS} instructions of 8 bytes")
+        raise RuntimeError(
+            f"libseccomp built a {len(program)}-byte seccomp program for {arch}; the kernel takes "
+            f"1 to {MAX_INSTRUCTIONS} instructions of 8 bytes"
+        )
     return program
 
 
@@ -184,8 +208,7 @@ def _check_arch(arch: str, profile: dict[str, Any] | None = None) -> str:
     architectures = (profile or load_profile())["architectures"]
     if arch not in architectures or arch not in _ARCHES:
         known = ", ".join(a for a in architectures if a in _ARCHES)
-        raise ValueError(f"no seccomp filter for architecture {arch!r}: the profile and this libseccomp "
-                         f"cover {known}")
+        raise ValueError(f"no seccomp filter for architecture {arch!r}: the profile and this libseccomp cover {known}")
     return arch
 
 
@@ -214,5 +237,16 @@ def _number(syscall: str) -> int:
     return pyseccomp.resolve_syscall(pyseccomp.Arch.NATIVE, syscall)
 
 
-__all__ = ["MAX_INSTRUCTIONS", "Comparison", "Rule", "build_bpf", "compile_bpf", "filter_arches", "kernel_version",
-           "load_profile", "native_arch", "rules", "skipped_syscalls"]
+__all__ = [
+    "MAX_INSTRUCTIONS",
+    "Comparison",
+    "Rule",
+    "build_bpf",
+    "compile_bpf",
+    "filter_arches",
+    "kernel_version",
+    "load_profile",
+    "native_arch",
+    "rules",
+    "skipped_syscalls",
+]

@@ -232,7 +232,7 @@ def _open_sandbox_dir(root: int, names: list[str], path: str, *, make: bool) -> 
     fd = os.open(".", _DIR, dir_fd=root)
     try:
         for index, name in enumerate(names):
-            where = "/" + "/".join(names[:index + 1])
+            where = "/" + "/".join(names[: index + 1])
             child = _sandbox_child_dir(fd, name, where, new_mode=0o755 if make else None)
             os.close(fd)
             fd = child
@@ -263,8 +263,9 @@ def _sandbox_child_dir(parent: int, name: str, where: str, *, new_mode: int | No
             continue
         except OSError as exc:
             if exc.errno in (errno.ENOTDIR, errno.ELOOP):
-                raise RuntimeError(f"{where} in the sandbox is a symlink or not a folder: "
-                                   "a transfer never follows one") from None
+                raise RuntimeError(
+                    f"{where} in the sandbox is a symlink or not a folder: a transfer never follows one"
+                ) from None
             raise RuntimeError(f"cannot open {where} in the sandbox: {exc.strerror}") from None
         if made:
             assert new_mode is not None  # made only when new_mode is given
@@ -351,16 +352,21 @@ class _Copy:
                 self.logger.warning(f"{self.what}: stopped at {_limit(reason)}; the rest is skipped")
             else:
                 what = "folder" if reason == "depth" else "file"
-                self.logger.warning(f"{self.what}: {count} {what}{'' if count == 1 else 's'} past "
-                                    f"{_limit(reason)} skipped")
+                self.logger.warning(
+                    f"{self.what}: {count} {what}{'' if count == 1 else 's'} past {_limit(reason)} skipped"
+                )
         if self.unlinked:
             count, shown = len(self.unlinked), ", ".join(self.unlinked[:3])
             more = f" and {count - 3} more" if count > 3 else ""
-            self.logger.warning(f"{self.what}: {count} hard link{'' if count == 1 else 's'} skipped, as their file "
-                                f"was not downloaded or could not be linked to: {shown}{more}")
+            self.logger.warning(
+                f"{self.what}: {count} hard link{'' if count == 1 else 's'} skipped, as their file "
+                f"was not downloaded or could not be linked to: {shown}{more}"
+            )
         if self.skipped:
-            self.logger.debug(f"{self.what}: left out " +
-                              ", ".join(f"{count} {reason}" for reason, count in sorted(self.skipped.items())))
+            self.logger.debug(
+                f"{self.what}: left out "
+                + ", ".join(f"{count} {reason}" for reason, count in sorted(self.skipped.items()))
+            )
 
     # -- the tree, iteratively
 
@@ -445,8 +451,9 @@ class _Copy:
                     os.close(level.source)
                     level.source = -1
                 if self.upload:
-                    raise RuntimeError(f"{self.what} failed: a folder under {where} changed during the upload "
-                                       f"({exc.strerror})") from None
+                    raise RuntimeError(
+                        f"{self.what} failed: a folder under {where} changed during the upload ({exc.strerror})"
+                    ) from None
                 for rest in stack[index:]:
                     self.skipped["folders that changed during the copy"] += 1
                     rest.pending.clear()
@@ -458,19 +465,30 @@ class _Copy:
     def _trim(stack: list[_Level]) -> None:
         """Close the shallowest open levels (the top excepted) beyond :data:`MAX_OPEN_LEVELS`."""
         open_levels = [level for level in stack[1:] if level.source >= 0]
-        for level in open_levels[:max(0, len(open_levels) - MAX_OPEN_LEVELS)]:
+        for level in open_levels[: max(0, len(open_levels) - MAX_OPEN_LEVELS)]:
             _close(level)
 
     # -- one entry
 
-    def entry(self, source_dir: int, source_name: str, target_dir: int, target_name: str, *, depth: int,
-              where: str, st: os.stat_result | None = None, single: bool = False,
-              folder: tuple[str, ...] | None = None) -> None:
+    def entry(
+        self,
+        source_dir: int,
+        source_name: str,
+        target_dir: int,
+        target_name: str,
+        *,
+        depth: int,
+        where: str,
+        st: os.stat_result | None = None,
+        single: bool = False,
+        folder: tuple[str, ...] | None = None,
+    ) -> None:
         """Copy one file or symlink; with ``single`` (download_file) a skip is an error.
 
         ``folder``, the names of ``target_dir`` from the top target folder, makes a download copy a file with
         more names once: its other names become host hard links to that copy.
         """
+
         def step() -> None:
             info = st or os.stat(source_name, dir_fd=source_dir, follow_symlinks=False)
             if stat.S_ISREG(info.st_mode):
@@ -487,12 +505,20 @@ class _Copy:
             step()
         except _Skipped as skip:
             message = f"{where} was not downloaded: " + (
-                f"past {_limit(skip.reason)}" if skip.limit else f"it is not a regular file ({skip.reason})")
+                f"past {_limit(skip.reason)}" if skip.limit else f"it is not a regular file ({skip.reason})"
+            )
             self.logger.warning(f"{self.what}: {message}")
             raise RuntimeError(message) from None
 
-    def _file(self, source_dir: int, source_name: str, target_dir: int, target_name: str, where: str,
-              folder: tuple[str, ...] | None) -> None:
+    def _file(
+        self,
+        source_dir: int,
+        source_name: str,
+        target_dir: int,
+        target_name: str,
+        where: str,
+        folder: tuple[str, ...] | None,
+    ) -> None:
         source = os.open(source_name, _READ, dir_fd=source_dir)
         try:
             st = os.fstat(source)
@@ -508,8 +534,9 @@ class _Copy:
                 self.copies[inode] = None  # until its copy is complete: later names are skipped if it is not
             if st.st_size > MAX_FILE_SIZE:
                 raise _Skipped("file size", limit=True)
-            target = self._make(target_dir, target_name,
-                                lambda: os.open(target_name, _CREATE, 0o600, dir_fd=target_dir))
+            target = self._make(
+                target_dir, target_name, lambda: os.open(target_name, _CREATE, 0o600, dir_fd=target_dir)
+            )
             try:
                 complete = self._data(source, target, st.st_size)
                 if self.upload:
@@ -543,9 +570,13 @@ class _Copy:
                         child = os.open(name, _DIR, dir_fd=folder)
                         os.close(folder)
                         folder = child
-                    self._make(target_dir, target_name,
-                               lambda: os.link(copied.name, target_name, src_dir_fd=folder, dst_dir_fd=target_dir,
-                                               follow_symlinks=False))
+                    self._make(
+                        target_dir,
+                        target_name,
+                        lambda: os.link(
+                            copied.name, target_name, src_dir_fd=folder, dst_dir_fd=target_dir, follow_symlinks=False
+                        ),
+                    )
                 finally:
                     os.close(folder)
                 linked = os.stat(target_name, dir_fd=target_dir, follow_symlinks=False)
@@ -655,10 +686,12 @@ def _next_data(fd: int, offset: int, size: int) -> tuple[int, int]:
 
 def _limit(reason: str) -> str:
     """The limit named ``reason``, with its number, in words."""
-    return {"depth": f"the depth limit ({MAX_DEPTH} folder levels)",
-            "entries": f"the entry limit ({MAX_ENTRIES:,} entries)",
-            "bytes": f"the data limit ({MAX_BYTES >> 20} MiB)",
-            "file size": f"the file size limit ({MAX_FILE_SIZE >> 20} MiB per file)"}[reason]
+    return {
+        "depth": f"the depth limit ({MAX_DEPTH} folder levels)",
+        "entries": f"the entry limit ({MAX_ENTRIES:,} entries)",
+        "bytes": f"the data limit ({MAX_BYTES >> 20} MiB)",
+        "file size": f"the file size limit ({MAX_FILE_SIZE >> 20} MiB per file)",
+    }[reason]
 
 
 def _close(level: _Level) -> None:
@@ -670,8 +703,14 @@ def _close(level: _Level) -> None:
 
 def _kind(mode: int, plural: bool = False) -> str:
     """What an entry that is not a regular file is, in words ("a FIFO", or "FIFOs")."""
-    for test, name in ((stat.S_ISDIR, "folder"), (stat.S_ISLNK, "symlink"), (stat.S_ISFIFO, "FIFO"),
-                       (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device")):
+    for test, name in (
+        (stat.S_ISDIR, "folder"),
+        (stat.S_ISLNK, "symlink"),
+        (stat.S_ISFIFO, "FIFO"),
+        (stat.S_ISSOCK, "socket"),
+        (stat.S_ISCHR, "character device"),
+        (stat.S_ISBLK, "block device"),
+    ):
         if test(mode):
             break
     else:

@@ -31,8 +31,22 @@ MAPPED_IDS = 65536
 #: The first uid ``useradd`` gives in a Debian image.
 FIRST_USER_UID = 1000
 #: Docker's default capability set for root in a container; the sandbox's root gets exactly these.
-DOCKER_CAPABILITIES = ("chown", "dac_override", "fowner", "fsetid", "kill", "setgid", "setuid", "setpcap",
-                       "net_bind_service", "net_raw", "sys_chroot", "mknod", "audit_write", "setfcap")
+DOCKER_CAPABILITIES = (
+    "chown",
+    "dac_override",
+    "fowner",
+    "fsetid",
+    "kill",
+    "setgid",
+    "setuid",
+    "setpcap",
+    "net_bind_service",
+    "net_raw",
+    "sys_chroot",
+    "mknod",
+    "audit_write",
+    "setfcap",
+)
 
 
 @dataclass(frozen=True)
@@ -56,8 +70,12 @@ def accounts(added: list[str], host_passwd: Path = Path("/etc/passwd")) -> dict[
     table: dict[str, Account] = {}
     for line in host_passwd.read_text().splitlines():
         fields = line.split(":")
-        if len(fields) >= 6 and fields[2].isdigit() and fields[3].isdigit() and \
-                (int(fields[2]) < FIRST_USER_UID or fields[0] == "nobody"):
+        if (
+            len(fields) >= 6
+            and fields[2].isdigit()
+            and fields[3].isdigit()
+            and (int(fields[2]) < FIRST_USER_UID or fields[0] == "nobody")
+        ):
             table[fields[0]] = Account(fields[0], int(fields[2]), int(fields[3]), fields[5])
     table.setdefault("root", Account("root", 0, 0, "/root"))
     for offset, name in enumerate(added):
@@ -109,10 +127,20 @@ def id_map(owner: int | None) -> str:
 def identity_args(account: Account) -> list[str]:
     """``setpriv`` arguments that become ``account``: root keeps Docker's capabilities, others none."""
     if account.uid == 0:
-        return ["setpriv", "--bounding-set", "-all," + ",".join(f"+{c}" for c in DOCKER_CAPABILITIES),
-                "--inh-caps=-all"]
-    return ["setpriv", f"--reuid={account.uid}", f"--regid={account.gid}", "--clear-groups",
-            "--bounding-set=-all", "--inh-caps=-all"]
+        return [
+            "setpriv",
+            "--bounding-set",
+            "-all," + ",".join(f"+{c}" for c in DOCKER_CAPABILITIES),
+            "--inh-caps=-all",
+        ]
+    return [
+        "setpriv",
+        f"--reuid={account.uid}",
+        f"--regid={account.gid}",
+        "--clear-groups",
+        "--bounding-set=-all",
+        "--inh-caps=-all",
+    ]
 
 
 def bwrap_capability_args() -> list[str]:

@@ -83,17 +83,23 @@ class Script:
         if texts[-1].lstrip().startswith(SUMMARY_PROMPTS):
             # the question subagent starts a fresh history whose only message carries the marker
             done = max([done, *(int(n) for n in MARKER.findall(texts[-1]))])
-            return (f"[scripted turn {done}] Scripted model: the transcript continues after turn {done}; "
-                    "there is nothing else to summarise.")
+            return (
+                f"[scripted turn {done}] Scripted model: the transcript continues after turn {done}; "
+                "there is nothing else to summarise."
+            )
         first = texts[0]
         transcript = next((t for t in self.transcripts if t.answers(first)), None)
         if transcript is None:
-            raise ScriptError("no transcript matches this task; matches tried: "
-                              + ", ".join(repr(t.match.pattern) for t in self.transcripts))
+            raise ScriptError(
+                "no transcript matches this task; matches tried: "
+                + ", ".join(repr(t.match.pattern) for t in self.transcripts)
+            )
         turn = done + 1
         if turn >= len(transcript.turns):
-            raise ScriptError(f"transcript {transcript.name!r} has {len(transcript.turns)} turns and was asked "
-                              f"for turn {turn}: the agent did not stop where the transcript expected")
+            raise ScriptError(
+                f"transcript {transcript.name!r} has {len(transcript.turns)} turns and was asked "
+                f"for turn {turn}: the agent did not stop where the transcript expected"
+            )
         if not transcript.ready(turn, texts[-1]):
             with self.lock:
                 self.waits.append((transcript.name, turn))
@@ -114,8 +120,15 @@ def wait_reply(done: int) -> str:
     """A terminus-2 turn that types nothing and lets the terminal run WAIT_S seconds; it carries the marker
     of turn ``done`` again (none before the first turn), so the conversation still asks for turn done + 1."""
     marker = f"[scripted turn {done}] " if done >= 0 else ""
-    return json.dumps({"analysis": f"{marker}Waiting for the command to finish.", "plan": "Wait.",
-                       "commands": [{"keystrokes": "", "duration": WAIT_S}], "task_complete": False}, indent=2)
+    return json.dumps(
+        {
+            "analysis": f"{marker}Waiting for the command to finish.",
+            "plan": "Wait.",
+            "commands": [{"keystrokes": "", "duration": WAIT_S}],
+            "task_complete": False,
+        },
+        indent=2,
+    )
 
 
 def _text(content) -> str:
@@ -137,10 +150,12 @@ def completion(text: str, model: str, messages: list | None = None) -> dict:
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "finish_reason": "stop",
-                     "message": {"role": "assistant", "content": text}}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                  "total_tokens": prompt_tokens + completion_tokens},
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
     }
 
 

@@ -104,8 +104,9 @@ def _check_turn(path: Path, i: int, turn) -> None:
         return
     unknown = set(turn) - TURN_KEYS - {WAIT_KEY}
     if unknown:
-        raise UserError(f"{where}: unknown keys {sorted(unknown)}; a turn has "
-                        f"{sorted(TURN_KEYS | {WAIT_KEY})} or 'content'")
+        raise UserError(
+            f"{where}: unknown keys {sorted(unknown)}; a turn has {sorted(TURN_KEYS | {WAIT_KEY})} or 'content'"
+        )
     if WAIT_KEY in turn:
         pattern = turn[WAIT_KEY]
         if not isinstance(pattern, str) or not pattern:
@@ -118,8 +119,11 @@ def _check_turn(path: Path, i: int, turn) -> None:
     if not isinstance(commands, list):
         raise UserError(f"{where}: 'commands' must be a list")
     for j, command in enumerate(commands):
-        if not (isinstance(command, dict) and isinstance(command.get("keystrokes"), str)
-                and set(command) <= {"keystrokes", "duration"}):
+        if not (
+            isinstance(command, dict)
+            and isinstance(command.get("keystrokes"), str)
+            and set(command) <= {"keystrokes", "duration"}
+        ):
             raise UserError(f"{where}: command {j} must be {{keystrokes: str, duration: seconds}}")
 
 

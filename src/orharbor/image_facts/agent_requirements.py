@@ -28,7 +28,10 @@ from __future__ import annotations
 #: libxcb and libgomp are installed on every goose setup (always_install), so they must already be there
 #: for apt-get to have nothing to fetch.
 AGENT_REQUIREMENTS: dict[str, tuple[str, ...]] = {
-    "terminus-2": ("tmux", "asciinema"),  # terminus_2/tmux_session.py _install_recording_tools: tmux -V, asciinema --version
+    "terminus-2": (
+        "tmux",
+        "asciinema",
+    ),  # terminus_2/tmux_session.py _install_recording_tools: tmux -V, asciinema --version
     "claude-code": ("curl", "bash", "nodejs", "npm", "procps"),  # installed/claude_code.py install()
     "codex": ("curl", "bash", "nodejs", "npm", "ripgrep"),  # installed/codex.py install()
     "gemini-cli": ("curl",),  # installed/gemini_cli.py install()

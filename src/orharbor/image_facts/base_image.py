@@ -18,10 +18,12 @@ from __future__ import annotations
 import subprocess
 
 #: What a base image must provide (``export --help``'s wording).
-REQUIREMENTS = ("CPython at /usr/local/bin/python3, a link to python3.X beside it, with venv and ensurepip "
-                "(the python:3.X-slim images; the verifier's interpreter record also covers the standard library "
-                "when it is in /usr/local/lib/python3.X, as there); bash, GNU find, GNU stat, sha256sum, sort, "
-                "comm, awk, sed, xargs, readlink, apt-get and useradd")
+REQUIREMENTS = (
+    "CPython at /usr/local/bin/python3, a link to python3.X beside it, with venv and ensurepip "
+    "(the python:3.X-slim images; the verifier's interpreter record also covers the standard library "
+    "when it is in /usr/local/lib/python3.X, as there); bash, GNU find, GNU stat, sha256sum, sort, "
+    "comm, awk, sed, xargs, readlink, apt-get and useradd"
+)
 
 #: The check, in POSIX sh without ``&&`` (the bubblewrap environment reads a RUN line's ``&&`` as separate
 #: steps). ``$R`` roots the interpreter paths (empty in an image; a folder in the tests' fake layouts). It
@@ -42,8 +44,10 @@ if [ -n "$m" ]; then echo "orharbor: this base image cannot carry an orharbor ta
 
 def dockerfile_step() -> str:
     """The Dockerfile RUN step of :data:`CHECK` (continued lines; Docker joins them into one shell line)."""
-    return "# The base image must provide what the steps below rely on: one line naming what it lacks, if not.\n" \
-           "RUN " + " \\\n    ".join(line.strip() for line in CHECK.splitlines())
+    return (
+        "# The base image must provide what the steps below rely on: one line naming what it lacks, if not.\n"
+        "RUN " + " \\\n    ".join(line.strip() for line in CHECK.splitlines())
+    )
 
 
 def probe(engine: str, image: str) -> str | None:
@@ -51,10 +55,17 @@ def probe(engine: str, image: str) -> str | None:
 
     OSError or subprocess errors propagate: an engine that cannot run the image
     is the caller's to report."""
-    done = subprocess.run([engine, "run", "--rm", "--network", "none", "--entrypoint", "/bin/sh", image, "-c", CHECK],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [engine, "run", "--rm", "--network", "none", "--entrypoint", "/bin/sh", image, "-c", CHECK],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if done.returncode == 0:
         return None
     lines = [line for line in (done.stderr + done.stdout).splitlines() if line.startswith("orharbor: ")]
-    return lines[-1] if lines else f"{engine} could not run /bin/sh in {image}: " \
-        f"{(done.stderr.strip().splitlines() or ['no output'])[-1]}"
+    return (
+        lines[-1]
+        if lines
+        else f"{engine} could not run /bin/sh in {image}: {(done.stderr.strip().splitlines() or ['no output'])[-1]}"
+    )

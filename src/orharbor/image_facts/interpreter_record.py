@@ -33,16 +33,21 @@ PYCACHE = f"{RECORD_DIR}/pycache"
 RECORD_START = f"set -e; mkdir -p {RECORD_DIR};"
 #: What the record runs (``python3 -I -S -X pycache_prefix=PYCACHE -c COMPILE module...``) to compile the
 #: modules named after it and what they import; a module the image's Python lacks is left out.
-COMPILE = ("import importlib, importlib.util, sys; "
-           "[importlib.import_module(m) for m in sys.argv[1:] if importlib.util.find_spec(m.split('.')[0])]")
+COMPILE = (
+    "import importlib, importlib.util, sys; "
+    "[importlib.import_module(m) for m in sys.argv[1:] if importlib.util.find_spec(m.split('.')[0])]"
+)
 
 _PACKAGE = Path(__file__).resolve().parents[1]  # orharbor/, whose verifier files the record reads
 
 
 def verifier_sources() -> list[Path]:
     """Every file the verifier bundle may run in a task: verify.py, the verifiers, each problem's verify.py."""
-    return [_PACKAGE / "task_template" / "verify.py", *sorted((_PACKAGE / "verifiers").glob("*.py")),
-            *sorted((_PACKAGE / "problem_modules").glob("*/verify.py"))]
+    return [
+        _PACKAGE / "task_template" / "verify.py",
+        *sorted((_PACKAGE / "verifiers").glob("*.py")),
+        *sorted((_PACKAGE / "problem_modules").glob("*/verify.py")),
+    ]
 
 
 #: Modules Python itself imports while the verifier runs, named in no import statement: the codec of a
@@ -68,15 +73,17 @@ def _listing() -> str:
     """The shell commands that list, one line each, what python3 reads from /usr/local (run there; ``$v`` and
     ``$z`` set). test.sh's ``interpreter_entries`` runs the same finds; a test holds them together."""
     entry = r"\( -type f -printf '%y %s %p\n' -o -printf '%y %p %l\n' \)"
-    return ("{ find . bin lib -mindepth 1 -maxdepth 1 \\( -name pyvenv.cfg -o -name '*._pth' -o -name pybuilddir.txt "
-            "-o -name 'libpython*' -o -path bin/python3 -o -path \"bin/$v\" -o -path bin/lib -o -path bin/lib64 "
-            f"-o -path \"lib/$v\" -o -path \"lib/$z\" \\) {entry}; "
-            "find \"lib/$v\" -mindepth 1 \\( -path \"lib/$v/site-packages\" -o -path \"lib/$v/dist-packages\" "
-            "-o -path \"lib/$v/test\" "
-            "-o -path \"lib/$v/idlelib\" -o -path \"lib/$v/tkinter\" -o -path \"lib/$v/turtledemo\" "
-            "-o -path \"lib/$v/ensurepip\" -o -path \"lib/$v/config-*\" -o -name __pycache__ \\) -prune "
-            f"-o {entry}; "
-            f"find {PYCACHE.removeprefix('/usr/local/')} -mindepth 1 {entry}; }}")
+    return (
+        "{ find . bin lib -mindepth 1 -maxdepth 1 \\( -name pyvenv.cfg -o -name '*._pth' -o -name pybuilddir.txt "
+        "-o -name 'libpython*' -o -path bin/python3 -o -path \"bin/$v\" -o -path bin/lib -o -path bin/lib64 "
+        f'-o -path "lib/$v" -o -path "lib/$z" \\) {entry}; '
+        'find "lib/$v" -mindepth 1 \\( -path "lib/$v/site-packages" -o -path "lib/$v/dist-packages" '
+        '-o -path "lib/$v/test" '
+        '-o -path "lib/$v/idlelib" -o -path "lib/$v/tkinter" -o -path "lib/$v/turtledemo" '
+        '-o -path "lib/$v/ensurepip" -o -path "lib/$v/config-*" -o -name __pycache__ \\) -prune '
+        f"-o {entry}; "
+        f"find {PYCACHE.removeprefix('/usr/local/')} -mindepth 1 {entry}; }}"
+    )
 
 
 #: The regular files the record lists, one path a line (run in /usr/local); and each one's key (test.sh the same).
@@ -99,8 +106,10 @@ def rekey_command() -> str:
     refused."""
     share = RECORD_DIR.removeprefix("/usr/local/")
     keys = f"{share}/interpreter.keys"
-    return (f"{{ grep -v '^[0-9]* [0-9]* [0-9.]* [0-9.]* {share}/' {keys}; "
-            f"{_LISTED_FILES} | grep '^{share}/' | {_KEYS}; }} | LC_ALL=C sort > {keys}.new; mv -f {keys}.new {keys}")
+    return (
+        f"{{ grep -v '^[0-9]* [0-9]* [0-9.]* [0-9.]* {share}/' {keys}; "
+        f"{_LISTED_FILES} | grep '^{share}/' | {_KEYS}; }} | LC_ALL=C sort > {keys}.new; mv -f {keys}.new {keys}"
+    )
 
 
 def command() -> str:
@@ -108,22 +117,26 @@ def command() -> str:
     share = RECORD_DIR.removeprefix("/usr/local/")
     files = " ".join(f"{share}/{name}" for name in RECORD_FILES)
     modules = " ".join(verifier_stdlib())
-    return (f"{RECORD_START} cd /usr/local; v=$(readlink bin/python3); z=$(echo \"$v\" | tr -d .).zip; "
-            f"mkdir -p {PYCACHE}; "
-            f"bin/python3 -I -S -X pycache_prefix={PYCACHE} -c \"{COMPILE}\" {modules}; chmod -R go-w {PYCACHE}; "
-            f"{_listing()} | LC_ALL=C sort > {share}/interpreter.list; "
-            f"{_LISTED_FILES} | xargs -r -d '\\n' sha256sum -- > {share}/interpreter.sha256; "
-            f"{keys_command()}; "  # last of all that touches a listed file (a chmod sets its ctime)
-            f"chmod 644 {files}; test -s {share}/interpreter.sha256")
+    return (
+        f'{RECORD_START} cd /usr/local; v=$(readlink bin/python3); z=$(echo "$v" | tr -d .).zip; '
+        f"mkdir -p {PYCACHE}; "
+        f'bin/python3 -I -S -X pycache_prefix={PYCACHE} -c "{COMPILE}" {modules}; chmod -R go-w {PYCACHE}; '
+        f"{_listing()} | LC_ALL=C sort > {share}/interpreter.list; "
+        f"{_LISTED_FILES} | xargs -r -d '\\n' sha256sum -- > {share}/interpreter.sha256; "
+        f"{keys_command()}; "  # last of all that touches a listed file (a chmod sets its ctime)
+        f"chmod 644 {files}; test -s {share}/interpreter.sha256"
+    )
 
 
 def dockerfile_step() -> str:
     """The record as a commented Dockerfile RUN step (``$interpreter_record`` in the templates)."""
-    return ("# The interpreter the verifier runs with, as built: test.sh compares /usr/local with this record\n"
-            "# before Python starts (what python3 reads and imports there: the interpreter, libpython, the\n"
-            "# standard library with lib-dynload, the names Python looks for beside them: pyvenv.cfg, ._pth,\n"
-            "# pythonXY.zip...; not site-packages nor __pycache__), with the bytecode of the modules the verifier\n"
-            f"# imports, compiled once into {PYCACHE}. Right after the base image check: these are\n"
-            "# the base image's, and no later step writes there (pip goes to site-packages and venvs); one that\n"
-            "# did would make the verifier refuse, never pass. So this layer is the same in every task's image.\n"
-            "RUN " + command())
+    return (
+        "# The interpreter the verifier runs with, as built: test.sh compares /usr/local with this record\n"
+        "# before Python starts (what python3 reads and imports there: the interpreter, libpython, the\n"
+        "# standard library with lib-dynload, the names Python looks for beside them: pyvenv.cfg, ._pth,\n"
+        "# pythonXY.zip...; not site-packages nor __pycache__), with the bytecode of the modules the verifier\n"
+        f"# imports, compiled once into {PYCACHE}. Right after the base image check: these are\n"
+        "# the base image's, and no later step writes there (pip goes to site-packages and venvs); one that\n"
+        "# did would make the verifier refuse, never pass. So this layer is the same in every task's image.\n"
+        "RUN " + command()
+    )

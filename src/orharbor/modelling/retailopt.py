@@ -88,8 +88,9 @@ def import_file(path: str | Path) -> list[dict]:
     """Rows (validated) from a RetailOpt-190 JSONL file in either published shape; an empty file is an error."""
     rows = list(_iter_import(Path(path)))
     if not rows:
-        raise RetailImportError(f"{Path(path).name}: no scenarios (the file is empty); "
-                                "expected one RetailOpt-190 record per line")
+        raise RetailImportError(
+            f"{Path(path).name}: no scenarios (the file is empty); expected one RetailOpt-190 record per line"
+        )
     return rows
 
 
@@ -124,8 +125,10 @@ def read_retail_rows(path: str | Path) -> list[dict]:
 def to_row(record: object) -> dict:
     """One published record as an orharbor row."""
     if not isinstance(record, dict) or not isinstance(record.get("scenario_id"), str):
-        raise ValueError("scenario_id: missing (expected the fields scenario_id, en_question, en_answer "
-                         "or scenario_id, prompt_full, prompt_schema, data, reference_status, reference_objective)")
+        raise ValueError(
+            "scenario_id: missing (expected the fields scenario_id, en_question, en_answer "
+            "or scenario_id, prompt_full, prompt_schema, data, reference_status, reference_objective)"
+        )
     scenario = record["scenario_id"]
     data: object
     if "en_question" in record:
@@ -147,10 +150,19 @@ def to_row(record: object) -> dict:
     else:
         raise ValueError("neither en_question nor prompt_full: not a RetailOpt-190 record")
     kind = archetype(scenario)
-    row = {"id": "retailopt-" + scenario.lower().replace("_", "-"), "kind": "retailopt",
-           "scenario_id": scenario, "archetype": kind, "family": family(scenario),
-           "prompt_full": prompt_full, "data": data, "reference_status": status,
-           "reference_objective": objective, "rel_tol": tolerance(kind), "source": SOURCE}
+    row = {
+        "id": "retailopt-" + scenario.lower().replace("_", "-"),
+        "kind": "retailopt",
+        "scenario_id": scenario,
+        "archetype": kind,
+        "family": family(scenario),
+        "prompt_full": prompt_full,
+        "data": data,
+        "reference_status": status,
+        "reference_objective": objective,
+        "rel_tol": tolerance(kind),
+        "source": SOURCE,
+    }
     if status == "OPTIMAL" and integer_orders(data):
         # The reference is a MIP incumbent within REFERENCE_MIP_GAP of the optimum, so the optimum, and
         # every plan between it and the reference, may be that much cheaper: the published 0.01% would
@@ -212,8 +224,10 @@ def validate_retail_row(row: object, where: str = "row") -> dict:
 def sections(prompt: str) -> dict[str, str]:
     """The prompt's ``[SECTION]`` blocks by name, in order (text without the header line)."""
     marks = list(_SECTION.finditer(prompt))
-    return {m["name"]: prompt[m.end():marks[i + 1].start() if i + 1 < len(marks) else len(prompt)].strip("\n")
-            for i, m in enumerate(marks)}
+    return {
+        m["name"]: prompt[m.end() : marks[i + 1].start() if i + 1 < len(marks) else len(prompt)].strip("\n")
+        for i, m in enumerate(marks)
+    }
 
 
 def agent_prompt(row: dict, prompt: str = "full") -> str:
@@ -267,8 +281,7 @@ def perturb(data: dict, seed: int, intensity: float = PERTURBATION, name: str | 
     rng = random.Random(seed)
     new = copy.deepcopy(data)
     for p in new["products"]:
-        new["demand_curve"][p] = [int(x * rng.uniform(1 - intensity, 1 + intensity))
-                                  for x in new["demand_curve"][p]]
+        new["demand_curve"][p] = [int(x * rng.uniform(1 - intensity, 1 + intensity)) for x in new["demand_curve"][p]]
     for loc in new["locations"]:
         new["cold_capacity"][loc] = float(new["cold_capacity"][loc]) * rng.uniform(1 - intensity, 1 + intensity)
     if name is not None:

@@ -38,7 +38,7 @@ class Spec:
     difficulty: str
     description: str
     golden_script: Path
-    outputs: dict[str, dict]          # file name -> {"text": ...} or {"value", "rel_tol", "abs_tol"}
+    outputs: dict[str, dict]  # file name -> {"text": ...} or {"value", "rel_tol", "abs_tol"}
     template: Path | None = None
     hints: tuple[dict, ...] = ()
     tags: tuple[str, ...] = ()
@@ -121,10 +121,19 @@ def load_spec(path: str | Path) -> Spec:
         clash = sorted(set(files) & set(data["required_outputs"]))
         if clash:
             raise SpecError(f"{path}: required_outputs: {clash[0]} is also a template file")
-    return Spec(id=data["id"], path=path, difficulty=data["difficulty"], description=data["description"].strip(),
-                golden_script=golden, outputs={k: expected_output(v) for k, v in data["required_outputs"].items()},
-                template=template, hints=tuple(data.get("hints", ())), tags=tuple(data.get("tags", ())),
-                time_limit_s=float(data.get("time_limit_s", DEFAULT_TIME_LIMIT_S)), data_files=files)
+    return Spec(
+        id=data["id"],
+        path=path,
+        difficulty=data["difficulty"],
+        description=data["description"].strip(),
+        golden_script=golden,
+        outputs={k: expected_output(v) for k, v in data["required_outputs"].items()},
+        template=template,
+        hints=tuple(data.get("hints", ())),
+        tags=tuple(data.get("tags", ())),
+        time_limit_s=float(data.get("time_limit_s", DEFAULT_TIME_LIMIT_S)),
+        data_files=files,
+    )
 
 
 def expected_output(value: object) -> dict:
@@ -134,8 +143,11 @@ def expected_output(value: object) -> dict:
     if isinstance(value, (int, float)):
         value = {"value": value}
     assert isinstance(value, dict)
-    return {"value": float(value["value"]), "rel_tol": float(value.get("rel_tol", DEFAULT_REL_TOL)),
-            "abs_tol": float(value.get("abs_tol", DEFAULT_ABS_TOL))}
+    return {
+        "value": float(value["value"]),
+        "rel_tol": float(value.get("rel_tol", DEFAULT_REL_TOL)),
+        "abs_tol": float(value.get("abs_tol", DEFAULT_ABS_TOL)),
+    }
 
 
 def _inside(base: Path, relative: str, path: Path, key: str) -> Path:

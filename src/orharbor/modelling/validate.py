@@ -71,12 +71,17 @@ def run_golden(spec: Spec, sandbox: tuple | None) -> SpecResult:
         try:
             proc = _run(spec, app, Path(tmp), sandbox)
         except subprocess.TimeoutExpired:
-            return SpecResult(spec.id, False, time.monotonic() - start,
-                              [f"golden script ran over its {spec.time_limit_s:g} s"])
+            return SpecResult(
+                spec.id, False, time.monotonic() - start, [f"golden script ran over its {spec.time_limit_s:g} s"]
+            )
         elapsed_s = time.monotonic() - start
         if proc.returncode != 0:
-            return SpecResult(spec.id, False, elapsed_s,
-                              [f"golden script exited with {proc.returncode}: {proc.stderr.strip()[-600:]}"])
+            return SpecResult(
+                spec.id,
+                False,
+                elapsed_s,
+                [f"golden script exited with {proc.returncode}: {proc.stderr.strip()[-600:]}"],
+            )
         return SpecResult(spec.id, not (errors := compare_outputs(spec, app)), elapsed_s, errors)
 
 
@@ -98,8 +103,13 @@ def compare_outputs(spec: Spec, app: Path) -> list[str]:
 
 def _run(spec: Spec, app: Path, tmp: Path, sandbox: tuple | None) -> subprocess.CompletedProcess:
     if sandbox is None:
-        return subprocess.run([sys.executable, str(spec.golden_script)], cwd=app, capture_output=True,
-                              text=True, timeout=spec.time_limit_s)
+        return subprocess.run(
+            [sys.executable, str(spec.golden_script)],
+            cwd=app,
+            capture_output=True,
+            text=True,
+            timeout=spec.time_limit_s,
+        )
     from orharbor.harbor_env.sandbox import run_sandboxed  # as in validate_specs: Harbor only with the sandbox
 
     bwrap, solver, modelling = sandbox
@@ -111,7 +121,21 @@ def _run(spec: Spec, app: Path, tmp: Path, sandbox: tuple | None) -> subprocess.
         folder.mkdir()
     for path in (app, home, *app.rglob("*")):
         shutil.chown(path, AGENT_UID, AGENT_UID)
-    command = ["setpriv", f"--reuid={AGENT_UID}", f"--regid={AGENT_UID}", "--clear-groups", "--inh-caps=-all",
-               "python3", f"/solution/{spec.golden_script.name}"]
-    return run_sandboxed(bwrap, {"/app": app, "/home/agent": home, "/logs": logs},
-                         {"/solution": solution}, command, spec.time_limit_s, solver, modelling)
+    command = [
+        "setpriv",
+        f"--reuid={AGENT_UID}",
+        f"--regid={AGENT_UID}",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "python3",
+        f"/solution/{spec.golden_script.name}",
+    ]
+    return run_sandboxed(
+        bwrap,
+        {"/app": app, "/home/agent": home, "/logs": logs},
+        {"/solution": solution},
+        command,
+        spec.time_limit_s,
+        solver,
+        modelling,
+    )

@@ -25,8 +25,12 @@ def instance_object(instance: Any, problem: str, keys: tuple[str, ...]) -> dict:
     """``instance`` must be a JSON object holding ``keys`` (other keys are allowed and ignored)."""
     if isinstance(instance, list):
         raise InvalidInstance(f"expected one {problem} instance (a JSON object), got a list of {len(instance)}")
-    return _object(instance, keys, f"expected a {problem} instance (a JSON object), got {type_name(instance)}",
-                   lambda key: f"missing key {key!r} (a {problem} instance has {', '.join(keys)})")
+    return _object(
+        instance,
+        keys,
+        f"expected a {problem} instance (a JSON object), got {type_name(instance)}",
+        lambda key: f"missing key {key!r} (a {problem} instance has {', '.join(keys)})",
+    )
 
 
 def integer(value: Any, where: str, lo: int | None = None, hi: int | None = None) -> int:
@@ -60,8 +64,9 @@ def array(value: Any, where: str, length: int | None = None) -> list:
         raise InvalidInstance(str(exc)) from None
 
 
-def integers(value: Any, where: str, length: int | None = None, lo: int | None = None,
-             hi: int | None = None) -> list[int]:
+def integers(
+    value: Any, where: str, length: int | None = None, lo: int | None = None, hi: int | None = None
+) -> list[int]:
     """A list of integers within ``[lo, hi]``."""
     for i, item in enumerate(array(value, where, length)):
         integer(item, f"{where}[{i}]", lo, hi)
@@ -70,8 +75,12 @@ def integers(value: Any, where: str, length: int | None = None, lo: int | None =
 
 def record(value: Any, where: str, keys: tuple[str, ...]) -> dict:
     """A JSON object holding ``keys``."""
-    return _object(value, keys, f"{where}: expected a JSON object, got {type_name(value)}",
-                   lambda key: f"{where}: missing key {key!r}")
+    return _object(
+        value,
+        keys,
+        f"{where}: expected a JSON object, got {type_name(value)}",
+        lambda key: f"{where}: missing key {key!r}",
+    )
 
 
 def _object(value: Any, keys: tuple[str, ...], not_an_object: str, missing) -> dict:

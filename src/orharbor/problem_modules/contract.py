@@ -65,8 +65,9 @@ class ProblemClass(Protocol):
     def baseline(self, instance: dict) -> dict:
         """The naive answer that scores a reward of 0: feasible and deterministic."""
 
-    def reference(self, instance: dict, *, time_limit_s: float, workers: int, seed: int = 0,
-                  hint=None) -> tuple[dict, dict]:
+    def reference(
+        self, instance: dict, *, time_limit_s: float, workers: int, seed: int = 0, hint=None
+    ) -> tuple[dict, dict]:
         """The reference solver's best answer within ``time_limit_s`` and its meta record.
 
         ``hint`` (None, or an untrusted answer in the class's solution JSON, e.g. the
@@ -87,7 +88,8 @@ class ProblemClass(Protocol):
 
 #: Every contract member, data first, in declaration order.
 MEMBERS: tuple[str, ...] = tuple(ProblemClass.__annotations__) + tuple(
-    name for name, value in vars(ProblemClass).items() if callable(value) and not name.startswith("_"))
+    name for name, value in vars(ProblemClass).items() if callable(value) and not name.startswith("_")
+)
 
 #: The file of a class folder that holds each member (``__init__`` is the folder's own ``__init__.py``).
 HOMES: dict[str, tuple[str, ...]] = {
@@ -153,4 +155,5 @@ class Problem:
 
 
 assert sorted(f.name for f in dataclasses.fields(Problem)) == sorted(
-    [m for m in MEMBERS if m not in SUPPLIED] + ["package"])
+    [m for m in MEMBERS if m not in SUPPLIED] + ["package"]
+)

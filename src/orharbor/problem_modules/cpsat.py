@@ -43,8 +43,9 @@ class ModelInvalid(ValueError):
     """CP-SAT rejected the model (MODEL_INVALID): the instance breaks a rule the model relies on."""
 
 
-def solve(model: cp_model.CpModel, *, time_limit_s: float, workers: int, seed: int,
-          **parameters) -> tuple[cp_model.CpSolver, cp_model.CpSolverStatus, dict]:
+def solve(
+    model: cp_model.CpModel, *, time_limit_s: float, workers: int, seed: int, **parameters
+) -> tuple[cp_model.CpSolver, cp_model.CpSolverStatus, dict]:
     """Solve ``model``; return the solver, its status and the meta every reference records.
 
     A MODEL_INVALID status is an error (:class:`ModelInvalid`), never a fallback
@@ -63,8 +64,9 @@ def solve(model: cp_model.CpModel, *, time_limit_s: float, workers: int, seed: i
     status = solve_interruptibly(solver, model)
     if status == cp_model.MODEL_INVALID:
         reason = " ".join((model.validate() or "no reason given").split())
-        raise ModelInvalid(f"CP-SAT rejected the model as invalid ({reason[:200]}); "
-                           "check the instance against its problem's rules")
+        raise ModelInvalid(
+            f"CP-SAT rejected the model as invalid ({reason[:200]}); check the instance against its problem's rules"
+        )
     meta = {
         "solver": "ortools-cp-sat",
         "version": ortools.__version__,  # type: ignore[attr-defined]  # ortools' stubs leave out __version__
@@ -127,8 +129,16 @@ def found(status: cp_model.CpSolverStatus) -> bool:
     return status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
 
 
-def finish(instance: dict, evaluate, solver: cp_model.CpSolver, status: cp_model.CpSolverStatus, meta: dict, extract,
-           start: Start, lower_bound: int) -> tuple[Any, dict]:
+def finish(
+    instance: dict,
+    evaluate,
+    solver: cp_model.CpSolver,
+    status: cp_model.CpSolverStatus,
+    meta: dict,
+    extract,
+    start: Start,
+    lower_bound: int,
+) -> tuple[Any, dict]:
     """The reference's answer: CP-SAT's solution checked by the verifier, else the ``start`` it was hinted.
 
     ``extract(solver)`` turns CP-SAT's values into a solution. The result is never
@@ -150,7 +160,9 @@ def finish(instance: dict, evaluate, solver: cp_model.CpSolver, status: cp_model
             bound = max(lower_bound, math.ceil(solver.best_objective_bound - 1e-6))
             meta.update(status=status_name(status), objective=objective, bound=min(bound, objective))
             return candidate, meta
-    meta.setdefault("note", f"CP-SAT found no solution in time ({solver.status_name(status)}); "
-                            f"its start ({start.origin}) is returned")
+    meta.setdefault(
+        "note",
+        f"CP-SAT found no solution in time ({solver.status_name(status)}); its start ({start.origin}) is returned",
+    )
     meta.update(status="FEASIBLE_HINT", objective=start.objective, bound=min(lower_bound, start.objective))
     return start.solution, meta

@@ -65,7 +65,7 @@ def program(problem: str, policy: str, budget_s: float) -> str:
         raise LadderError(f"{problem} ladder/rule.py does not end with an 'if __name__ == \"__main__\":' block")
     if not BUDGET_LINE.search(text):
         raise LadderError(f"{problem} ladder/search.py has no 'TIME_LIMIT_S = <seconds>' line")
-    head = "\n".join(rule.split("\n")[:last[0].lineno - 1])
+    head = "\n".join(rule.split("\n")[: last[0].lineno - 1])
     return shared + head + "\n" + BUDGET_LINE.sub(f"TIME_LIMIT_S = {float(budget_s)!r}", text, count=1)
 
 
@@ -89,8 +89,10 @@ def _shared_file(problem: str, name: str) -> str:
     path = folder.joinpath(f"{name}.py")
     if not path.is_file():
         known = sorted(p.name.removesuffix(".py") for p in folder.iterdir() if p.name.endswith(".py"))
-        raise LadderError(f"{problem} ladder/rule.py names an unknown shared file {name!r} "
-                          f"(problem_modules/{SHARED_FOLDER}/: {', '.join(known)})")
+        raise LadderError(
+            f"{problem} ladder/rule.py names an unknown shared file {name!r} "
+            f"(problem_modules/{SHARED_FOLDER}/: {', '.join(known)})"
+        )
     return path.read_text(encoding="utf-8")
 
 
@@ -105,8 +107,13 @@ def run_program(problem: str, policy: str, budget_s: float, instance_file: Path,
     source.write_text(program(problem, policy, budget_s), encoding="utf-8")
     limit_s = budget_s * 3 + 60
     try:
-        done = subprocess.run([sys.executable, "-I", str(source), str(instance_file), str(out)], cwd=cwd,
-                              capture_output=True, text=True, timeout=limit_s)
+        done = subprocess.run(
+            [sys.executable, "-I", str(source), str(instance_file), str(out)],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=limit_s,
+        )
     except subprocess.TimeoutExpired:
         raise LadderError(f"{policy}.py ran over {limit_s:g} s") from None
     if done.returncode != 0 or not out.exists():

@@ -52,8 +52,9 @@ def warm_start(data, routes: list[list[int]]):
         return None, f"PyVRP refused the hint as initial solution ({exc}); it starts from its own"
 
 
-def solve(instance: dict, evaluate, problem_data, *, time_limit_s: float, seed: int = 0,
-          hint=None) -> tuple[dict, dict]:
+def solve(
+    instance: dict, evaluate, problem_data, *, time_limit_s: float, seed: int = 0, hint=None
+) -> tuple[dict, dict]:
     """``(solution, meta)``: PyVRP on ``problem_data(instance)`` for ``time_limit_s`` s, checked by ``evaluate``."""
     import pyvrp
     from pyvrp.stop import MaxRuntime
@@ -67,8 +68,9 @@ def solve(instance: dict, evaluate, problem_data, *, time_limit_s: float, seed: 
         hint_meta["warm_start"] = initial is not None
         if refused:
             hint_meta["note"] = refused
-    result = pyvrp.solve(data, MaxRuntime(max(0.0, float(time_limit_s))), seed=seed, collect_stats=False,
-                         initial_solution=initial)
+    result = pyvrp.solve(
+        data, MaxRuntime(max(0.0, float(time_limit_s))), seed=seed, collect_stats=False, initial_solution=initial
+    )
     meta = {
         "solver": "pyvrp",
         "version": metadata.version("pyvrp"),
@@ -79,15 +81,22 @@ def solve(instance: dict, evaluate, problem_data, *, time_limit_s: float, seed: 
         "iterations": result.num_iterations,
         "pyvrp_distance": result.best.distance(),
     }
-    solution, objective = _checked_answer(instance, evaluate, routes_of(result.best), hint, hint_value, meta,
-                                          time_limit_s)
-    meta.update(status="FEASIBLE", objective=objective, bound=None,
-                wall_time_s=round(time.perf_counter() - start, 3), hint=hint_meta)
+    solution, objective = _checked_answer(
+        instance, evaluate, routes_of(result.best), hint, hint_value, meta, time_limit_s
+    )
+    meta.update(
+        status="FEASIBLE",
+        objective=objective,
+        bound=None,
+        wall_time_s=round(time.perf_counter() - start, 3),
+        hint=hint_meta,
+    )
     return solution, meta
 
 
-def _checked_answer(instance: dict, evaluate, routes: list[list[int]], hint, hint_value, meta: dict,
-                    time_limit_s: float) -> tuple[dict, int | float]:
+def _checked_answer(
+    instance: dict, evaluate, routes: list[list[int]], hint, hint_value, meta: dict, time_limit_s: float
+) -> tuple[dict, int | float]:
     """PyVRP's routes if the verifier accepts them and they are no worse than the hint, else the hint."""
     candidate = {"routes": routes}
     try:
@@ -95,8 +104,10 @@ def _checked_answer(instance: dict, evaluate, routes: list[list[int]], hint, hin
     except ValueError as exc:
         if hint_value is None:
             name = instance.get("name", "the instance")
-            raise NoStrongAnswer(f"PyVRP found no routes the verifier accepts for {name} in {time_limit_s} s "
-                                 f"({exc}); give it more time or a feasible hint") from None
+            raise NoStrongAnswer(
+                f"PyVRP found no routes the verifier accepts for {name} in {time_limit_s} s "
+                f"({exc}); give it more time or a feasible hint"
+            ) from None
         meta.update(answer="hint", note=f"PyVRP's routes rejected by the verifier ({exc}); the hint is returned")
         return _copy(hint), hint_value
     if hint_value is not None and hint_value < value:

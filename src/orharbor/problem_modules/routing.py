@@ -8,8 +8,9 @@ from orharbor.problem_modules import warm_start
 from orharbor.problem_modules.warm_start import Start
 
 
-def search(routing, manager, params, deadline: float, first: str, baseline: Start, given: Start | None,
-           objective) -> tuple[object | None, Start]:
+def search(
+    routing, manager, params, deadline: float, first: str, baseline: Start, given: Start | None, objective
+) -> tuple[object | None, Start]:
     """``(assignment or None, start)``: ``params``' search until ``deadline``, from its own start or ``given``.
 
     The own start is the first solution of ``params``' strategy (named
@@ -45,8 +46,9 @@ def search(routing, manager, params, deadline: float, first: str, baseline: Star
     return search_from(routing, initial, params), start
 
 
-def search_own(routing, manager, params, deadline: float, first: str, baseline: Start,
-               objective) -> tuple[object | None, Start]:
+def search_own(
+    routing, manager, params, deadline: float, first: str, baseline: Start, objective
+) -> tuple[object | None, Start]:
     """``(assignment or None, start)``: ``params``' whole search (first solution, then local search) in one solve.
 
     One solve, as before given starts existed: searching on (:func:`search_from`)
@@ -89,8 +91,9 @@ def _time_limit(params, deadline: float) -> None:
 
 def assignment_of(routing, manager, routes: list[list[int]]):
     """The routing assignment of ``routes`` (customer nodes, depot left out), or None if the model refuses them."""
-    return routing.ReadAssignmentFromRoutes([[manager.NodeToIndex(c) for c in route] for route in routes if route],
-                                            True)
+    return routing.ReadAssignmentFromRoutes(
+        [[manager.NodeToIndex(c) for c in route] for route in routes if route], True
+    )
 
 
 def search_from(routing, assignment, params):
@@ -116,8 +119,9 @@ def routes_from(routing, manager, assignment, vehicles: int) -> list[list[int]]:
     return routes
 
 
-def keep_better(instance: dict, evaluate, routes: list[list[int]] | None, fallback: Start, meta: dict,
-                none_found: str) -> tuple[dict, int | float]:
+def keep_better(
+    instance: dict, evaluate, routes: list[list[int]] | None, fallback: Start, meta: dict, none_found: str
+) -> tuple[dict, int | float]:
     """``(solution, objective)``: ``routes`` if the verifier accepts them and they are no worse than ``fallback``.
 
     Otherwise ``fallback`` (the best of the baseline, the search's start and a

@@ -53,17 +53,31 @@ from typing import Any
 
 #: The four export variants of the table: (``--verifier-mode``, ``--agent-network``).
 VARIANTS: tuple[tuple[str, str], ...] = (
-    ("separate", "public"), ("shared", "public"), ("separate", "allowlist"), ("shared", "allowlist"))
+    ("separate", "public"),
+    ("shared", "public"),
+    ("separate", "allowlist"),
+    ("shared", "allowlist"),
+)
 #: The allowlist the table's allowlist columns use (the model API of claude-code).
 DEFAULT_ALLOWED_HOSTS: tuple[str, ...] = ("api.anthropic.com",)
 
 #: What this package offers its callers, and the module each name is defined in.
 _PUBLIC = {
-    "UnknownProvider": "registry", "provider_names": "registry", "resolve_provider": "registry",
-    "has_egress_sidecar_condition": "registry", "condition_label": "registry",
-    "ExportChoice": "tasks", "build_task_config": "tasks", "export_task": "tasks", "export_choice_of": "tasks",
-    "evaluate": "evaluation", "check_export": "suggest",
-    "compatibility_table": "table", "provider_report": "table", "format_markdown": "table", "format_plain": "table",
+    "UnknownProvider": "registry",
+    "provider_names": "registry",
+    "resolve_provider": "registry",
+    "has_egress_sidecar_condition": "registry",
+    "condition_label": "registry",
+    "ExportChoice": "tasks",
+    "build_task_config": "tasks",
+    "export_task": "tasks",
+    "export_choice_of": "tasks",
+    "evaluate": "evaluation",
+    "check_export": "suggest",
+    "compatibility_table": "table",
+    "provider_report": "table",
+    "format_markdown": "table",
+    "format_plain": "table",
 }
 
 __all__ = ["VARIANTS", "DEFAULT_ALLOWED_HOSTS", *_PUBLIC]

@@ -57,10 +57,10 @@ from orharbor.providers.tasks import open_task, policy_text
 class Refusal:
     """One reason a provider refuses a task, with the Harbor check and message behind it."""
 
-    stage: str       # "agent environment", "separate verifier environment", "trial network plan", "job preflight"
-    code: str        # a key of orharbor.providers.table.CODES
-    message: str     # Harbor's own exception text
-    text: str = ""   # the human-readable reason
+    stage: str  # "agent environment", "separate verifier environment", "trial network plan", "job preflight"
+    code: str  # a key of orharbor.providers.table.CODES
+    message: str  # Harbor's own exception text
+    text: str = ""  # the human-readable reason
 
     def key(self) -> tuple[str, str]:
         return self.stage, self.code
@@ -149,8 +149,14 @@ def _capabilities(env: BaseEnvironment | None):
         return None
 
 
-def evaluate_condition(provider: str, task: Task, egress_sidecar: bool | None, options: Mapping[str, Any],
-                       cpu_mode: ResourceMode, memory_mode: ResourceMode) -> Evaluation:
+def evaluate_condition(
+    provider: str,
+    task: Task,
+    egress_sidecar: bool | None,
+    options: Mapping[str, Any],
+    cpu_mode: ResourceMode,
+    memory_mode: ResourceMode,
+) -> Evaluation:
     """Harbor's checks, stage by stage, for one provider under one egress-sidecar outcome; refusals without text."""
     loaded = load_provider(provider)
     result = Evaluation(provider, egress_sidecar)
@@ -163,8 +169,12 @@ def evaluate_condition(provider: str, task: Task, egress_sidecar: bool | None, o
         for name, info in loaded.cls.options_model.model_fields.items():
             if info.is_required() and name not in kwargs:
                 kwargs[name] = PROBE_TEXT
-    environment = TrialEnvironmentConfig(type=EnvironmentType(provider), kwargs=kwargs,
-                                         cpu_enforcement_policy=cpu_mode, memory_enforcement_policy=memory_mode)
+    environment = TrialEnvironmentConfig(
+        type=EnvironmentType(provider),
+        kwargs=kwargs,
+        cpu_enforcement_policy=cpu_mode,
+        memory_enforcement_policy=memory_mode,
+    )
     probe_cls = probe_class(provider, egress_sidecar)
     with tempfile.TemporaryDirectory(prefix="orharbor-trial-") as tmp, offline(loaded.stubbed):
         paths = TrialPaths(trial_dir=Path(tmp) / "trial")
@@ -183,10 +193,18 @@ def evaluate_condition(provider: str, task: Task, egress_sidecar: bool | None, o
         shared = plan.verifier_env_baseline is None
         phases = [plan.agent_phase, plan.verifier_phase] if shared else [plan.agent_phase]
         built = construct(
-            probe_cls, environment, environment_dir=task.paths.environment_dir,
-            environment_name=task.short_name, session_id=f"{PROBE_TEXT}__env", trial_paths=paths,
-            task_env_config=task.config.environment.model_copy(deep=True), logger=LOG,
-            mounts=environment.mounts, network_policy=plan.agent_env_baseline, phase_network_policies=phases)
+            probe_cls,
+            environment,
+            environment_dir=task.paths.environment_dir,
+            environment_name=task.short_name,
+            session_id=f"{PROBE_TEXT}__env",
+            trial_paths=paths,
+            task_env_config=task.config.environment.model_copy(deep=True),
+            logger=LOG,
+            mounts=environment.mounts,
+            network_policy=plan.agent_env_baseline,
+            phase_network_policies=phases,
+        )
         result.capabilities["agent environment"] = _capabilities(built.env)
         result.stub_uses |= built.stub_uses
         result.refusals += _refusals_of(built, "agent environment", [plan.agent_env_baseline, *phases])
@@ -206,16 +224,25 @@ def evaluate_condition(provider: str, task: Task, egress_sidecar: bool | None, o
             vplan = trial._network_plan(None, env_config=definition.config, dynamic_network_policy=True)
             result.verifier_plan = vplan
             vbuilt = construct(
-                probe_cls, environment.model_copy(update={"extra_docker_compose": []}), stream=False,
-                environment_dir=definition.directory, enable_environment_dir_upload=not definition.bundled_tests,
-                environment_name=task.short_name, session_id=f"{PROBE_TEXT}__verifier__final",
-                trial_paths=paths, task_env_config=definition.config, logger=LOG,
+                probe_cls,
+                environment.model_copy(update={"extra_docker_compose": []}),
+                stream=False,
+                environment_dir=definition.directory,
+                enable_environment_dir_upload=not definition.bundled_tests,
+                environment_name=task.short_name,
+                session_id=f"{PROBE_TEXT}__verifier__final",
+                trial_paths=paths,
+                task_env_config=definition.config,
+                logger=LOG,
                 auto_mounts=trial._verifier_env_mounts(definition.config),
-                network_policy=vplan.verifier_env_baseline, phase_network_policies=[vplan.verifier_phase])
+                network_policy=vplan.verifier_env_baseline,
+                phase_network_policies=[vplan.verifier_phase],
+            )
             result.capabilities["separate verifier environment"] = _capabilities(vbuilt.env)
             result.stub_uses |= vbuilt.stub_uses
-            result.refusals += _refusals_of(vbuilt, "separate verifier environment",
-                                            [vplan.verifier_env_baseline, vplan.verifier_phase])
+            result.refusals += _refusals_of(
+                vbuilt, "separate verifier environment", [vplan.verifier_env_baseline, vplan.verifier_phase]
+            )
             if vbuilt.env is not None and vbuilt.error is None:
                 try:
                     trial._validate_separate_verifier_env_policies(vbuilt.env, plan=vplan)
@@ -240,16 +267,23 @@ def _describe(refusal: Refusal, evaluation: Evaluation, task: Task) -> str:
     stage, code = refusal.stage, refusal.code
     if stage == "separate verifier environment" and vplan is not None:
         start, phase = vplan.verifier_env_baseline, vplan.verifier_phase
-        origin = ("[verifier.environment]" if task.config.verifier.environment is not None
-                  else "a copy of [environment], since the task has no [verifier.environment]")
+        origin = (
+            "[verifier.environment]"
+            if task.config.verifier.environment is not None
+            else "a copy of [environment], since the task has no [verifier.environment]"
+        )
         later = "; Harbor raises this only when it creates the verifier container, after the agent has run"
         if code == "no-network":
-            return (f"the separate verifier container must start offline (no-network) but {p} cannot disable "
-                    f"networking{later} ({harbor})")
+            return (
+                f"the separate verifier container must start offline (no-network) but {p} cannot disable "
+                f"networking{later} ({harbor})"
+            )
         if code == "switch":
-            return (f"the separate verifier container starts with {policy_text(start)} networking ({origin}) and "
-                    f"must switch to {policy_text(phase)} after start, but {p} cannot change network policy "
-                    f"after start{later} ({harbor})")
+            return (
+                f"the separate verifier container starts with {policy_text(start)} networking ({origin}) and "
+                f"must switch to {policy_text(phase)} after start, but {p} cannot change network policy "
+                f"after start{later} ({harbor})"
+            )
         if code == "allowlist":
             return f"the separate verifier container needs an allowlist {p} cannot enforce{later} ({harbor})"
         if code == "definition":
@@ -262,11 +296,14 @@ def _describe(refusal: Refusal, evaluation: Evaluation, task: Task) -> str:
             if agent != setup:
                 changes.append(f"to {policy_text(agent)} for the agent phase")
             if shared and verifier != agent:
-                changes.append(f"to {policy_text(verifier)} for the verifier, which shares the container in "
-                               "shared mode")
-            return (f"the agent container starts with {policy_text(setup)} networking for agent setup and must "
-                    f"then switch {' and '.join(changes) or 'its network policy'}, but {p} cannot change network "
-                    f"policy after start ({harbor})")
+                changes.append(
+                    f"to {policy_text(verifier)} for the verifier, which shares the container in shared mode"
+                )
+            return (
+                f"the agent container starts with {policy_text(setup)} networking for agent setup and must "
+                f"then switch {' and '.join(changes) or 'its network policy'}, but {p} cannot change network "
+                f"policy after start ({harbor})"
+            )
         if code == "allowlist":
             return f"the agent phase is limited to {policy_text(agent)}, which {p} cannot enforce ({harbor})"
         if code == "no-network":
@@ -282,9 +319,15 @@ def _describe(refusal: Refusal, evaluation: Evaluation, task: Task) -> str:
     return f"{p} refuses the task in the {stage} ({harbor})"
 
 
-def evaluate(provider: str, task: Any, *, egress_sidecar: bool | None = None,
-             options: Mapping[str, Any] | None = None, cpu_enforcement_policy: ResourceMode | str = "auto",
-             memory_enforcement_policy: ResourceMode | str = "auto") -> list[Evaluation]:
+def evaluate(
+    provider: str,
+    task: Any,
+    *,
+    egress_sidecar: bool | None = None,
+    options: Mapping[str, Any] | None = None,
+    cpu_enforcement_policy: ResourceMode | str = "auto",
+    memory_enforcement_policy: ResourceMode | str = "auto",
+) -> list[Evaluation]:
     """Harbor's verdict on ``task`` for ``provider``, one :class:`Evaluation` per runtime condition.
 
     ``task`` is a task directory, a task.toml path or text, a mapping or a ``TaskConfig``.
@@ -296,10 +339,16 @@ def evaluate(provider: str, task: Any, *, egress_sidecar: bool | None = None,
     with open_task(task) as opened:
         out = []
         for condition in conditions(name, egress_sidecar):
-            evaluation = evaluate_condition(name, opened, condition, options or {},
-                                            ResourceMode(cpu_enforcement_policy),
-                                            ResourceMode(memory_enforcement_policy))
-            evaluation.refusals = [Refusal(r.stage, r.code, r.message, _describe(r, evaluation, opened))
-                                   for r in evaluation.refusals]
+            evaluation = evaluate_condition(
+                name,
+                opened,
+                condition,
+                options or {},
+                ResourceMode(cpu_enforcement_policy),
+                ResourceMode(memory_enforcement_policy),
+            )
+            evaluation.refusals = [
+                Refusal(r.stage, r.code, r.message, _describe(r, evaluation, opened)) for r in evaluation.refusals
+            ]
             out.append(evaluation)
         return out

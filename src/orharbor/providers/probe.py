@@ -85,6 +85,7 @@ HOOKS = {
 
 def _hook(name: str):
     """A validation hook that notes its name on the environment when it raises."""
+
     def wrapper(self, *args, **kwargs):
         try:
             return getattr(super(type(self), self), name)(*args, **kwargs)
@@ -110,8 +111,10 @@ def probe_class(name: str, egress_sidecar: bool | None) -> type:
 
 
 def _blocked(*args, **kwargs):
-    raise OfflineProbeError("provider code tried to start a process or open a network connection "
-                            "before Harbor's checks; orharbor evaluates providers offline")
+    raise OfflineProbeError(
+        "provider code tried to start a process or open a network connection "
+        "before Harbor's checks; orharbor evaluates providers offline"
+    )
 
 
 @contextlib.contextmanager
@@ -120,8 +123,13 @@ def offline(roots: tuple[str, ...]) -> Iterator[None]:
     with contextlib.ExitStack() as stack:
         stack.enter_context(warnings.catch_warnings())
         warnings.simplefilter("ignore")
-        for target, attribute in ((subprocess, "Popen"), (os, "system"), (socket, "create_connection"),
-                                  (socket, "getaddrinfo"), (socket.socket, "connect")):
+        for target, attribute in (
+            (subprocess, "Popen"),
+            (os, "system"),
+            (socket, "create_connection"),
+            (socket, "getaddrinfo"),
+            (socket.socket, "connect"),
+        ):
             stack.enter_context(mock.patch.object(target, attribute, _blocked))
         stack.enter_context(stubs_installed(roots))
         yield
@@ -143,8 +151,11 @@ def construct(probe_cls: type, config: TrialEnvironmentConfig, **kwargs) -> Buil
     with mock.patch.object(_factory, "_load_environment_class", lambda _type: probe_cls):
         try:
             EnvironmentFactory.create_environment_from_config(config=config, **kwargs)
-            built = Built(None, RuntimeError(f"{probe_cls.__name__} was built without calling "
-                                             "BaseEnvironment.__init__"), "unevaluated")
+            built = Built(
+                None,
+                RuntimeError(f"{probe_cls.__name__} was built without calling BaseEnvironment.__init__"),
+                "unevaluated",
+            )
         except _Reached as reached:
             hook = reached.env.__dict__.get("_orharbor_failed_hook", "inline") if reached.error else None
             built = Built(reached.env, reached.error, hook)
@@ -171,8 +182,12 @@ class TrialStandIn:
         self.task = task
         self.paths = paths
         self.config = types.SimpleNamespace(
-            agent=TrialAgentConfig(), environment=environment, verifier=TrialVerifierConfig(),
-            install_only=False, is_regrade=False)
+            agent=TrialAgentConfig(),
+            environment=environment,
+            verifier=TrialVerifierConfig(),
+            install_only=False,
+            is_regrade=False,
+        )
         self.logger = LOG
         # A host-side agent: Harbor adds no inference hosts (orharbor's allowlist already holds them).
         self.agent = None

@@ -42,8 +42,9 @@ def resolve_provider(name: str) -> str:
         return lowered
     close = difflib.get_close_matches(lowered, names, n=1)
     hint = f" Did you mean {close[0]!r}?" if close else ""
-    raise UnknownProvider(f"unknown environment provider {name!r}.{hint} "
-                          f"Harbor {harbor_version()} knows: {', '.join(names)}")
+    raise UnknownProvider(
+        f"unknown environment provider {name!r}.{hint} Harbor {harbor_version()} knows: {', '.join(names)}"
+    )
 
 
 @dataclass(frozen=True)

@@ -60,11 +60,21 @@ def _stub_class(qualname: str) -> type:
         used(f"{qualname}(...)")
         return self
 
-    return _StubMeta(qualname.rsplit(".", 1)[-1], (), {
-        "__init__": __init__, "__getattr__": __getattr__, "__call__": __call__,
-        "__bool__": lambda self: False, "__len__": lambda self: 0, "__iter__": lambda self: iter(()),
-        "__getitem__": lambda self, key: object.__new__(_stub_class(f"{qualname}[]")),
-        "__qualname__": qualname, "__module__": "orharbor.providers.stub"})
+    return _StubMeta(
+        qualname.rsplit(".", 1)[-1],
+        (),
+        {
+            "__init__": __init__,
+            "__getattr__": __getattr__,
+            "__call__": __call__,
+            "__bool__": lambda self: False,
+            "__len__": lambda self: 0,
+            "__iter__": lambda self: iter(()),
+            "__getitem__": lambda self, key: object.__new__(_stub_class(f"{qualname}[]")),
+            "__qualname__": qualname,
+            "__module__": "orharbor.providers.stub",
+        },
+    )
 
 
 class StubModule(types.ModuleType):
@@ -155,8 +165,9 @@ def missing_packages(files: list[Path]) -> tuple[str, ...]:
                 roots.update(alias.name.split(".")[0] for alias in node.names)
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 roots.add(node.module.split(".")[0])
-    return tuple(sorted(root for root in roots
-                        if root not in sys.stdlib_module_names and importlib.util.find_spec(root) is None))
+    return tuple(
+        sorted(root for root in roots if root not in sys.stdlib_module_names and importlib.util.find_spec(root) is None)
+    )
 
 
 def import_with_stubs(module_name: str, roots: tuple[str, ...]) -> tuple[types.ModuleType, tuple[str, ...]]:
@@ -174,8 +185,9 @@ def import_with_stubs(module_name: str, roots: tuple[str, ...]) -> tuple[types.M
                 raise
             roots = tuple(sorted({*roots, root}))
         finally:
-            for name in sorted((n for n in sys.modules if n == module_name or n.startswith(module_name + ".")),
-                               reverse=True):
+            for name in sorted(
+                (n for n in sys.modules if n == module_name or n.startswith(module_name + ".")), reverse=True
+            ):
                 _forget(name)
             for name, module in sorted(saved.items()):
                 _forget(name, restore=module)

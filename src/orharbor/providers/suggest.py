@@ -21,9 +21,11 @@ from orharbor.providers.tasks import ExportChoice, export_choice_of, export_or_s
 def _alternatives(choice: ExportChoice) -> list[ExportChoice]:
     """The other export variants, closest first: flip the verifier mode, open the agent network, both."""
     out: list[ExportChoice] = []
-    for verifier_mode, agent_network in ((_other(choice.verifier_mode), choice.agent_network),
-                                         (choice.verifier_mode, "public"),
-                                         (_other(choice.verifier_mode), "public")):
+    for verifier_mode, agent_network in (
+        (_other(choice.verifier_mode), choice.agent_network),
+        (choice.verifier_mode, "public"),
+        (_other(choice.verifier_mode), "public"),
+    ):
         hosts = choice.allowed_hosts if agent_network == "allowlist" else ()
         alt = ExportChoice(verifier_mode, agent_network, hosts, choice.cpus, choice.memory_mb)
         if (verifier_mode, agent_network) != (choice.verifier_mode, choice.agent_network) and alt not in out:
@@ -38,8 +40,13 @@ def _change(choice: ExportChoice, alt: ExportChoice) -> str:
     return " ".join(flags)
 
 
-def _suggestions(provider: str, evaluation: Evaluation, task: Task, options: Mapping[str, Any],
-                 modes: tuple[ResourceMode, ResourceMode]) -> dict[tuple[str, str], str]:
+def _suggestions(
+    provider: str,
+    evaluation: Evaluation,
+    task: Task,
+    options: Mapping[str, Any],
+    modes: tuple[ResourceMode, ResourceMode],
+) -> dict[tuple[str, str], str]:
     """For each refusal, the export option that avoids it, found by asking Harbor again with it."""
     label = condition_label(provider, evaluation.egress_sidecar)
     choice = export_choice_of(task.config)
@@ -48,10 +55,12 @@ def _suggestions(provider: str, evaluation: Evaluation, task: Task, options: Map
         for alt in _alternatives(choice):
             with tempfile.TemporaryDirectory(prefix="orharbor-alt-") as tmp:
                 alt_task = Task(export_or_skeleton(alt, Path(tmp)))
-                results.append((alt, evaluate_condition(provider, alt_task, evaluation.egress_sidecar, options,
-                                                        *modes)))
-    sidecar_fixes = (evaluation.egress_sidecar is False
-                     and evaluate_condition(provider, task, True, options, *modes).accepted)
+                results.append(
+                    (alt, evaluate_condition(provider, alt_task, evaluation.egress_sidecar, options, *modes))
+                )
+    sidecar_fixes = (
+        evaluation.egress_sidecar is False and evaluate_condition(provider, task, True, options, *modes).accepted
+    )
     out = {}
     for refusal in evaluation.refusals:
         accepted = [alt for alt, result in results if result.accepted]
@@ -62,20 +71,28 @@ def _suggestions(provider: str, evaluation: Evaluation, task: Task, options: Map
         elif avoiding:
             alt, result = avoiding[0]
             assert choice is not None  # every alternative is one of choice's
-            hint = (f"export with {_change(choice, alt)} to avoid this, though {label} refuses that export "
-                    f"too ({', '.join(result.codes())})")
+            hint = (
+                f"export with {_change(choice, alt)} to avoid this, though {label} refuses that export "
+                f"too ({', '.join(result.codes())})"
+            )
         elif refusal.code == "resources":
-            hint = ("no orharbor export option avoids this; run harbor without that CPU/memory enforcement "
-                    "policy (the default is auto)")
+            hint = (
+                "no orharbor export option avoids this; run harbor without that CPU/memory enforcement "
+                "policy (the default is auto)"
+            )
         elif refusal.code == "definition":
-            hint = ("no orharbor export option avoids this: orharbor tasks build from environment/Dockerfile "
-                    "(and tests/Dockerfile) and set no prebuilt docker_image; Harbor's message names what the "
-                    "provider needs")
+            hint = (
+                "no orharbor export option avoids this: orharbor tasks build from environment/Dockerfile "
+                "(and tests/Dockerfile) and set no prebuilt docker_image; Harbor's message names what the "
+                "provider needs"
+            )
         else:
             hint = "no orharbor export option avoids this"
         if sidecar_fixes:
-            hint += (", or run where Harbor's Docker egress-control sidecar works (its kernel-probe container "
-                     "must run and the sidecar image must build)")
+            hint += (
+                ", or run where Harbor's Docker egress-control sidecar works (its kernel-probe container "
+                "must run and the sidecar image must build)"
+            )
         out[refusal.key()] = hint
     return out
 
@@ -84,12 +101,24 @@ def _other(verifier_mode: str) -> str:
     return "shared" if verifier_mode == "separate" else "separate"
 
 
-def explained(name: str, task: Task, egress_sidecar: bool | None, options: Mapping[str, Any],
-              modes: tuple[ResourceMode, ResourceMode], suggest: bool) -> list[tuple[Evaluation, list[str]]]:
+def explained(
+    name: str,
+    task: Task,
+    egress_sidecar: bool | None,
+    options: Mapping[str, Any],
+    modes: tuple[ResourceMode, ResourceMode],
+    suggest: bool,
+) -> list[tuple[Evaluation, list[str]]]:
     """Each condition's evaluation and its reasons, each ending with the option that avoids it if ``suggest``."""
     out = []
-    for evaluation in evaluate(name, task, egress_sidecar=egress_sidecar, options=options,
-                               cpu_enforcement_policy=modes[0], memory_enforcement_policy=modes[1]):
+    for evaluation in evaluate(
+        name,
+        task,
+        egress_sidecar=egress_sidecar,
+        options=options,
+        cpu_enforcement_policy=modes[0],
+        memory_enforcement_policy=modes[1],
+    ):
         reasons = [r.text for r in evaluation.refusals]
         if reasons and suggest:
             hints = _suggestions(name, evaluation, task, options, modes)
@@ -98,9 +127,16 @@ def explained(name: str, task: Task, egress_sidecar: bool | None, options: Mappi
     return out
 
 
-def check_export(provider: str, task_config: Any, *, egress_sidecar: bool | None = None,
-                 options: Mapping[str, Any] | None = None, cpu_enforcement_policy: ResourceMode | str = "auto",
-                 memory_enforcement_policy: ResourceMode | str = "auto", suggest: bool = True) -> list[str]:
+def check_export(
+    provider: str,
+    task_config: Any,
+    *,
+    egress_sidecar: bool | None = None,
+    options: Mapping[str, Any] | None = None,
+    cpu_enforcement_policy: ResourceMode | str = "auto",
+    memory_enforcement_policy: ResourceMode | str = "auto",
+    suggest: bool = True,
+) -> list[str]:
     """Why ``provider`` refuses this export, one human-readable reason each; empty if it accepts it.
 
     ``task_config`` is a ``TaskConfig`` (e.g. from :func:`build_task_config`), a mapping, task.toml
@@ -114,6 +150,7 @@ def check_export(provider: str, task_config: Any, *, egress_sidecar: bool | None
     with open_task(task_config) as task:
         per_condition = explained(name, task, egress_sidecar, options or {}, modes, suggest)
     if len(per_condition) > 1 and len({tuple(r) for _, r in per_condition}) > 1:
-        return [f"{condition_label(name, e.egress_sidecar)}: {reason}" for e, reasons in per_condition
-                for reason in reasons]
+        return [
+            f"{condition_label(name, e.egress_sidecar)}: {reason}" for e, reasons in per_condition for reason in reasons
+        ]
     return per_condition[0][1]

@@ -44,19 +44,30 @@ CODES = {
 def _capability_summary(capabilities) -> str:
     if capabilities is None:
         return "not computed"
-    hosts = [kind for kind in ("hostnames", "wildcard_hostnames", "ipv4_addresses", "ipv6_addresses",
-                               "ipv4_cidrs", "ipv6_cidrs")
-             if getattr(capabilities, f"network_allowlist_{kind}")]
+    hosts = [
+        kind
+        for kind in ("hostnames", "wildcard_hostnames", "ipv4_addresses", "ipv6_addresses", "ipv4_cidrs", "ipv6_cidrs")
+        if getattr(capabilities, f"network_allowlist_{kind}")
+    ]
     allowlist = f"yes ({', '.join(hosts)})" if capabilities.network_allowlist else "no"
-    return (f"disable_internet={'yes' if capabilities.disable_internet else 'no'}, network_allowlist={allowlist}, "
-            f"dynamic_network_policy={'yes' if capabilities.dynamic_network_policy else 'no'}")
+    return (
+        f"disable_internet={'yes' if capabilities.disable_internet else 'no'}, network_allowlist={allowlist}, "
+        f"dynamic_network_policy={'yes' if capabilities.dynamic_network_policy else 'no'}"
+    )
 
 
-def provider_report(provider: str, task: Any = None, *,
-                    allowed_hosts: tuple[str, ...] | list[str] = DEFAULT_ALLOWED_HOSTS, cpus: int = 2,
-                    memory_mb: int = 4096, egress_sidecar: bool | None = None,
-                    options: Mapping[str, Any] | None = None, cpu_enforcement_policy: ResourceMode | str = "auto",
-                    memory_enforcement_policy: ResourceMode | str = "auto") -> str:
+def provider_report(
+    provider: str,
+    task: Any = None,
+    *,
+    allowed_hosts: tuple[str, ...] | list[str] = DEFAULT_ALLOWED_HOSTS,
+    cpus: int = 2,
+    memory_mb: int = 4096,
+    egress_sidecar: bool | None = None,
+    options: Mapping[str, Any] | None = None,
+    cpu_enforcement_policy: ResourceMode | str = "auto",
+    memory_enforcement_policy: ResourceMode | str = "auto",
+) -> str:
     """Everything Harbor decided for one provider: per export variant (or for ``task``), per runtime
     condition, the capabilities it computed, and each refusal with the option that would work."""
     name = resolve_provider(provider)
@@ -69,19 +80,26 @@ def provider_report(provider: str, task: Any = None, *,
     with contextlib.ExitStack() as stack:
         if task is not None:
             opened = stack.enter_context(open_task(task))
-            label = str(task) if isinstance(task, os.PathLike) or (isinstance(task, str) and "\n" not in task) \
-                else "task"
+            label = (
+                str(task) if isinstance(task, os.PathLike) or (isinstance(task, str) and "\n" not in task) else "task"
+            )
             targets = [(label, "", opened)]
         else:
             tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="orharbor-providers-")))
             descriptions = variant_descriptions(allowed_hosts)
             targets = []
             for verifier_mode, agent_network in VARIANTS:
-                choice = ExportChoice(verifier_mode, agent_network,
-                                      tuple(allowed_hosts) if agent_network == "allowlist" else (), cpus, memory_mb)
+                choice = ExportChoice(
+                    verifier_mode,
+                    agent_network,
+                    tuple(allowed_hosts) if agent_network == "allowlist" else (),
+                    cpus,
+                    memory_mb,
+                )
                 (tmp / choice.label).mkdir()
-                targets.append((choice.label, descriptions[choice.label],
-                                Task(export_or_skeleton(choice, tmp / choice.label))))
+                targets.append(
+                    (choice.label, descriptions[choice.label], Task(export_or_skeleton(choice, tmp / choice.label)))
+                )
         for label, description, opened in targets:
             lines += ["", f"{label}" + (f"  ({description})" if description else "")]
             for evaluation, reasons in explained(name, opened, egress_sidecar, options or {}, modes, True):
@@ -102,8 +120,12 @@ def _cell(evaluation: Evaluation) -> str:
 
 def _stub_use_note(stub_uses: set[str] | frozenset[str]) -> str:
     shown = sorted(stub_uses)
-    return ("its Harbor code touched stubbed " + ", ".join(shown[:4]) + (" ..." if len(shown) > 4 else "")
-            + " while probed (inert stand-ins: empty, falsy)")
+    return (
+        "its Harbor code touched stubbed "
+        + ", ".join(shown[:4])
+        + (" ..." if len(shown) > 4 else "")
+        + " while probed (inert stand-ins: empty, falsy)"
+    )
 
 
 def evaluation_note(provider: str, stub_uses: set[str] | frozenset[str] = frozenset()) -> str:
@@ -130,10 +152,14 @@ def evaluation_note(provider: str, stub_uses: set[str] | frozenset[str] = frozen
     return "; ".join(notes)
 
 
-def compatibility_table(allowed_hosts: tuple[str, ...] | list[str] = DEFAULT_ALLOWED_HOSTS, cpus: int = 2,
-                        memory_mb: int = 4096, providers: list[str] | None = None,
-                        cpu_enforcement_policy: ResourceMode | str = "auto",
-                        memory_enforcement_policy: ResourceMode | str = "auto") -> list[dict]:
+def compatibility_table(
+    allowed_hosts: tuple[str, ...] | list[str] = DEFAULT_ALLOWED_HOSTS,
+    cpus: int = 2,
+    memory_mb: int = 4096,
+    providers: list[str] | None = None,
+    cpu_enforcement_policy: ResourceMode | str = "auto",
+    memory_enforcement_policy: ResourceMode | str = "auto",
+) -> list[dict]:
     """One row per provider (and egress-sidecar condition) with a cell per export variant.
 
     A cell is ``"yes"`` or ``"no: "`` and the codes of :data:`CODES`. Each row also has
@@ -146,8 +172,13 @@ def compatibility_table(allowed_hosts: tuple[str, ...] | list[str] = DEFAULT_ALL
     with tempfile.TemporaryDirectory(prefix="orharbor-providers-") as tmp:
         tasks = {}
         for verifier_mode, agent_network in VARIANTS:
-            choice = ExportChoice(verifier_mode, agent_network,
-                                  tuple(allowed_hosts) if agent_network == "allowlist" else (), cpus, memory_mb)
+            choice = ExportChoice(
+                verifier_mode,
+                agent_network,
+                tuple(allowed_hosts) if agent_network == "allowlist" else (),
+                cpus,
+                memory_mb,
+            )
             folder = Path(tmp) / choice.label
             folder.mkdir()
             tasks[choice.label] = Task(export_or_skeleton(choice, folder))
@@ -164,8 +195,15 @@ def compatibility_table(allowed_hosts: tuple[str, ...] | list[str] = DEFAULT_ALL
             if all(c == cells[0] for c in cells):
                 by_condition = {None: cells[0]}
             for condition, row_cells in by_condition.items():
-                rows.append({"provider": condition_label(name, condition), "harbor_name": name,
-                             "egress_sidecar": condition, **row_cells, "note": evaluation_note(name, uses)})
+                rows.append(
+                    {
+                        "provider": condition_label(name, condition),
+                        "harbor_name": name,
+                        "egress_sidecar": condition,
+                        **row_cells,
+                        "note": evaluation_note(name, uses),
+                    }
+                )
     return rows
 
 
@@ -184,14 +222,18 @@ def format_markdown(table: list[dict], *, legend: bool = True) -> str:
     lines += ["", f"Computed from Harbor {harbor_version()}'s own code by `orharbor providers`.", ""]
     try:
         descriptions = variant_descriptions()
-        lines += ["Columns (the exporter's task.toml; allowlist columns use "
-                  f"`--allowed-hosts {' '.join(DEFAULT_ALLOWED_HOSTS)}`):", ""]
+        lines += [
+            "Columns (the exporter's task.toml; allowlist columns use "
+            f"`--allowed-hosts {' '.join(DEFAULT_ALLOWED_HOSTS)}`):",
+            "",
+        ]
         lines += [f"- `{label}`: {text}" for label, text in descriptions.items()]
         lines.append("")
     except Exception:  # noqa: BLE001 - the legend is a courtesy
         pass
-    used = {code for row in table for c in columns for code in row[c].removeprefix("no: ").split(", ")
-            if row[c] != "yes"}
+    used = {
+        code for row in table for c in columns for code in row[c].removeprefix("no: ").split(", ") if row[c] != "yes"
+    }
     if used:
         lines += ["Codes:", ""] + [f"- `{code}`: {CODES[code]}" for code in CODES if code in used] + [""]
     notes = [(row["provider"], row["note"]) for row in table if row.get("note")]

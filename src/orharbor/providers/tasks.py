@@ -44,8 +44,13 @@ class ExportChoice:
     def export_options(self):
         from orharbor.exporter.task_dir import ExportOptions
 
-        return ExportOptions(verifier_mode=self.verifier_mode, agent_network=self.agent_network,
-                             allowed_hosts=tuple(self.allowed_hosts), cpus=self.cpus, memory_mb=self.memory_mb)
+        return ExportOptions(
+            verifier_mode=self.verifier_mode,
+            agent_network=self.agent_network,
+            allowed_hosts=tuple(self.allowed_hosts),
+            cpus=self.cpus,
+            memory_mb=self.memory_mb,
+        )
 
 
 @functools.cache
@@ -60,8 +65,13 @@ def _probe_row() -> dict:
     raise RuntimeError("no shipped level-1 row to build a task from")
 
 
-def task_toml(verifier_mode: str = "separate", agent_network: str = "public",
-              allowed_hosts: tuple[str, ...] | list[str] = (), cpus: int = 2, memory_mb: int = 4096) -> str:
+def task_toml(
+    verifier_mode: str = "separate",
+    agent_network: str = "public",
+    allowed_hosts: tuple[str, ...] | list[str] = (),
+    cpus: int = 2,
+    memory_mb: int = 4096,
+) -> str:
     """The ``task.toml`` text ``orharbor export`` writes for these options (the exporter's own function)."""
     import tomli_w
 
@@ -73,15 +83,25 @@ def task_toml(verifier_mode: str = "separate", agent_network: str = "public",
     return tomli_w.dumps(task_config(problem_modules.get(row["problem"]), row, choice.export_options()))
 
 
-def build_task_config(verifier_mode: str = "separate", agent_network: str = "public",
-                      allowed_hosts: tuple[str, ...] | list[str] = (), cpus: int = 2,
-                      memory_mb: int = 4096) -> TaskConfig:
+def build_task_config(
+    verifier_mode: str = "separate",
+    agent_network: str = "public",
+    allowed_hosts: tuple[str, ...] | list[str] = (),
+    cpus: int = 2,
+    memory_mb: int = 4096,
+) -> TaskConfig:
     """Harbor's ``TaskConfig`` of an export with these options, parsed from the exporter's task.toml."""
     return TaskConfig.model_validate_toml(task_toml(verifier_mode, agent_network, allowed_hosts, cpus, memory_mb))
 
 
-def export_task(out: Path, verifier_mode: str = "separate", agent_network: str = "public",
-                allowed_hosts: tuple[str, ...] | list[str] = (), cpus: int = 2, memory_mb: int = 4096) -> Path:
+def export_task(
+    out: Path,
+    verifier_mode: str = "separate",
+    agent_network: str = "public",
+    allowed_hosts: tuple[str, ...] | list[str] = (),
+    cpus: int = 2,
+    memory_mb: int = 4096,
+) -> Path:
     """Export one shipped row with these options under ``out`` (the exporter's own ``export_row``)."""
     from orharbor.exporter.algorithm import export_row
 
@@ -100,7 +120,8 @@ def export_choice_of(config: TaskConfig) -> ExportChoice | None:
         agent_network=agent.network_mode.value,
         allowed_hosts=tuple(agent.allowed_hosts),
         cpus=int(cpus) if isinstance(cpus, (int, float)) and float(cpus).is_integer() else 2,
-        memory_mb=config.environment.memory_mb or 4096)
+        memory_mb=config.environment.memory_mb or 4096,
+    )
 
 
 def write_skeleton(config: TaskConfig, task_dir: Path) -> Path:
@@ -159,11 +180,13 @@ def _parsed(where: object, parse, source):
 def export_or_skeleton(choice: ExportChoice, out: Path) -> Path:
     """A real exported task for ``choice``; a skeleton from the exporter's task.toml if export fails."""
     try:
-        return export_task(out, choice.verifier_mode, choice.agent_network, choice.allowed_hosts,
-                           choice.cpus, choice.memory_mb)
+        return export_task(
+            out, choice.verifier_mode, choice.agent_network, choice.allowed_hosts, choice.cpus, choice.memory_mb
+        )
     except Exception:  # noqa: BLE001 - the exporter is not what is being tested here
-        config = build_task_config(choice.verifier_mode, choice.agent_network, choice.allowed_hosts,
-                                   choice.cpus, choice.memory_mb)
+        config = build_task_config(
+            choice.verifier_mode, choice.agent_network, choice.allowed_hosts, choice.cpus, choice.memory_mb
+        )
         return write_skeleton(config, out / "orharbor-probe-task")
 
 

@@ -25,16 +25,20 @@ def build(reading: Reading) -> dict:
         "skipped_trials": reading.skipped_trials,
         "skipped": _skipped(reading.skipped),
         "algorithm": algorithm_rows(reading.trials),
-        "modelling": {"by_difficulty": modelling_rows(reading.trials, "difficulty"),
-                      "by_family": modelling_rows(reading.trials, "family")},
+        "modelling": {
+            "by_difficulty": modelling_rows(reading.trials, "difficulty"),
+            "by_family": modelling_rows(reading.trials, "family"),
+        },
     }
 
 
 def build_comparison(a: Reading, b: Reading, a_name: str, b_name: str) -> dict:
     """Job B against job A, per group, with a paired test on the tasks both ran."""
     return {
-        "a": a_name, "b": b_name,
-        "a_agents": sorted({t.agent_label for t in a.trials}), "b_agents": sorted({t.agent_label for t in b.trials}),
+        "a": a_name,
+        "b": b_name,
+        "a_agents": sorted({t.agent_label for t in a.trials}),
+        "b_agents": sorted({t.agent_label for t in b.trials}),
         "trials": len(a.trials) + len(b.trials),
         "skipped_trials": a.skipped_trials + b.skipped_trials,
         "skipped": _skipped(a.skipped + b.skipped),

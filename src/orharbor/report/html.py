@@ -19,16 +19,25 @@ __all__ = ["html_page"]
 
 #: (figure function, alt text, caption) of each figure of a report, in the page's order.
 FIGURES = (
-    (plots.agents_by_class, "Grouped bar chart: mean reward of each agent per problem class and level",
-     "Mean reward of each agent per problem class (algorithm tasks: one bar per level, the level's hatch in the "
-     "legend) and source (modelling tasks), with the 95% bootstrap interval of the mean. Algorithm rewards: "
-     "1.0 = reference, 0.0 = naive, -1.0 = infeasible; modelling rewards: 1.0 correct, 0.0 not."),
-    (plots.reward_distributions, "Box plots: reward of each trial per problem class, level and agent",
-     "Reward of every scored algorithm trial, per problem class and level: one box (quartiles, whiskers to 1.5 "
-     "IQR) and its points per agent. Dotted lines: infeasible (-1), naive (0), reference (1)."),
-    (plots.reward_by_size, "Line charts: mean reward of each agent against instance size, per problem class",
-     "Mean reward against instance size, one panel per problem class, one line per agent and level: the colour "
-     "is the agent, the line style and marker the level (drawn slightly apart so equal values stay visible)."),
+    (
+        plots.agents_by_class,
+        "Grouped bar chart: mean reward of each agent per problem class and level",
+        "Mean reward of each agent per problem class (algorithm tasks: one bar per level, the level's hatch in the "
+        "legend) and source (modelling tasks), with the 95% bootstrap interval of the mean. Algorithm rewards: "
+        "1.0 = reference, 0.0 = naive, -1.0 = infeasible; modelling rewards: 1.0 correct, 0.0 not.",
+    ),
+    (
+        plots.reward_distributions,
+        "Box plots: reward of each trial per problem class, level and agent",
+        "Reward of every scored algorithm trial, per problem class and level: one box (quartiles, whiskers to 1.5 "
+        "IQR) and its points per agent. Dotted lines: infeasible (-1), naive (0), reference (1).",
+    ),
+    (
+        plots.reward_by_size,
+        "Line charts: mean reward of each agent against instance size, per problem class",
+        "Mean reward against instance size, one panel per problem class, one line per agent and level: the colour "
+        "is the agent, the line style and marker the level (drawn slightly apart so equal values stay visible).",
+    ),
 )
 
 #: Columns whose cells may wrap (every other cell stays on one line).
@@ -80,23 +89,33 @@ def html_page(report: dict, trials: list[TrialRecord], title: str = "orharbor re
     if report.get("skipped"):
         parts.append(_skipped(report["skipped"]))
     if "compare" not in report:
-        figures = [_figure(png, alt, caption) for png, alt, caption in
-                   ((make(trials), alt, caption) for make, alt, caption in FIGURES) if png is not None]
+        figures = [
+            _figure(png, alt, caption)
+            for png, alt, caption in ((make(trials), alt, caption) for make, alt, caption in FIGURES)
+            if png is not None
+        ]
         if figures:
             parts.append("<section>\n<h2>Figures</h2>\n" + "\n".join(figures) + "\n</section>")
-    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-            f"<title>{escape(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
-            + "\n".join(parts) + "\n</body>\n</html>\n")
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{escape(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
+        + "\n".join(parts)
+        + "\n</body>\n</html>\n"
+    )
 
 
 def _header(report: dict, title: str) -> str:
     lines = [f"<h1>{escape(title)}</h1>"]
     if "compare" in report:
-        lines.append(f'<p class="meta"><strong>A:</strong> {escape(str(report["a"]))} '
-                     f'({escape(", ".join(report["a_agents"]) or "no agents")})</p>')
-        lines.append(f'<p class="meta"><strong>B:</strong> {escape(str(report["b"]))} '
-                     f'({escape(", ".join(report["b_agents"]) or "no agents")})</p>')
+        lines.append(
+            f'<p class="meta"><strong>A:</strong> {escape(str(report["a"]))} '
+            f"({escape(', '.join(report['a_agents']) or 'no agents')})</p>"
+        )
+        lines.append(
+            f'<p class="meta"><strong>B:</strong> {escape(str(report["b"]))} '
+            f"({escape(', '.join(report['b_agents']) or 'no agents')})</p>"
+        )
     else:
         jobs = report.get("jobs") or []
         lines.append(f'<p class="meta"><strong>Jobs:</strong> {escape(", ".join(jobs)) if jobs else "none"}</p>')
@@ -106,30 +125,48 @@ def _header(report: dict, title: str) -> str:
 
 def _table(rows: list[list[str]]) -> str:
     header, body = rows[0], rows[1:]
-    numeric = [bool(body) and all(r[i] == "-" or _NUMERIC.match(r[i]) for r in body)
-               and any(r[i] != "-" for r in body) for i in range(len(header))]
+    numeric = [
+        bool(body) and all(r[i] == "-" or _NUMERIC.match(r[i]) for r in body) and any(r[i] != "-" for r in body)
+        for i in range(len(header))
+    ]
 
     def cell(tag: str, text: str, i: int) -> str:
-        classes = (["num"] if numeric[i] else []) + (["wrap"] if tag == "td" and header[i] in WRAPPING else []) \
+        classes = (
+            (["num"] if numeric[i] else [])
+            + (["wrap"] if tag == "td" and header[i] in WRAPPING else [])
             + (["missing"] if tag == "td" and text == "-" else [])
+        )
         attr = f' class="{" ".join(classes)}"' if classes else ""
         return f"<{tag}{attr}>{escape(text)}</{tag}>"
 
     head = "<tr>" + "".join(cell("th", text, i) for i, text in enumerate(header)) + "</tr>"
     lines = ["<tr>" + "".join(cell("td", text, i) for i, text in enumerate(row)) + "</tr>" for row in body]
-    return ('<div class="scroll">\n<table>\n<thead>' + head + "</thead>\n<tbody>\n" + "\n".join(lines)
-            + "\n</tbody>\n</table>\n</div>")
+    return (
+        '<div class="scroll">\n<table>\n<thead>'
+        + head
+        + "</thead>\n<tbody>\n"
+        + "\n".join(lines)
+        + "\n</tbody>\n</table>\n</div>"
+    )
 
 
 def _skipped(skipped: list[dict]) -> str:
-    items = [f"<li><code>{escape(str(s['path']))}</code>: {escape(str(s['reason']))}"
-             + ("" if s.get("trials", 1) else " <em>(job-level file; no trial lost)</em>") + "</li>"
-             for s in skipped]
-    return f"<section>\n<h2>Skipped ({len(skipped)})</h2>\n<ul class=\"skipped\">\n" + "\n".join(items) \
+    items = [
+        f"<li><code>{escape(str(s['path']))}</code>: {escape(str(s['reason']))}"
+        + ("" if s.get("trials", 1) else " <em>(job-level file; no trial lost)</em>")
+        + "</li>"
+        for s in skipped
+    ]
+    return (
+        f'<section>\n<h2>Skipped ({len(skipped)})</h2>\n<ul class="skipped">\n'
+        + "\n".join(items)
         + "\n</ul>\n</section>"
+    )
 
 
 def _figure(png: bytes, alt: str, caption: str) -> str:
     data = base64.b64encode(png).decode("ascii")
-    return (f'<figure>\n<img src="data:image/png;base64,{data}" alt="{escape(alt)}">\n'
-            f"<figcaption>{escape(caption)}</figcaption>\n</figure>")
+    return (
+        f'<figure>\n<img src="data:image/png;base64,{data}" alt="{escape(alt)}">\n'
+        f"<figcaption>{escape(caption)}</figcaption>\n</figure>"
+    )

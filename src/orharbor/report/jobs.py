@@ -145,8 +145,7 @@ def read_jobs(folders: list[Path], tasks_dirs: Sequence[Path] = ()) -> Reading:
     listed: dict[Path, int] = {}  # job folder -> trials its own result.json counts
     for folder in folders:
         if not folder.is_dir():
-            reading.skipped.append(Skipped(folder, "not a folder" if folder.exists() else "no such folder",
-                                           trials=0))
+            reading.skipped.append(Skipped(folder, "not a folder" if folder.exists() else "no such folder", trials=0))
             continue
         for trial_dir, result_file in _trial_folders(folder, reading, listed):
             if trial_dir.resolve() in seen:
@@ -162,14 +161,21 @@ def read_jobs(folders: list[Path], tasks_dirs: Sequence[Path] = ()) -> Reading:
 
 def _missing_trials(listed: dict[Path, int], seen: set[Path], reading: Reading) -> None:
     """One line for a job whose result.json counts more trials than it holds folders for (deleted ones)."""
-    folders = seen | {s.path.parent.resolve() if s.path.name == "result.json" else s.path.resolve()
-                      for s in reading.skipped if s.trials}
+    folders = seen | {
+        s.path.parent.resolve() if s.path.name == "result.json" else s.path.resolve()
+        for s in reading.skipped
+        if s.trials
+    }
     for job, total in listed.items():
         found = sum(1 for p in folders if p.parent == job)
         if found < total:
-            reading.skipped.append(Skipped(job / "result.json", f"the job counts {total} trials but {found} trial "
-                                                                f"folders are there; {total - found} missing",
-                                           trials=total - found))
+            reading.skipped.append(
+                Skipped(
+                    job / "result.json",
+                    f"the job counts {total} trials but {found} trial folders are there; {total - found} missing",
+                    trials=total - found,
+                )
+            )
 
 
 def _trial_folders(root: Path, reading: Reading, listed: dict[Path, int]):
@@ -251,7 +257,9 @@ def _read_trial(trial_dir: Path, data: dict, index: "TaskIndex", reading: Readin
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        reading.skipped.append(Skipped(trial_dir / "result.json", f"not a Harbor trial result ({where}: {first['msg']})"))
+        reading.skipped.append(
+            Skipped(trial_dir / "result.json", f"not a Harbor trial result ({where}: {first['msg']})")
+        )
         return None
     details = _read_json(trial_dir / "verifier" / "details.json")
     details = details if isinstance(details, dict) else {}
@@ -262,33 +270,52 @@ def _read_trial(trial_dir: Path, data: dict, index: "TaskIndex", reading: Readin
         metadata, tried, broken = _task_metadata(result, trial_dir, index)
     if metadata is None:
         why = f"its task.toml cannot be used: {'; '.join(broken)}" if broken else _gone(result, tried)
-        reading.skipped.append(Skipped(trial_dir, f"no metadata for task {result.task_name}: details.json has none "
-                                                  f"and {why}"))
+        reading.skipped.append(
+            Skipped(trial_dir, f"no metadata for task {result.task_name}: details.json has none and {why}")
+        )
         return None
     kind = "modelling" if metadata.get("kind") == "modelling" else "algorithm"
     problem = metadata.get("source") if kind == "modelling" else metadata.get("problem")
     if not isinstance(problem, str) or not problem:
-        reading.skipped.append(Skipped(trial_dir, f"task {result.task_name} is not an orharbor task "
-                                                  "(its metadata names no problem class or modelling source)"))
+        reading.skipped.append(
+            Skipped(
+                trial_dir,
+                f"task {result.task_name} is not an orharbor task "
+                "(its metadata names no problem class or modelling source)",
+            )
+        )
         return None
     written = _harbor_reward(result)
     scale = details.get("reward_scale", metadata.get("reward_scale", reward_scale.DEFAULT))
     if scale not in reward_scale.SCALES:
-        reading.skipped.append(Skipped(trial_dir, f"task {result.task_name}: unknown reward scale {scale!r} "
-                                                  f"(known: {', '.join(reward_scale.SCALES)})"))
+        reading.skipped.append(
+            Skipped(
+                trial_dir,
+                f"task {result.task_name}: unknown reward scale {scale!r} (known: {', '.join(reward_scale.SCALES)})",
+            )
+        )
         return None
-    trusted = written is not None and _number(details.get("reward")) is not None \
+    trusted = (
+        written is not None
+        and _number(details.get("reward")) is not None
         and abs(details["reward"] - written) <= REWARD_MATCH
+    )
     figures = details if trusted else {}
     if scale == reward_scale.QUALITY and written is not None and not 0.0 <= written <= 1.0:
-        reading.skipped.append(Skipped(trial_dir, f"task {result.task_name}: reward {written:g} is outside the "
-                                                  "quality scale's 0..1"))
+        reading.skipped.append(
+            Skipped(trial_dir, f"task {result.task_name}: reward {written:g} is outside the quality scale's 0..1")
+        )
         return None
     reward = _orharbor_reward(written, scale, FAIL[kind], figures)
     if written is not None and reward is None:
-        reading.skipped.append(Skipped(trial_dir, f"task {result.task_name}: a quality-scale reward of {written:g} "
-                                                  "reads back on orharbor's scale only with its verifier's "
-                                                  "details.json (orharbor_reward), which it lacks"))
+        reading.skipped.append(
+            Skipped(
+                trial_dir,
+                f"task {result.task_name}: a quality-scale reward of {written:g} "
+                "reads back on orharbor's scale only with its verifier's "
+                "details.json (orharbor_reward), which it lacks",
+            )
+        )
         return None
     outside = _outside_range(kind, metadata, details, reward)
     if outside is not None:
@@ -296,25 +323,47 @@ def _read_trial(trial_dir: Path, data: dict, index: "TaskIndex", reading: Readin
         return None
     exception = result.exception_info.exception_type if result.exception_info else None
     model = result.agent_info.model_info.name if result.agent_info.model_info else None
-    common = dict(job=trial_dir.parent.name, trial=result.trial_name, task=result.task_name.removeprefix("orharbor/"),
-                  agent=result.agent_info.name, model=model, kind=kind, problem=problem, reward=reward,
-                  exception=exception, **_usage(result))
+    common = dict(
+        job=trial_dir.parent.name,
+        trial=result.trial_name,
+        task=result.task_name.removeprefix("orharbor/"),
+        agent=result.agent_info.name,
+        model=model,
+        kind=kind,
+        problem=problem,
+        reward=reward,
+        exception=exception,
+        **_usage(result),
+    )
     if kind == "modelling":
-        return TrialRecord(**common, difficulty=_text(metadata.get("difficulty")),
-                           family=_text(metadata.get("family")) or ("spec" if problem == "spec" else None),
-                           executed=_flag(figures.get("executed")), correct=_modelling_correct(figures, reward))
+        return TrialRecord(
+            **common,
+            difficulty=_text(metadata.get("difficulty")),
+            family=_text(metadata.get("family")) or ("spec" if problem == "spec" else None),
+            executed=_flag(figures.get("executed")),
+            correct=_modelling_correct(figures, reward),
+        )
     level = metadata.get("level") if isinstance(metadata.get("level"), int) else _number(details.get("level"))
     instances = tuple(_instances(figures.get("instances")))
     best_known = _number(figures.get("best_known", metadata.get("best_known")))
     knows_best = best_known is not None or _numbers(metadata.get("best_known")) is not None
-    quality = written if scale == reward_scale.QUALITY and written is not None else \
-        _quality(figures, best_known, knows_best)
-    return TrialRecord(**common, size=_text(metadata.get("size")), level=int(level) if level is not None else None,
-                       feasible=_flag(figures.get("feasible")), objective=_number(figures.get("objective")),
-                       reference=_number(figures.get("reference", metadata.get("reference"))),
-                       naive=_number(figures.get("naive", metadata.get("baseline"))),
-                       bound=_number(metadata.get("bound")), best_known=best_known, quality=quality,
-                       instances=instances, cpu_factor=_cpu_factor(figures.get("cpu_calibration")))
+    quality = (
+        written if scale == reward_scale.QUALITY and written is not None else _quality(figures, best_known, knows_best)
+    )
+    return TrialRecord(
+        **common,
+        size=_text(metadata.get("size")),
+        level=int(level) if level is not None else None,
+        feasible=_flag(figures.get("feasible")),
+        objective=_number(figures.get("objective")),
+        reference=_number(figures.get("reference", metadata.get("reference"))),
+        naive=_number(figures.get("naive", metadata.get("baseline"))),
+        bound=_number(metadata.get("bound")),
+        best_known=best_known,
+        quality=quality,
+        instances=instances,
+        cpu_factor=_cpu_factor(figures.get("cpu_calibration")),
+    )
 
 
 def _usage(result) -> dict:
@@ -322,8 +371,12 @@ def _usage(result) -> dict:
     trial's AgentContext, or its steps' summed); a count that is not a whole number >= 0, or a cost that is
     not a finite number >= 0, is taken as not reported (the agent's own log is where they come from)."""
     n_input, n_cache, n_output, cost = result.compute_token_cost_totals()
-    return {"input_tokens": _count(n_input), "cache_tokens": _count(n_cache), "output_tokens": _count(n_output),
-            "cost_usd": cost if (cost := _number(cost)) is not None and cost >= 0 else None}
+    return {
+        "input_tokens": _count(n_input),
+        "cache_tokens": _count(n_cache),
+        "output_tokens": _count(n_output),
+        "cost_usd": cost if (cost := _number(cost)) is not None and cost >= 0 else None,
+    }
 
 
 def _count(value) -> int | None:
@@ -374,8 +427,9 @@ def _outside_range(kind: str, metadata: dict, details: dict, reward: float | Non
     rows = details.get("instances")
     if not isinstance(rows, list):
         rows = []
-    pairs = [(r.get("naive"), r.get("reference")) for r in rows if isinstance(r, dict)] or \
-        [(metadata.get("baseline"), metadata.get("reference"))]
+    pairs = [(r.get("naive"), r.get("reference")) for r in rows if isinstance(r, dict)] or [
+        (metadata.get("baseline"), metadata.get("reference"))
+    ]
     highs = [_best_reward(_number(naive), _number(reference)) for naive, reference in pairs]
     high = max(highs) if highs else UNBOUNDED_REWARD
     values = [reward, *(r["reward"] for r in rows if isinstance(r, dict) and _number(r.get("reward")) is not None)]
@@ -416,10 +470,18 @@ def _instances(rows) -> list[Instance]:
     for row in rows:
         if not isinstance(row, dict) or _number(row.get("reward")) is None:
             continue
-        out.append(Instance(reward=float(row["reward"]), feasible=bool(_flag(row.get("feasible"))),
-                            objective=_number(row.get("objective")), reference=_number(row.get("reference")),
-                            bound=_number(row.get("bound")), timed_out=row.get("timed_out") is True,
-                            best_known=_number(row.get("best_known")), quality=_number(row.get("quality"))))
+        out.append(
+            Instance(
+                reward=float(row["reward"]),
+                feasible=bool(_flag(row.get("feasible"))),
+                objective=_number(row.get("objective")),
+                reference=_number(row.get("reference")),
+                bound=_number(row.get("bound")),
+                timed_out=row.get("timed_out") is True,
+                best_known=_number(row.get("best_known")),
+                quality=_number(row.get("quality")),
+            )
+        )
     return out
 
 
@@ -510,8 +572,8 @@ def _run_folders(result, trial_dir: Path) -> list[Path]:
     relative = not trials_dir.is_absolute() and ".." not in trials_dir.parts
     found: list[Path] = []
     ran = _uri_folder(result.trial_uri)
-    if relative and ran is not None and ran.parts[-len(tail):] == tail and len(ran.parts) > len(tail):
-        found.append(Path(*ran.parts[:-len(tail)]))
+    if relative and ran is not None and ran.parts[-len(tail) :] == tail and len(ran.parts) > len(tail):
+        found.append(Path(*ran.parts[: -len(tail)]))
     here = trial_dir.absolute()
     depth = len(tail) if relative else 2
     if len(here.parents) >= depth:

@@ -30,10 +30,21 @@ def attempts_from_answers(folder: Path, rows: list[dict], agent: str = "answers"
         if not path.exists():
             path = folder / row["scenario_id"] / "answer.json"
         reward, details = score_answer(str(path), expected_answer(row))
-        attempts.append(TrialRecord(job=folder.name, trial=row["scenario_id"], task=row["id"], agent=agent,
-                                    model=None, kind="modelling", problem="retailopt", family=row.get("family"),
-                                    reward=reward, executed=bool(details["executed"]),
-                                    correct=bool(details["correct"])))
+        attempts.append(
+            TrialRecord(
+                job=folder.name,
+                trial=row["scenario_id"],
+                task=row["id"],
+                agent=agent,
+                model=None,
+                kind="modelling",
+                problem="retailopt",
+                family=row.get("family"),
+                reward=reward,
+                executed=bool(details["executed"]),
+                correct=bool(details["correct"]),
+            )
+        )
     return attempts
 
 

@@ -42,8 +42,13 @@ LEVEL_HATCHES = ("", "///", "...", "xxx")
 LEVEL_DODGE = 0.1
 JITTER_SEED = 0
 
-__all__ = ["agents_by_class", "agents_by_class_figure", "reward_by_size", "reward_by_size_figure",
-           "reward_distributions"]
+__all__ = [
+    "agents_by_class",
+    "agents_by_class_figure",
+    "reward_by_size",
+    "reward_by_size_figure",
+    "reward_distributions",
+]
 
 
 def reward_distributions(trials: list[TrialRecord]) -> bytes | None:
@@ -68,14 +73,21 @@ def reward_distributions(trials: list[TrialRecord]) -> bytes | None:
             if not values:
                 continue
             x = g - 0.4 + slot * (a + 0.5)
-            box = ax.boxplot([values], positions=[x], widths=slot * 0.75, patch_artist=True, showfliers=False,
-                             manage_ticks=False, medianprops={"color": "black", "linewidth": 1.2},
-                             whiskerprops={"color": "#555555"}, capprops={"color": "#555555"})
+            box = ax.boxplot(
+                [values],
+                positions=[x],
+                widths=slot * 0.75,
+                patch_artist=True,
+                showfliers=False,
+                manage_ticks=False,
+                medianprops={"color": "black", "linewidth": 1.2},
+                whiskerprops={"color": "#555555"},
+                capprops={"color": "#555555"},
+            )
             for patch in box["boxes"]:
                 patch.set(facecolor=colours[agent], alpha=0.35, edgecolor=colours[agent])
             jitter = rng.uniform(-slot * 0.25, slot * 0.25, size=len(values))
-            ax.scatter(x + jitter, values, s=18, color=colours[agent], edgecolors="white", linewidths=0.4,
-                       zorder=3)
+            ax.scatter(x + jitter, values, s=18, color=colours[agent], edgecolors="white", linewidths=0.4, zorder=3)
     for y, _ in GUIDES:
         ax.axhline(y, color="#777777", linestyle=":", linewidth=1.1, zorder=1)
     _category_axis(ax, [_group_name(p, lv) for p, lv in groups])
@@ -125,13 +137,29 @@ def agents_by_class_figure(trials: list[TrialRecord]) -> Figure | None:
             if values:
                 mean, interval = fmean(values), bootstrap_ci(values)
                 assert interval is not None  # None only for no values
-                series[key].append((c - 0.4 + slot * (b + 0.5), slot * 0.9, mean,
-                                               max(mean - interval[0], 0.0), max(interval[1] - mean, 0.0)))
+                series[key].append(
+                    (
+                        c - 0.4 + slot * (b + 0.5),
+                        slot * 0.9,
+                        mean,
+                        max(mean - interval[0], 0.0),
+                        max(interval[1] - mean, 0.0),
+                    )
+                )
     for agent, kind, level in sorted(series, key=lambda k: (k[0], k[1], _level_key(k[2]))):
         xs, widths, means, low, high = zip(*series[(agent, kind, level)])
         label = f"{agent} {_level_name(level) if kind == 'algorithm' else 'modelling'}"
-        ax.bar(xs, means, width=widths, color=colours[agent], hatch=hatches.get(level, "") if kind == "algorithm"
-               else "", edgecolor="#333333", linewidth=0.6, label=label, zorder=2)
+        ax.bar(
+            xs,
+            means,
+            width=widths,
+            color=colours[agent],
+            hatch=hatches.get(level, "") if kind == "algorithm" else "",
+            edgecolor="#333333",
+            linewidth=0.6,
+            label=label,
+            zorder=2,
+        )
         ax.errorbar(xs, means, yerr=[low, high], fmt="none", ecolor="#333333", elinewidth=1, capsize=3, zorder=3)
     ax.axhline(0, color="#555555", linewidth=0.8, zorder=1)
     ax.axhline(1, color="#888888", linestyle=":", linewidth=1, zorder=1)
@@ -142,8 +170,9 @@ def agents_by_class_figure(trials: list[TrialRecord]) -> Figure | None:
     ax.grid(axis="y", color="#eeeeee", zorder=0)
     ax.set_axisbelow(True)
     handles = [Patch(facecolor=colours[a], label=a) for a in agents]
-    handles += [Patch(facecolor="white", edgecolor="#333333", hatch=hatches[lv], label=_level_name(lv))
-                for lv in levels]
+    handles += [
+        Patch(facecolor="white", edgecolor="#333333", hatch=hatches[lv], label=_level_name(lv)) for lv in levels
+    ]
     _legend(fig, handles)
     return fig
 
@@ -181,12 +210,22 @@ def reward_by_size_figure(trials: list[TrialRecord]) -> Figure | None:
         sizes = sorted({t.size for t in scored if t.problem == problem}, key=lambda s: size_order(problem, s))
         for agent in agents:
             for level in levels:
-                points = [(x + dodge[level], fmean(sorted(rewards[(problem, size, agent, level)])))
-                          for x, size in enumerate(sizes) if rewards.get((problem, size, agent, level))]
+                points = [
+                    (x + dodge[level], fmean(sorted(rewards[(problem, size, agent, level)])))
+                    for x, size in enumerate(sizes)
+                    if rewards.get((problem, size, agent, level))
+                ]
                 if points:
-                    ax.plot([p[0] for p in points], [p[1] for p in points], linestyle=styles[level],
-                            marker=markers[level], markersize=5, color=colours[agent], linewidth=1.6,
-                            label=f"{agent} {_level_name(level)}")
+                    ax.plot(
+                        [p[0] for p in points],
+                        [p[1] for p in points],
+                        linestyle=styles[level],
+                        marker=markers[level],
+                        markersize=5,
+                        color=colours[agent],
+                        linewidth=1.6,
+                        label=f"{agent} {_level_name(level)}",
+                    )
         for y, _ in GUIDES:
             ax.axhline(y, color="#777777", linestyle=":", linewidth=1.1, zorder=1)
         ax.set_xticks(range(len(sizes)), sizes)
@@ -204,8 +243,19 @@ def reward_by_size_figure(trials: list[TrialRecord]) -> Figure | None:
         axes[j // ncols][j % ncols].set_visible(False)
     fig.suptitle("Mean reward against instance size (dotted: infeasible -1, naive 0, reference 1)")
     handles = [Line2D([], [], color=colours[a], linewidth=1.6, label=a) for a in agents]
-    handles += [Line2D([], [], color="#444444", linestyle=styles[lv], marker=markers[lv], markersize=5,
-                       linewidth=1.6, label=_level_name(lv)) for lv in levels]
+    handles += [
+        Line2D(
+            [],
+            [],
+            color="#444444",
+            linestyle=styles[lv],
+            marker=markers[lv],
+            markersize=5,
+            linewidth=1.6,
+            label=_level_name(lv),
+        )
+        for lv in levels
+    ]
     _legend(fig, handles)
     return fig
 
@@ -222,8 +272,10 @@ def _png_of(fig: Figure | None) -> bytes | None:
 
 def _level_marks(levels: list, marks: tuple) -> dict:
     """The mark (hatch, line style, marker) of each level: level n the n-th in every report; unknown the last."""
-    return {level: marks[(level - 1) % len(marks)] if isinstance(level, int) and level >= 1 else marks[-1]
-            for level in levels}
+    return {
+        level: marks[(level - 1) % len(marks)] if isinstance(level, int) and level >= 1 else marks[-1]
+        for level in levels
+    }
 
 
 def _png(fig: Figure) -> bytes:

@@ -14,43 +14,84 @@ FORMATS = ("table", "markdown", "csv", "json")
 
 #: (title, key, how a value is shown) of the columns a reader scans; CSV and JSON hold every key.
 ALGORITHM_COLUMNS = (
-    ("agent", "agent", None), ("model", "model", None), ("problem", "problem", None), ("size", "size", None),
-    ("level", "level", None), ("trials", "trials", None), ("scored", "scored", None),
-    ("mean reward", "mean_reward", "reward"), ("95% CI", None, "ci"),
-    ("feasible", "feasible_rate", "pct"), ("> ref", "beat_reference_rate", "pct"),
-    ("<= naive", "at_or_below_naive_rate", "pct"), ("gap ref", "gap_reference", "gap"),
-    ("gap bound", "gap_bound", "gap"), ("gap best", "gap_best", "gap"), ("quality", "quality", "plain"),
+    ("agent", "agent", None),
+    ("model", "model", None),
+    ("problem", "problem", None),
+    ("size", "size", None),
+    ("level", "level", None),
+    ("trials", "trials", None),
+    ("scored", "scored", None),
+    ("mean reward", "mean_reward", "reward"),
+    ("95% CI", None, "ci"),
+    ("feasible", "feasible_rate", "pct"),
+    ("> ref", "beat_reference_rate", "pct"),
+    ("<= naive", "at_or_below_naive_rate", "pct"),
+    ("gap ref", "gap_reference", "gap"),
+    ("gap bound", "gap_bound", "gap"),
+    ("gap best", "gap_best", "gap"),
+    ("quality", "quality", "plain"),
     ("inst. sd", "instance_std", "plain"),
-    ("best of k", "best_of_k", "bestk"), ("cpu x", "cpu_factor", "factor"), ("errors", "errors", "errors"),
+    ("best of k", "best_of_k", "bestk"),
+    ("cpu x", "cpu_factor", "factor"),
+    ("errors", "errors", "errors"),
 )
 #: What the trials cost (tables.usage), after each table's own columns.
 USAGE_COLUMNS = (
-    ("tokens in", "input_tokens", "count"), ("cached", "cache_tokens", "count"), ("tokens out", "output_tokens", "count"),
-    ("$ / trial", "cost_per_trial", "usd"), ("reward / $", "reward_per_dollar", "reward"),
-    ("$ / pass", "cost_of_pass", "usd"), ("$ unscored", "unscored_cost_usd", "usd"),
+    ("tokens in", "input_tokens", "count"),
+    ("cached", "cache_tokens", "count"),
+    ("tokens out", "output_tokens", "count"),
+    ("$ / trial", "cost_per_trial", "usd"),
+    ("reward / $", "reward_per_dollar", "reward"),
+    ("$ / pass", "cost_of_pass", "usd"),
+    ("$ unscored", "unscored_cost_usd", "usd"),
 )
 #: Columns a table shows only when some group has them: best known values, and what the agents reported spending.
 BEST_KNOWN_KEYS = ("gap_best", "quality")
 OPTIONAL_KEYS = (*BEST_KNOWN_KEYS, *(key for _, key, _ in USAGE_COLUMNS))
 MODELLING_COLUMNS = (
-    ("agent", "agent", None), ("model", "model", None), ("source", "source", None), ("{by}", "{by}", None),
-    ("trials", "trials", None), ("scored", "scored", None), ("execution", "execution_rate", "pct"),
-    ("accuracy", "accuracy", "pct"), ("silent failures", "silent_failure_rate", "pct"),
-    ("mean reward", "mean_reward", "reward"), ("95% CI", None, "ci"), ("pass@k", "pass_at_k", "passk"),
+    ("agent", "agent", None),
+    ("model", "model", None),
+    ("source", "source", None),
+    ("{by}", "{by}", None),
+    ("trials", "trials", None),
+    ("scored", "scored", None),
+    ("execution", "execution_rate", "pct"),
+    ("accuracy", "accuracy", "pct"),
+    ("silent failures", "silent_failure_rate", "pct"),
+    ("mean reward", "mean_reward", "reward"),
+    ("95% CI", None, "ci"),
+    ("pass@k", "pass_at_k", "passk"),
     ("errors", "errors", "errors"),
 )
 COMPARE_COLUMNS = (
-    ("kind", "kind", None), ("problem", "problem", None), ("size", "size", None), ("level", "level", None),
-    ("family", "family", None), ("A trials", "a_trials", None), ("B trials", "b_trials", None),
-    ("A mean", "a_mean", "reward"), ("B mean", "b_mean", "reward"), ("B - A", "difference", "reward"),
-    ("shared", "shared_tasks", None), ("paired B - A", "paired_difference", "reward"), ("95% CI", None, "ci"),
+    ("kind", "kind", None),
+    ("problem", "problem", None),
+    ("size", "size", None),
+    ("level", "level", None),
+    ("family", "family", None),
+    ("A trials", "a_trials", None),
+    ("B trials", "b_trials", None),
+    ("A mean", "a_mean", "reward"),
+    ("B mean", "b_mean", "reward"),
+    ("B - A", "difference", "reward"),
+    ("shared", "shared_tasks", None),
+    ("paired B - A", "paired_difference", "reward"),
+    ("95% CI", None, "ci"),
     ("p", "p_value", "p"),
 )
 
 
 #: How a number of each kind of column is shown.
-NUMBER_FORMATS = {"reward": "+.3f", "plain": ".3f", "pct": ".0%", "gap": "+.2%", "p": ".3g", "factor": ".2f",
-                  "count": ",.0f", "usd": ".4f"}
+NUMBER_FORMATS = {
+    "reward": "+.3f",
+    "plain": ".3f",
+    "pct": ".0%",
+    "gap": "+.2%",
+    "p": ".3g",
+    "factor": ".2f",
+    "count": ",.0f",
+    "usd": ".4f",
+}
 
 
 def render(report: dict, fmt: str) -> str:
@@ -59,27 +100,39 @@ def render(report: dict, fmt: str) -> str:
         return json.dumps(report, indent=1, allow_nan=False)
     if fmt == "csv":
         return _csv(report)
-    return "\n\n".join(title + "\n" + body if fmt == "table" else f"### {title}\n\n{body}"
-                       for title, body in sections(report, markdown=fmt == "markdown"))
+    return "\n\n".join(
+        title + "\n" + body if fmt == "table" else f"### {title}\n\n{body}"
+        for title, body in sections(report, markdown=fmt == "markdown")
+    )
 
 
 def tables(report: dict) -> list[tuple[str, list[list[str]]]]:
     """(title, cells with the header first) of each non-empty table of the report."""
     if "compare" in report:
-        title = f"B ({report['b']}: {', '.join(report['b_agents'])}) against A ({report['a']}: " \
-                f"{', '.join(report['a_agents'])})"
+        title = (
+            f"B ({report['b']}: {', '.join(report['b_agents'])}) against A ({report['a']}: "
+            f"{', '.join(report['a_agents'])})"
+        )
         return [(title, cells(report["compare"], COMPARE_COLUMNS))]
     out = []
     if report["algorithm"]:
-        out.append(("Algorithm tasks (reward: 1.0 = reference, 0.0 = naive, -1.0 = infeasible or nothing; "
-                    "unit- and quality-scale exports read back)",
-                    cells(report["algorithm"], _shown(ALGORITHM_COLUMNS + USAGE_COLUMNS, report["algorithm"]))))
+        out.append(
+            (
+                "Algorithm tasks (reward: 1.0 = reference, 0.0 = naive, -1.0 = infeasible or nothing; "
+                "unit- and quality-scale exports read back)",
+                cells(report["algorithm"], _shown(ALGORITHM_COLUMNS + USAGE_COLUMNS, report["algorithm"])),
+            )
+        )
     for by in ("difficulty", "family"):
         rows = report["modelling"][f"by_{by}"]
         if rows:
             cols = tuple((t.format(by=by), k.format(by=by) if k else k, f) for t, k, f in MODELLING_COLUMNS)
-            out.append((f"Modelling tasks by {by} (reward: 1.0 correct, 0.0 not)",
-                        cells(rows, _shown(cols + USAGE_COLUMNS, rows))))
+            out.append(
+                (
+                    f"Modelling tasks by {by} (reward: 1.0 correct, 0.0 not)",
+                    cells(rows, _shown(cols + USAGE_COLUMNS, rows)),
+                )
+            )
     return out
 
 
@@ -136,9 +189,11 @@ def _csv(report: dict) -> str:
     if "compare" in report:
         parts = [("compare", report["compare"], COMPARE_KEYS)]
     else:
-        parts = [("algorithm", report["algorithm"], ALGORITHM_KEYS),
-                 ("modelling_by_difficulty", report["modelling"]["by_difficulty"], MODELLING_KEYS),
-                 ("modelling_by_family", report["modelling"]["by_family"], MODELLING_KEYS)]
+        parts = [
+            ("algorithm", report["algorithm"], ALGORITHM_KEYS),
+            ("modelling_by_difficulty", report["modelling"]["by_difficulty"], MODELLING_KEYS),
+            ("modelling_by_family", report["modelling"]["by_family"], MODELLING_KEYS),
+        ]
     keys: list[str] = []
     for _, _, part_keys in parts:
         keys += [k for k in part_keys if k not in keys]

@@ -78,7 +78,7 @@ def _quantile(means: list[float], weights: list[int], order: list[int], total: i
 def k_values(fewest: int) -> list[int]:
     """The k of pass@k and best-of-k: 1, then the powers of two and multiples of five up to ``fewest``
     (the fewest trials any task has), as Harbor's job summary does."""
-    return sorted({1, *(2 ** e for e in range(1, 32) if 2 ** e <= fewest), *range(5, fewest + 1, 5)})
+    return sorted({1, *(2**e for e in range(1, 32) if 2**e <= fewest), *range(5, fewest + 1, 5)})
 
 
 def pass_at_k(successes_by_task: dict[str, list[bool]]) -> dict[int, float]:
@@ -117,8 +117,10 @@ def best_of_k(rewards_by_task: dict[str, list[float]]) -> dict[int, float]:
     if not rewards_by_task:
         return {}
     fewest = min(len(r) for r in rewards_by_task.values())
-    return {k: math.fsum(expected_best_of_k(r, k) for r in rewards_by_task.values()) / len(rewards_by_task)
-            for k in k_values(fewest)}
+    return {
+        k: math.fsum(expected_best_of_k(r, k) for r in rewards_by_task.values()) / len(rewards_by_task)
+        for k in k_values(fewest)
+    }
 
 
 def paired_test(differences: list[float]) -> float | None:

@@ -19,17 +19,82 @@ from orharbor.report.stats import best_of_k, bootstrap_ci, paired_test, pass_at_
 EPS = 1e-9
 
 #: What a group's trials cost, from what the agents reported to Harbor (see :func:`usage`).
-USAGE_KEYS = ("input_tokens", "cache_tokens", "output_tokens", "costed", "cost_usd", "cost_per_trial",
-              "reward_per_dollar", "cost_of_pass", "unscored_cost_usd")
-ALGORITHM_KEYS = ("agent", "model", "kind", "problem", "size", "level", "trials", "scored", "mean_reward", "ci_low",
-                  "ci_high", "feasible_rate", "beat_reference_rate", "at_or_below_naive_rate", "errors", "timeouts",
-                  "solver_timeouts", "gap_reference", "gap_bound", "gap_best", "quality", "instance_std",
-                  "instance_min", "instance_max", "best_of_k", "cpu_factor", *USAGE_KEYS)
-MODELLING_KEYS = ("agent", "model", "kind", "source", "difficulty", "family", "trials", "scored", "execution_rate",
-                  "accuracy", "silent_failure_rate", "mean_reward", "ci_low", "ci_high", "pass_at_k", "errors",
-                  *USAGE_KEYS)
-COMPARE_KEYS = ("kind", "problem", "size", "level", "family", "a_trials", "b_trials", "a_mean", "b_mean",
-                "difference", "shared_tasks", "paired_difference", "ci_low", "ci_high", "p_value")
+USAGE_KEYS = (
+    "input_tokens",
+    "cache_tokens",
+    "output_tokens",
+    "costed",
+    "cost_usd",
+    "cost_per_trial",
+    "reward_per_dollar",
+    "cost_of_pass",
+    "unscored_cost_usd",
+)
+ALGORITHM_KEYS = (
+    "agent",
+    "model",
+    "kind",
+    "problem",
+    "size",
+    "level",
+    "trials",
+    "scored",
+    "mean_reward",
+    "ci_low",
+    "ci_high",
+    "feasible_rate",
+    "beat_reference_rate",
+    "at_or_below_naive_rate",
+    "errors",
+    "timeouts",
+    "solver_timeouts",
+    "gap_reference",
+    "gap_bound",
+    "gap_best",
+    "quality",
+    "instance_std",
+    "instance_min",
+    "instance_max",
+    "best_of_k",
+    "cpu_factor",
+    *USAGE_KEYS,
+)
+MODELLING_KEYS = (
+    "agent",
+    "model",
+    "kind",
+    "source",
+    "difficulty",
+    "family",
+    "trials",
+    "scored",
+    "execution_rate",
+    "accuracy",
+    "silent_failure_rate",
+    "mean_reward",
+    "ci_low",
+    "ci_high",
+    "pass_at_k",
+    "errors",
+    *USAGE_KEYS,
+)
+COMPARE_KEYS = (
+    "kind",
+    "problem",
+    "size",
+    "level",
+    "family",
+    "a_trials",
+    "b_trials",
+    "a_mean",
+    "b_mean",
+    "difference",
+    "shared_tasks",
+    "paired_difference",
+    "ci_low",
+    "ci_high",
+    "p_value",
+)
 
 
 def size_order(problem: str, size: str | None) -> tuple:
@@ -58,10 +123,17 @@ def _algorithm_row(group: list[TrialRecord]) -> dict:
     interval = bootstrap_ci(rewards)
     instance_rewards = [i.reward for t in scored for i in t.instances]
     return {
-        "agent": first.agent, "model": first.model, "kind": "algorithm", "problem": first.problem,
-        "size": first.size, "level": first.level, "trials": len(group), "scored": len(scored),
+        "agent": first.agent,
+        "model": first.model,
+        "kind": "algorithm",
+        "problem": first.problem,
+        "size": first.size,
+        "level": first.level,
+        "trials": len(group),
+        "scored": len(scored),
         "mean_reward": fmean(rewards) if rewards else None,
-        "ci_low": interval[0] if interval else None, "ci_high": interval[1] if interval else None,
+        "ci_low": interval[0] if interval else None,
+        "ci_high": interval[1] if interval else None,
         "feasible_rate": _rate([t.feasible for t in scored]),
         "beat_reference_rate": _rate([r > 1.0 + EPS for r in rewards]),
         "at_or_below_naive_rate": _rate([r <= EPS for r in rewards]),
@@ -163,20 +235,29 @@ def modelling_rows(trials: list[TrialRecord], by: str) -> list[dict]:
         successes: dict[str, list[bool]] = defaultdict(list)
         for t in scored:
             successes[t.task].append(bool(t.correct))
-        rows.append({
-            "agent": group[0].agent, "model": group[0].model, "kind": "modelling", "source": key[2],
-            "difficulty": key[3] if by == "difficulty" else None, "family": key[3] if by == "family" else None,
-            "trials": len(group), "scored": len(scored),
-            "execution_rate": _rate([t.executed for t in scored]),
-            "accuracy": _rate([t.correct for t in scored]),
-            "silent_failure_rate": _rate([None if t.executed is None or t.correct is None
-                                          else t.executed and not t.correct for t in scored]),
-            "mean_reward": fmean(rewards) if rewards else None,
-            "ci_low": interval[0] if interval else None, "ci_high": interval[1] if interval else None,
-            "pass_at_k": pass_at_k(successes) if successes and min(map(len, successes.values())) > 1 else {},
-            "errors": _errors(group),
-            **usage(group),
-        })
+        rows.append(
+            {
+                "agent": group[0].agent,
+                "model": group[0].model,
+                "kind": "modelling",
+                "source": key[2],
+                "difficulty": key[3] if by == "difficulty" else None,
+                "family": key[3] if by == "family" else None,
+                "trials": len(group),
+                "scored": len(scored),
+                "execution_rate": _rate([t.executed for t in scored]),
+                "accuracy": _rate([t.correct for t in scored]),
+                "silent_failure_rate": _rate(
+                    [None if t.executed is None or t.correct is None else t.executed and not t.correct for t in scored]
+                ),
+                "mean_reward": fmean(rewards) if rewards else None,
+                "ci_low": interval[0] if interval else None,
+                "ci_high": interval[1] if interval else None,
+                "pass_at_k": pass_at_k(successes) if successes and min(map(len, successes.values())) > 1 else {},
+                "errors": _errors(group),
+                **usage(group),
+            }
+        )
     return rows
 
 
@@ -189,6 +270,7 @@ def compare_rows(a: list[TrialRecord], b: list[TrialRecord]) -> list[dict]:
     signed-rank p-value. The first rows (``problem`` "all") pool every task
     of a kind.
     """
+
     def key(t: TrialRecord) -> tuple:
         return (t.kind, t.problem, t.size, t.level, t.family if t.kind == "modelling" else None)
 
@@ -198,6 +280,7 @@ def compare_rows(a: list[TrialRecord], b: list[TrialRecord]) -> list[dict]:
     ordered += sorted(keys, key=lambda k: (k[0], k[1], size_order(k[1], k[2]), k[3] or 0, k[4] or ""))
     rows = []
     for k in ordered:
+
         def member(t: TrialRecord) -> bool:
             return t.kind == k[0] and (k[1] == "all" or key(t) == k)
 
@@ -212,11 +295,20 @@ def _compare_row(k: tuple, a: list[TrialRecord], b: list[TrialRecord]) -> dict:
     diffs = [b_tasks[task] - a_tasks[task] for task in shared]
     interval = bootstrap_ci(diffs)
     return {
-        "kind": k[0], "problem": k[1], "size": k[2], "level": k[3], "family": k[4],
-        "a_trials": len(a), "b_trials": len(b), "a_mean": a_mean, "b_mean": b_mean,
+        "kind": k[0],
+        "problem": k[1],
+        "size": k[2],
+        "level": k[3],
+        "family": k[4],
+        "a_trials": len(a),
+        "b_trials": len(b),
+        "a_mean": a_mean,
+        "b_mean": b_mean,
         "difference": b_mean - a_mean if a_mean is not None and b_mean is not None else None,
-        "shared_tasks": len(shared), "paired_difference": fmean(diffs) if diffs else None,
-        "ci_low": interval[0] if interval else None, "ci_high": interval[1] if interval else None,
+        "shared_tasks": len(shared),
+        "paired_difference": fmean(diffs) if diffs else None,
+        "ci_low": interval[0] if interval else None,
+        "ci_high": interval[1] if interval else None,
         "p_value": paired_test(diffs),
     }
 

@@ -130,9 +130,15 @@ def _walk(folder: str, descend):
 
 
 def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISREG, "file"), (stat.S_ISDIR, "folder"), (stat.S_ISLNK, "symbolic link"),
-                       (stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "device"),
-                       (stat.S_ISBLK, "device")):
+    for test, name in (
+        (stat.S_ISREG, "file"),
+        (stat.S_ISDIR, "folder"),
+        (stat.S_ISLNK, "symbolic link"),
+        (stat.S_ISFIFO, "FIFO"),
+        (stat.S_ISSOCK, "socket"),
+        (stat.S_ISCHR, "device"),
+        (stat.S_ISBLK, "device"),
+    ):
         if test(mode):
             return name
     return "special file"
@@ -182,9 +188,15 @@ def _load_manifest(path: str) -> dict:
     manifest = json.loads(raw)
     files = manifest.get("files") if isinstance(manifest, dict) else None
     dirs = manifest.get("dirs") if isinstance(manifest, dict) else None
-    if (not isinstance(files, dict) or not isinstance(dirs, list) or not all(isinstance(d, str) for d in dirs)
-            or not all(isinstance(v, dict) and type(v.get("size")) is int and isinstance(v.get("sha256"), str)
-                       for v in files.values())):
+    if (
+        not isinstance(files, dict)
+        or not isinstance(dirs, list)
+        or not all(isinstance(d, str) for d in dirs)
+        or not all(
+            isinstance(v, dict) and type(v.get("size")) is int and isinstance(v.get("sha256"), str)
+            for v in files.values()
+        )
+    ):
         raise ValueError("not an orharbor tests manifest")
     return manifest
 

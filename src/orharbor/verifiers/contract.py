@@ -144,8 +144,9 @@ class Task:
         The verifier itself computes quality from the objectives it found.
         """
         if self.reward_scale == scales.QUALITY and reward > self.kind.fail_reward:
-            return mean_quality(quality(objective_at(reward, naive, reference), best)
-                                for naive, reference, best in self.anchors)
+            return mean_quality(
+                quality(objective_at(reward, naive, reference), best) for naive, reference, best in self.anchors
+            )
         return scales.to_scale(reward, self.reward_scale, self.kind.fail_reward)
 
     @property
@@ -156,9 +157,11 @@ class Task:
         naive (level 2: their means over the instances), nothing 0.0.
         """
         if self.reward_scale == scales.QUALITY:
-            return {"oracle": mean_quality(quality(reference, best) for _, reference, best in self.anchors),
-                    "naive": mean_quality(quality(naive, best) for naive, _, best in self.anchors),
-                    "nothing": scales.to_scale(self.kind.fail_reward, scales.QUALITY, self.kind.fail_reward)}
+            return {
+                "oracle": mean_quality(quality(reference, best) for _, reference, best in self.anchors),
+                "naive": mean_quality(quality(naive, best) for naive, _, best in self.anchors),
+                "nothing": scales.to_scale(self.kind.fail_reward, scales.QUALITY, self.kind.fail_reward),
+            }
         return {name: self.scaled(reward) for name, reward in self.kind.policies.items()}
 
     @property
@@ -268,18 +271,23 @@ def parse(data: object, where: str = TASK_FILE) -> Task:
         raise ContractError(f"{where}: not an orharbor task.json (expected a JSON object); re-export the task")
     version = data.get("format_version")
     if version != FORMAT_VERSION:
-        raise ContractError(f"{where}: task.json format {version if version is not None else 1}, but this "
-                            f"orharbor reads format {FORMAT_VERSION}; re-export the task")
+        raise ContractError(
+            f"{where}: task.json format {version if version is not None else 1}, but this "
+            f"orharbor reads format {FORMAT_VERSION}; re-export the task"
+        )
     kind = _kind_of(data)
     cls = TASK_CLASSES[kind.name] if kind else None
     if cls is None:
-        raise ContractError(f"{where}: unknown task kind {data.get('kind')!r} (known: {', '.join(KINDS)}); "
-                            "re-export the task")
+        raise ContractError(
+            f"{where}: unknown task kind {data.get('kind')!r} (known: {', '.join(KINDS)}); re-export the task"
+        )
     fields = {k: v for k, v in data.items() if k not in ("format_version", "kind")}
     _check_fields(cls, fields, where, cls.KIND)
     if "reward_scale" in fields and fields["reward_scale"] not in scales.SCALES:
-        raise ContractError(f"{where}: unknown reward_scale {fields['reward_scale']!r} (known: "
-                            f"{', '.join(scales.SCALES)}); re-export the task")
+        raise ContractError(
+            f"{where}: unknown reward_scale {fields['reward_scale']!r} (known: "
+            f"{', '.join(scales.SCALES)}); re-export the task"
+        )
     try:
         fields["deliverables"] = tuple(fields["deliverables"])
         if "cases" in fields:
@@ -298,13 +306,17 @@ def parse(data: object, where: str = TASK_FILE) -> Task:
 def _with_best_knowns(task: Task, where: str) -> Task:
     """``task``, once each best known value is a finite number (or None) and a quality-scale task knows them all."""
     for _, _, best in task.anchors:
-        if best is not None and not (isinstance(best, (int, float)) and not isinstance(best, bool)
-                                     and math.isfinite(best)):
-            raise ContractError(f"{where}: not an orharbor task.json (best_known is {best!r}, not a number); "
-                                "re-export the task")
+        if best is not None and not (
+            isinstance(best, (int, float)) and not isinstance(best, bool) and math.isfinite(best)
+        ):
+            raise ContractError(
+                f"{where}: not an orharbor task.json (best_known is {best!r}, not a number); re-export the task"
+            )
     if task.reward_scale == scales.QUALITY and task.best_knowns is None:
-        raise ContractError(f"{where}: reward_scale 'quality' needs the best known value of every instance, and "
-                            "this task lacks some; re-export the task")
+        raise ContractError(
+            f"{where}: reward_scale 'quality' needs the best known value of every instance, and "
+            "this task lacks some; re-export the task"
+        )
     return task
 
 
@@ -317,14 +329,18 @@ def _kind_of(data: dict) -> Kind | None:
 def _check_fields(cls: type, fields: dict, where: str, part: str = "") -> None:
     """ContractError naming the first field of ``cls`` that is missing, or the first one it does not know."""
     known = {f.name: f for f in dataclasses.fields(cls)}
-    required = [name for name, f in known.items()
-                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    required = [
+        name
+        for name, f in known.items()
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    ]
     missing = [name for name in required if name not in fields]
     unknown = [name for name in fields if name not in known]
     if missing or unknown:
         what = f"no {missing[0]!r}" if missing else f"unknown field {unknown[0]!r}"
-        raise ContractError(f"{where}: not an orharbor task.json ({part + ': ' if part else ''}{what}); "
-                            "re-export the task")
+        raise ContractError(
+            f"{where}: not an orharbor task.json ({part + ': ' if part else ''}{what}); re-export the task"
+        )
 
 
 def _build(cls: type, data: object, where: str, what: str):
@@ -337,15 +353,19 @@ def _build(cls: type, data: object, where: str, what: str):
 def _positive(value: object, where: str, what: str) -> float:
     """``value`` as a float, or ContractError unless it is a finite number above 0."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
-        raise ContractError(f"{where}: not an orharbor task.json ({what} is {value!r}, not a number above 0); "
-                            "re-export the task")
+        raise ContractError(
+            f"{where}: not an orharbor task.json ({what} is {value!r}, not a number above 0); re-export the task"
+        )
     return float(value)
 
 
 def _program_run(run: object, where: str) -> ProgramRun:
     if isinstance(run, dict):
-        run = {**run, "limits": _build(Limits, run.get("limits"), where, "run.limits"),
-               "argv": tuple(run.get("argv", ()))}
+        run = {
+            **run,
+            "limits": _build(Limits, run.get("limits"), where, "run.limits"),
+            "argv": tuple(run.get("argv", ())),
+        }
     return _build(ProgramRun, run, where, "run")
 
 
@@ -378,5 +398,8 @@ def fail_reward(tests_dir: str) -> tuple[str, float, dict | None]:
     kind, metadata = _kind_of(data) or KINDS["level1"], data.get("metadata")
     scale = data.get("reward_scale")
     scale = scale if scale in scales.SCALES else scales.DEFAULT
-    return (kind.family, scales.to_scale(kind.fail_reward, scale, kind.fail_reward),
-            metadata if isinstance(metadata, dict) else None)
+    return (
+        kind.family,
+        scales.to_scale(kind.fail_reward, scale, kind.fail_reward),
+        metadata if isinstance(metadata, dict) else None,
+    )

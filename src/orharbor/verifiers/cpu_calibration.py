@@ -49,8 +49,7 @@ def workload() -> int:
     rng = _Lcg(20240611)
     xs = [rng.below(10_000) / 7.0 for _ in range(_POINTS)]
     ys = [rng.below(10_000) / 7.0 for _ in range(_POINTS)]
-    dist = [[math.sqrt((xs[i] - xs[j]) ** 2 + (ys[i] - ys[j]) ** 2) for j in range(_POINTS)]
-            for i in range(_POINTS)]
+    dist = [[math.sqrt((xs[i] - xs[j]) ** 2 + (ys[i] - ys[j]) ** 2) for j in range(_POINTS)] for i in range(_POINTS)]
     tour = _nearest_neighbour(dist)
     length = _two_opt(tour, dist)
     best = _knapsack(rng)
@@ -93,8 +92,13 @@ def calibrate(solve_time_limit_s: float, reference_workload_s: float, measure=No
     the factor, the bound and the scaled limit."""
     measured = (measure or workload_s)()
     scale = factor(measured, reference_workload_s)
-    return {"workload_s": measured, "reference_workload_s": reference_workload_s, "factor": scale,
-            "bound": [LOW, HIGH], "solve_time_limit_s": solve_time_limit_s * scale}
+    return {
+        "workload_s": measured,
+        "reference_workload_s": reference_workload_s,
+        "factor": scale,
+        "bound": [LOW, HIGH],
+        "solve_time_limit_s": solve_time_limit_s * scale,
+    }
 
 
 def calibrated_limits(limits: Limits, reference_workload_s: float | None, measure=None) -> tuple[Limits, dict | None]:
@@ -148,7 +152,7 @@ def _two_opt(tour: list[int], dist: list[list[float]]) -> float:
             for j in range(i + 2, n if i else n - 1):
                 c, d = tour[j], tour[(j + 1) % n]
                 if row_a[c] + dist[b][d] < d_ab + dist[c][d] - 1e-9:
-                    tour[i + 1:j + 1] = tour[i + 1:j + 1][::-1]
+                    tour[i + 1 : j + 1] = tour[i + 1 : j + 1][::-1]
                     improved = True
                     b, d_ab = tour[i + 1], row_a[tour[i + 1]]
     return sum(dist[tour[k]][tour[(k + 1) % n]] for k in range(n))

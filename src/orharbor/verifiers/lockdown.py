@@ -30,8 +30,27 @@ import stat
 from dataclasses import dataclass, field
 
 #: Pseudo file systems that hold no files a program could leave or find.
-PSEUDO_FS = frozenset({"proc", "sysfs", "cgroup", "cgroup2", "devpts", "mqueue", "securityfs", "debugfs", "tracefs",
-                       "bpf", "pstore", "fusectl", "configfs", "binfmt_misc", "autofs", "nsfs", "rpc_pipefs"})
+PSEUDO_FS = frozenset(
+    {
+        "proc",
+        "sysfs",
+        "cgroup",
+        "cgroup2",
+        "devpts",
+        "mqueue",
+        "securityfs",
+        "debugfs",
+        "tracefs",
+        "bpf",
+        "pstore",
+        "fusectl",
+        "configfs",
+        "binfmt_misc",
+        "autofs",
+        "nsfs",
+        "rpc_pipefs",
+    }
+)
 #: Root-owned shared folders kept open to the runs (and emptied of each run's files after it).
 OPEN_DIRS = ("/dev/shm",)
 #: The uids runs get, one per run: systemd's range for dynamic users, which no image file should use.
@@ -112,8 +131,12 @@ def writable_mounts() -> list[str]:
             continue
         point = _unescape(fields[4])
         options = fields[5].split(",")
-        if after[0] in PSEUDO_FS or "ro" in options or point.startswith(("/proc/", "/sys/")) \
-                or point in ("/proc", "/sys"):
+        if (
+            after[0] in PSEUDO_FS
+            or "ro" in options
+            or point.startswith(("/proc/", "/sys/"))
+            or point in ("/proc", "/sys")
+        ):
             continue
         roots.append(point)
     return sorted(set(roots), key=len) or ["/"]
@@ -202,8 +225,8 @@ def _unescape(text: str) -> str:
     """Mount points in mountinfo escape space, tab, newline and backslash as octal."""
     out, i = [], 0
     while i < len(text):
-        if text[i] == "\\" and i + 3 < len(text) and text[i + 1:i + 4].isdigit():
-            out.append(chr(int(text[i + 1:i + 4], 8)))
+        if text[i] == "\\" and i + 3 < len(text) and text[i + 1 : i + 4].isdigit():
+            out.append(chr(int(text[i + 1 : i + 4], 8)))
             i += 4
         else:
             out.append(text[i])

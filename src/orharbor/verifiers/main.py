@@ -39,9 +39,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deliverable", default=None, help="override the deliverable path")
     parser.add_argument("--logs-dir", default=DEFAULT_LOGS)
     parser.add_argument("--workroot", default=None, help="where solve.py runs get their temp dirs")
-    parser.add_argument("--in-container", action="store_true",
-                        help="inside a task container only: end every process the verifier did not start "
-                             "and refuse to score with a tampered interpreter")
+    parser.add_argument(
+        "--in-container",
+        action="store_true",
+        help="inside a task container only: end every process the verifier did not start "
+        "and refuse to score with a tampered interpreter",
+    )
     args = parser.parse_args(argv)
     tests_dir = args.tests_dir or os.path.dirname(os.path.abspath(sys.argv[0]))
     ended, suspicious = 0, []
@@ -53,15 +56,28 @@ def main(argv: list[str] | None = None) -> int:
     details: dict
     try:
         if suspicious:
-            reward, details = failed, {"kind": kind, "metadata": metadata,
-                                       "error": "verifier environment tampered: " + "; ".join(suspicious)}
+            reward, details = (
+                failed,
+                {
+                    "kind": kind,
+                    "metadata": metadata,
+                    "error": "verifier environment tampered: " + "; ".join(suspicious),
+                },
+            )
         else:
             reward, details = verify(tests_dir, args.deliverable, args.workroot, isolate=args.in_container)
     except Exception:  # a bug of ours must still leave a reward behind
         import traceback  # only here: 10 ms of every verify's start otherwise
 
-        reward, details = failed, {"kind": kind, "metadata": metadata, "error": "verifier error",
-                                   "traceback": traceback.format_exc()[-4000:]}
+        reward, details = (
+            failed,
+            {
+                "kind": kind,
+                "metadata": metadata,
+                "error": "verifier error",
+                "traceback": traceback.format_exc()[-4000:],
+            },
+        )
     if args.in_container:
         ended += end_foreign_processes()
         details["foreign_processes_ended"] = ended
@@ -72,8 +88,14 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def verify(tests_dir: str, deliverable: str | None = None, workroot: str | None = None,
-           python: str | None = None, drop_privileges: bool = True, isolate: bool = False) -> tuple[float, dict]:
+def verify(
+    tests_dir: str,
+    deliverable: str | None = None,
+    workroot: str | None = None,
+    python: str | None = None,
+    drop_privileges: bool = True,
+    isolate: bool = False,
+) -> tuple[float, dict]:
     """Score the deliverable of the task whose tests live in ``tests_dir``.
 
     ``deliverable`` overrides the path of the task's deliverable (a spec's:
@@ -88,15 +110,22 @@ def verify(tests_dir: str, deliverable: str | None = None, workroot: str | None 
     (:mod:`orharbor.verifiers.lockdown`) and gives every run a uid of its own.
     """
     task = contract.load(tests_dir)
-    reward, details = SCORERS[task.KIND](task, Scoring(tests_dir, deliverable, workroot, python, drop_privileges,
-                                                       isolate))
+    reward, details = SCORERS[task.KIND](
+        task, Scoring(tests_dir, deliverable, workroot, python, drop_privileges, isolate)
+    )
     if task.best_knowns is not None:  # the quality figure beside the reward (orharbor.verifiers.quality)
         assert task.kind.level is not None  # only an algorithm task (level 1 or 2) has best known values
         add_quality(details, task.best_knowns, task.kind.level)
     # reward.json's number is on the task's scale; the figures behind it (instances) stay on orharbor's
     scaled = details["quality"] if task.reward_scale == QUALITY else task.scaled(reward)
-    details.update(kind=task.kind.family, task_id=task.task_id, reward=scaled, reward_scale=task.reward_scale,
-                   orharbor_reward=reward, metadata=task.metadata)
+    details.update(
+        kind=task.kind.family,
+        task_id=task.task_id,
+        reward=scaled,
+        reward_scale=task.reward_scale,
+        orharbor_reward=reward,
+        metadata=task.metadata,
+    )
     if task.kind.level is not None:
         details["level"] = task.kind.level
     return scaled, details
@@ -120,8 +149,9 @@ class Scoring:
 
 def score_level1_task(task: contract.Level1Task, how: Scoring) -> tuple[float, dict]:
     instance = _load(how.tests_dir, task.instance)
-    return score_level1(evaluator(task.problem), instance, how.deliverable or task.deliverable, task.naive,
-                        task.reference)
+    return score_level1(
+        evaluator(task.problem), instance, how.deliverable or task.deliverable, task.naive, task.reference
+    )
 
 
 def score_level2_task(task: contract.Level2Task, how: Scoring) -> tuple[float, dict]:
@@ -134,8 +164,15 @@ def score_level2_task(task: contract.Level2Task, how: Scoring) -> tuple[float, d
     cases = []
     for case in task.cases:
         raw = _read_bytes(how.tests_dir, case.instance)
-        cases.append({"instance": json.loads(raw), "instance_bytes": raw,
-                      "naive": case.naive, "reference": case.reference, "bound": case.bound})
+        cases.append(
+            {
+                "instance": json.loads(raw),
+                "instance_bytes": raw,
+                "naive": case.naive,
+                "reference": case.reference,
+                "bound": case.bound,
+            }
+        )
     example = None
     if task.example is not None:
         raw = _read_bytes(how.tests_dir, task.example.instance)
@@ -145,9 +182,17 @@ def score_level2_task(task: contract.Level2Task, how: Scoring) -> tuple[float, d
         example_uid = uids.pop(0) if example is not None else None
         # timed here: main() has ended the agent's leftover processes, which could load the CPU meanwhile
         limits, calibration = calibrated_limits(task.run.limits, task.reference_workload_s)
-        reward, details = score_level2(evaluator(task.problem), how.deliverable or task.deliverable, cases,
-                                       how.python or task.run.python, limits, uids=uids, example=example,
-                                       example_uid=example_uid, **runs)
+        reward, details = score_level2(
+            evaluator(task.problem),
+            how.deliverable or task.deliverable,
+            cases,
+            how.python or task.run.python,
+            limits,
+            uids=uids,
+            example=example,
+            example_uid=example_uid,
+            **runs,
+        )
     if calibration is not None:
         details["cpu_calibration"] = calibration
     return reward, details
@@ -168,14 +213,27 @@ def score_retail_task(task: contract.RetailTask, how: Scoring) -> tuple[float, d
     with open(os.path.join(how.tests_dir, run.data), "rb") as f:
         data = f.read()
     with program_runs(1, how.uid(run), how.workroot, how.isolate) as runs:
-        return score_model_run(how.deliverable or task.deliverable, data, task.expected, how.python or run.python,
-                               run.limits, argv=list(run.argv), output=run.output, uid=runs["uids"][0],
-                               workroot=runs["workroot"], open_dirs=runs["open_dirs"])
+        return score_model_run(
+            how.deliverable or task.deliverable,
+            data,
+            task.expected,
+            how.python or run.python,
+            run.limits,
+            argv=list(run.argv),
+            output=run.output,
+            uid=runs["uids"][0],
+            workroot=runs["workroot"],
+            open_dirs=runs["open_dirs"],
+        )
 
 
 #: The scorer of each task kind (contract.KINDS).
 SCORERS: dict[str, Callable[[Any, Scoring], tuple[float, dict]]] = {
-    "level1": score_level1_task, "level2": score_level2_task, "spec": score_spec_task, "retail": score_retail_task}
+    "level1": score_level1_task,
+    "level2": score_level2_task,
+    "spec": score_spec_task,
+    "retail": score_retail_task,
+}
 
 
 @contextmanager

@@ -99,8 +99,14 @@ def score_outputs(app_dir: str, outputs: dict[str, dict]) -> tuple[float, dict]:
             executed, problem = False, str(exc)
         correct = correct and problem is None
         rows.append({"file": name, "ok": problem is None, "error": problem})
-    details = {"kind": "modelling", "outputs": rows, "executed": int(executed), "correct": int(correct),
-               "matched": sum(r["ok"] for r in rows), "required": len(rows)}
+    details = {
+        "kind": "modelling",
+        "outputs": rows,
+        "executed": int(executed),
+        "correct": int(correct),
+        "matched": sum(r["ok"] for r in rows),
+        "required": len(rows),
+    }
     first = next((r["error"] for r in rows if r["error"]), None)
     if first:
         details["error"] = first
@@ -140,9 +146,19 @@ def score_answer(path: str, expected: dict) -> tuple[float, dict]:
     return _grade(lambda: read_answer(path), expected)
 
 
-def score_model_run(program_path: str, data: bytes, expected: dict, python: str, limits: Limits, *,
-                    argv: list[str], output: str = "answer.json", uid: int | None = None,
-                    workroot: str | None = None, open_dirs: tuple[str, ...] | None = None) -> tuple[float, dict]:
+def score_model_run(
+    program_path: str,
+    data: bytes,
+    expected: dict,
+    python: str,
+    limits: Limits,
+    *,
+    argv: list[str],
+    output: str = "answer.json",
+    uid: int | None = None,
+    workroot: str | None = None,
+    open_dirs: tuple[str, ...] | None = None,
+) -> tuple[float, dict]:
     """Run the agent's model.py on the scenario's data and grade the answer.json that run wrote.
 
     The run (:func:`~orharbor.verifiers.solver_run.run_program`) gets a fresh
@@ -159,14 +175,28 @@ def score_model_run(program_path: str, data: bytes, expected: dict, python: str,
     except BadOutput as exc:
         details["error"] = str(exc)
         return 0.0, details
-    run = run_program(python, {"model.py": program, "data.json": data}, argv, output, limits,
-                      uid=uid, gid=uid, workroot=workroot, open_dirs=open_dirs,
-                      read_solution=lambda p: read_regular_file(p, MAX_OUTPUT_BYTES, name=output))
+    run = run_program(
+        python,
+        {"model.py": program, "data.json": data},
+        argv,
+        output,
+        limits,
+        uid=uid,
+        gid=uid,
+        workroot=workroot,
+        open_dirs=open_dirs,
+        read_solution=lambda p: read_regular_file(p, MAX_OUTPUT_BYTES, name=output),
+    )
     # Unlike a level-2 task's hidden instances (orharbor.verifiers.score), the data this run gets is
     # public: the agent has it in its instruction ([DATA]) or in /app/data.json (the schema prompt), so
     # keeping the run's stderr and full messages in details.json leaks nothing.
-    facts = {"wall_s": round(run.wall_s, 3), "returncode": run.returncode, "timed_out": run.timed_out,
-             "stderr_tail": run.stderr_tail[-STDERR_TAIL_CHARS:], "time_limit_s": limits.solve_time_limit_s}
+    facts = {
+        "wall_s": round(run.wall_s, 3),
+        "returncode": run.returncode,
+        "timed_out": run.timed_out,
+        "stderr_tail": run.stderr_tail[-STDERR_TAIL_CHARS:],
+        "time_limit_s": limits.solve_time_limit_s,
+    }
     if run.timed_out:
         details.update(facts, error=f"model.py did not finish within its {limits.solve_time_limit_s:g} s")
         return 0.0, details
@@ -185,23 +215,27 @@ def grade_answer(status: str, objective: float | None, expected: dict) -> tuple[
 
 def _grade(read, expected: dict) -> tuple[float, dict]:
     """Grade the (status, objective) that ``read()`` returns, or the BadOutput it raises."""
-    details: dict = {"kind": "modelling", "executed": 0, "correct": 0,
-                     "expected_status": expected["status"]}
+    details: dict = {"kind": "modelling", "executed": 0, "correct": 0, "expected_status": expected["status"]}
     try:
         status, objective = read()
     except (BadOutput, Infeasible) as exc:
         details["error"] = str(exc)
         return 0.0, details
     details.update(executed=1, status=status, objective=objective)
-    if status == "TIME_LIMIT" and objective is not None and expected["status"] == "OPTIMAL" \
-            and expected.get("below_tol"):
+    if (
+        status == "TIME_LIMIT"
+        and objective is not None
+        and expected["status"] == "OPTIMAL"
+        and expected.get("below_tol")
+    ):
         # The reference is itself a time-limited MIP plan (proven within a gap by a commercial solver):
         # a plan stopped at its time limit is graded on its cost, as the reference's would be.
         status = "OPTIMAL"
     if status != expected["status"]:
         details["error"] = f"status {status} differs from the reference status"
-    elif status == "OPTIMAL" and not within(objective, expected["objective"], expected["rel_tol"],
-                                            expected.get("abs_tol", 0.0), expected.get("below_tol")):
+    elif status == "OPTIMAL" and not within(
+        objective, expected["objective"], expected["rel_tol"], expected.get("abs_tol", 0.0), expected.get("below_tol")
+    ):
         below = f" (or {expected['below_tol']:g} below it)" if expected.get("below_tol") else ""
         details["error"] = f"objective {objective!r} is not within {expected['rel_tol']:g} of the reference{below}"
     else:

@@ -95,8 +95,12 @@ def _remove_dir_at(parent_fd: int, name: str) -> None:
                             continue
                         if len(stack) >= MAX_OPEN:  # too deep: move it up, delete it from the top later
                             try:
-                                os.rename(entry.name, f".orh-up-{next(moved)}-{os.getpid()}",
-                                          src_dir_fd=fd, dst_dir_fd=stack[0][0])
+                                os.rename(
+                                    entry.name,
+                                    f".orh-up-{next(moved)}-{os.getpid()}",
+                                    src_dir_fd=fd,
+                                    dst_dir_fd=stack[0][0],
+                                )
                             except OSError:
                                 stuck.add(entry.name)
                             continue

@@ -37,7 +37,11 @@ def judge(evaluate: Evaluate, instance: dict, solution: Any, naive: float, refer
 
 
 def score_level1(
-    evaluate: Evaluate, instance: dict, solution_path: str, naive: float, reference: float,
+    evaluate: Evaluate,
+    instance: dict,
+    solution_path: str,
+    naive: float,
+    reference: float,
     max_bytes: int = safe_json.MAX_BYTES,
 ) -> tuple[float, dict]:
     """Reward of the solution file at ``solution_path``."""
@@ -107,14 +111,23 @@ def score_level2(
         return FAIL, {"error": str(exc), "instances": [], "feasible": 0}
 
     def run_on(instance_bytes: bytes, run_uid: int | None):
-        return run_solver(python, program, instance_bytes, limits, uid=run_uid, gid=run_uid, workroot=workroot,
-                          open_dirs=open_dirs,
-                          read_solution=lambda p: safe_json.read_regular_file(p, max_bytes, name="solution.json"))
+        return run_solver(
+            python,
+            program,
+            instance_bytes,
+            limits,
+            uid=run_uid,
+            gid=run_uid,
+            workroot=workroot,
+            open_dirs=open_dirs,
+            read_solution=lambda p: safe_json.read_regular_file(p, max_bytes, name="solution.json"),
+        )
 
     example_row = None
     if example is not None:
-        example_row = public_row(evaluate, example, run_on(example["instance_bytes"],
-                                                            uid if example_uid is None else example_uid), limits)
+        example_row = public_row(
+            evaluate, example, run_on(example["instance_bytes"], uid if example_uid is None else example_uid), limits
+        )
     rows = []
     for index, case in enumerate(cases):
         run = run_on(case["instance_bytes"], uids[index])
@@ -164,8 +177,12 @@ def hidden_outcome(evaluate: Evaluate, case: dict, run: RunResult, limits: Limit
         return {**failed, "error": HIDDEN_REASONS["wrong shape"]}
     except Exception:  # a verifier bug must not quote the solution either; the oracle's check shows it
         return {**failed, "error": HIDDEN_REASONS["not evaluated"]}
-    return {"feasible": 1, "objective": objective, "reward": reward(objective, case["naive"], case["reference"]),
-            "error": None}
+    return {
+        "feasible": 1,
+        "objective": objective,
+        "reward": reward(objective, case["naive"], case["reference"]),
+        "error": None,
+    }
 
 
 def public_row(evaluate: Evaluate, example: dict, run: RunResult, limits: Limits) -> dict:

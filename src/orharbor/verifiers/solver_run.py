@@ -82,8 +82,14 @@ class RunResult:
 
 def run_solver(python: str, solve_py: bytes, instance_json: bytes, limits: Limits, **options) -> RunResult:
     """Run ``python -I solve.py instance.json solution.json`` in a fresh scratch folder."""
-    return run_program(python, {"solve.py": solve_py, "instance.json": instance_json},
-                       ["solve.py", "instance.json", "solution.json"], "solution.json", limits, **options)
+    return run_program(
+        python,
+        {"solve.py": solve_py, "instance.json": instance_json},
+        ["solve.py", "instance.json", "solution.json"],
+        "solution.json",
+        limits,
+        **options,
+    )
 
 
 def run_program(
@@ -113,8 +119,10 @@ def run_program(
     would be this process's siblings and files.
     """
     if uid is not None and uid in (0, os.geteuid()):
-        raise ValueError(f"a run never runs as uid {uid} (root or the verifier's own): its files and processes "
-                         "are removed afterwards")
+        raise ValueError(
+            f"a run never runs as uid {uid} (root or the verifier's own): its files and processes "
+            "are removed afterwards"
+        )
     import subprocess
     import tempfile
 
@@ -174,9 +182,7 @@ def run_program(
                 solution = read_solution(out_file)
             except Exception as exc:  # the reader raises BadOutput with a clear message
                 error, stopped = str(exc), UNREADABLE
-        return RunResult(
-            proc.returncode, timed_out, wall_s, _tail(out_path), _tail(err_path), solution, error, stopped
-        )
+        return RunResult(proc.returncode, timed_out, wall_s, _tail(out_path), _tail(err_path), solution, error, stopped)
     finally:
         remove_path(workdir)
         remove_path(logdir)
@@ -185,8 +191,14 @@ def run_program(
             remove_ipc(uid)
 
 
-def _wait(proc: subprocess.Popen, start: float, limits: Limits, uid: int | None,
-          watched: tuple[str, ...], open_dirs: tuple[str, ...]) -> tuple[bool, str | None]:
+def _wait(
+    proc: subprocess.Popen,
+    start: float,
+    limits: Limits,
+    uid: int | None,
+    watched: tuple[str, ...],
+    open_dirs: tuple[str, ...],
+) -> tuple[bool, str | None]:
     """Wait for the run; (timed out, why it was stopped for its disk use or None)."""
     import subprocess
 
@@ -202,15 +214,19 @@ def _wait(proc: subprocess.Popen, start: float, limits: Limits, uid: int | None,
         if time.monotonic() >= deadline:
             return True, None
         polls += 1
-        size, count = disk_use(watched, open_dirs, uid, limits.max_files,
-                               with_open_files=uid is not None and polls % 10 == 0)
+        size, count = disk_use(
+            watched, open_dirs, uid, limits.max_files, with_open_files=uid is not None and polls % 10 == 0
+        )
         if size > max_bytes or count > limits.max_files:
-            return False, (f"stopped: kept more than {limits.disk_mb} MiB or {limits.max_files} files on disk "
-                           f"(the limit for everything a run writes)")
+            return False, (
+                f"stopped: kept more than {limits.disk_mb} MiB or {limits.max_files} files on disk "
+                f"(the limit for everything a run writes)"
+            )
 
 
-def disk_use(roots: tuple[str, ...], open_dirs: tuple[str, ...], uid: int | None, max_files: int,
-             with_open_files: bool = False) -> tuple[int, int]:
+def disk_use(
+    roots: tuple[str, ...], open_dirs: tuple[str, ...], uid: int | None, max_files: int, with_open_files: bool = False
+) -> tuple[int, int]:
     """(bytes, entries) under ``roots``, plus ``uid``'s entries in ``open_dirs`` and its deleted open files.
 
     Stops counting once ``max_files`` is passed. Bytes are allocated blocks, so

@@ -13,8 +13,14 @@ from importlib import resources
 from orharbor.check.policies import GROUP, Policy
 
 #: Places a hostile agent would try to make Python pick up its code.
-PYTHON_DIRS = ("$HOME/.local/lib/python3.12/site-packages", "$HOME/.local/lib/python3.11/site-packages", "/app",
-               "/tmp", "/usr/local/lib/python3.12/site-packages", "/opt/orharbor-solver/lib/python3.12/site-packages")
+PYTHON_DIRS = (
+    "$HOME/.local/lib/python3.12/site-packages",
+    "$HOME/.local/lib/python3.11/site-packages",
+    "/app",
+    "/tmp",
+    "/usr/local/lib/python3.12/site-packages",
+    "/opt/orharbor-solver/lib/python3.12/site-packages",
+)
 
 
 def attack(name: str, expected: float, description: str, **kwargs) -> Policy:
@@ -36,13 +42,15 @@ def for_each_dir(dirs: tuple[str, ...], filename: str, content: str, executable:
     """Shell that writes ``content`` to ``filename`` in every dir it can (errors ignored)."""
     body = f"cat > \"$d/{filename}\" 2>/dev/null <<'ORH'\n{content}ORH\n"
     if executable:
-        body += f"chmod +x \"$d/{filename}\" 2>/dev/null\n"
+        body += f'chmod +x "$d/{filename}" 2>/dev/null\n'
     quoted = " ".join(f'"{d}"' for d in dirs)
-    return f"for d in {quoted}; do\nmkdir -p \"$d\" 2>/dev/null\n{body}done\n"
+    return f'for d in {quoted}; do\nmkdir -p "$d" 2>/dev/null\n{body}done\n'
 
 
 def leave_behind(name: str, args: str = "", settle_s: float = 0.2) -> str:
     """Agent-phase shell that starts ``probes/<name>.py`` detached (``setsid``), so it outlives the agent."""
     path = f"/tmp/orh-{name}.py"
-    return (f"cat > {path} <<'ORH'\n{probe(name)}ORH\n"
-            f"setsid python3 {path} {args} </dev/null >/dev/null 2>&1 &\nsleep {settle_s}\n")
+    return (
+        f"cat > {path} <<'ORH'\n{probe(name)}ORH\n"
+        f"setsid python3 {path} {args} </dev/null >/dev/null 2>&1 &\nsleep {settle_s}\n"
+    )

@@ -66,11 +66,11 @@ PROBES: dict[str, str] = {
 #: Agent-phase set-up some probes need (it matters in shared mode, where the agent's container is scored).
 PROBE_SETUP = {
     "nested-cache": "for d in /tmp /var/tmp /dev/shm /home/agent /app; do mkdir -p $d/orh-share && chmod 1777 $d/orh-share; done\n"
-                    "for f in /app/orh-cache-file /home/agent/orh-cache-file /tmp/orh-cache-file; do "
-                    ": > $f && chmod 666 $f; done\nchmod 755 /home/agent /app 2>/dev/null\ntrue\n",
+    "for f in /app/orh-cache-file /home/agent/orh-cache-file /tmp/orh-cache-file; do "
+    ": > $f && chmod 666 $f; done\nchmod 755 /home/agent /app 2>/dev/null\ntrue\n",
     "ortools-syspath": "for d in /tmp /app /home/agent /var/tmp /dev/shm; do mkdir -p $d/orh-pkgs/ortools && "
-                       ": > $d/orh-pkgs/ortools/__init__.py && chmod -R a+rX $d/orh-pkgs; done\n"
-                       "chmod 755 /home/agent /app 2>/dev/null\ntrue\n",
+    ": > $d/orh-pkgs/ortools/__init__.py && chmod -R a+rX $d/orh-pkgs; done\n"
+    "chmod 755 /home/agent /app 2>/dev/null\ntrue\n",
     "zombie-solver": zombie_script("serve"),
 }
 
@@ -93,7 +93,9 @@ with open(sys.argv[1], encoding="utf-8") as handle:
 on_first_hidden = given.hexdigest() == {sha256!r}
 """
 #: :data:`GATE` on one instance: elsewhere solve.py answers nothing at once.
-FIRST_HIDDEN_GATE = _GIVEN_IS_FIRST_HIDDEN + "if not on_first_hidden or not capability():\n    raise SystemExit(0)\n\n\n"
+FIRST_HIDDEN_GATE = (
+    _GIVEN_IS_FIRST_HIDDEN + "if not on_first_hidden or not capability():\n    raise SystemExit(0)\n\n\n"
+)
 #: deep-folders' gate: it builds its chains on the first hidden instance only, and answers every instance.
 CHAINS_ON_FIRST_HIDDEN = _GIVEN_IS_FIRST_HIDDEN + "if on_first_hidden:\n    capability()\n\n\n"
 
@@ -122,22 +124,47 @@ def level2_attacks(task_dir: Path, task: Level2Task) -> list[Policy]:
     def probe_program(probe_name: str) -> bytes:
         return gated(probe_source(probe_name), first_hidden_gate(task) if probe_name in ON_FIRST_HIDDEN else GATE)
 
-    attacks = of_group([attack(probe_name, fail, description, files={name: probe_program(probe_name)},
-                               agent_script=PROBE_SETUP.get(probe_name), long=probe_name in ON_FIRST_HIDDEN)
-                        for probe_name, description in PROBES.items()])
-    attacks.append(attack("deep-folders", task.kind.policies["naive"],
-                          "build 3,000-level folder chains where the verifier cleans up (in the run of the first "
-                          "hidden instance), then answer with the naive solution (an honest 0.0 must stay 0.0)",
-                          files={name: gated(probe("deep_folders"), first_hidden_gate(task, CHAINS_ON_FIRST_HIDDEN))},
-                          long=True))
+    attacks = of_group(
+        [
+            attack(
+                probe_name,
+                fail,
+                description,
+                files={name: probe_program(probe_name)},
+                agent_script=PROBE_SETUP.get(probe_name),
+                long=probe_name in ON_FIRST_HIDDEN,
+            )
+            for probe_name, description in PROBES.items()
+        ]
+    )
+    attacks.append(
+        attack(
+            "deep-folders",
+            task.kind.policies["naive"],
+            "build 3,000-level folder chains where the verifier cleans up (in the run of the first "
+            "hidden instance), then answer with the naive solution (an honest 0.0 must stay 0.0)",
+            files={name: gated(probe("deep_folders"), first_hidden_gate(task, CHAINS_ON_FIRST_HIDDEN))},
+            long=True,
+        )
+    )
     attacks.append(other_instance_attack(task_dir, task, naive))
-    attacks += of_group([
-        attack("symlink-solve-py", fail, "solve.py as a symlink to the verifier's entry point",
-               symlinks={name: "/tests/verify.py"}),
-        attack("ortools-planted", fail, "plant a fake ortools where the agent can write, then import it",
-               agent_script=for_each_dir(tuple(f"{d}/ortools" for d in PYTHON_DIRS), "__init__.py", "\n") + "true\n",
-               files={name: gated(probe_source("import-ortools"))}),
-    ])
+    attacks += of_group(
+        [
+            attack(
+                "symlink-solve-py",
+                fail,
+                "solve.py as a symlink to the verifier's entry point",
+                symlinks={name: "/tests/verify.py"},
+            ),
+            attack(
+                "ortools-planted",
+                fail,
+                "plant a fake ortools where the agent can write, then import it",
+                agent_script=for_each_dir(tuple(f"{d}/ortools" for d in PYTHON_DIRS), "__init__.py", "\n") + "true\n",
+                files={name: gated(probe_source("import-ortools"))},
+            ),
+        ]
+    )
     return attacks
 
 
@@ -154,15 +181,32 @@ def other_instance_attack(task_dir: Path, task: Level2Task, naive: dict) -> Poli
     description = "answer each hidden instance with another instance's solution"
     cases = task.cases
     if len(cases) == 1:
-        return attack("other-instance", task.kind.fail_reward, description,
-                      files={deliverable_name(task): lookup_program({}).encode()})
+        return attack(
+            "other-instance",
+            task.kind.fail_reward,
+            description,
+            files={deliverable_name(task): lookup_program({}).encode()},
+        )
     shifted = {case.instance_sha256: naive[cases[i - 1].instance_sha256] for i, case in enumerate(cases)}
     evaluate = evaluator(task.problem)
     tests = TaskFolder(task_dir).tests  # a flat tests/ (--for tinker) as its tree
-    judged = [judge(evaluate, json.loads((tests / case.instance).read_text()),
-                    shifted[case.instance_sha256], case.naive, case.reference) for case in cases]
+    judged = [
+        judge(
+            evaluate,
+            json.loads((tests / case.instance).read_text()),
+            shifted[case.instance_sha256],
+            case.naive,
+            case.reference,
+        )
+        for case in cases
+    ]
     on_scale = None
     if task.reward_scale == QUALITY:
         on_scale = mean_quality(quality(j["objective"], case.best_known) for j, case in zip(judged, cases))
-    return attack("other-instance", mean_reward([j["reward"] for j in judged]), description,
-                  files={deliverable_name(task): lookup_program(shifted).encode()}, expected_on_scale=on_scale)
+    return attack(
+        "other-instance",
+        mean_reward([j["reward"] for j in judged]),
+        description,
+        files={deliverable_name(task): lookup_program(shifted).encode()},
+        expected_on_scale=on_scale,
+    )

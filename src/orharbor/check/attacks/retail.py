@@ -44,20 +44,37 @@ def retail_attacks(task: RetailTask) -> list[Policy]:
         "not-json": "\udcff\x00{" + text,
     }
     attacks = [
-        attack(label, fail, "a model.py that writes the answer in a form a lax grader might accept",
-               files={program: answer_program(content.encode("utf-8", "surrogateescape")).encode()})
+        attack(
+            label,
+            fail,
+            "a model.py that writes the answer in a form a lax grader might accept",
+            files={program: answer_program(content.encode("utf-8", "surrogateescape")).encode()},
+        )
         for label, content in variants.items()
     ]
     tricks = probe("retail_model")
-    attacks += [attack(label, fail, description,
-                       files={program: f"{tricks}\n\nhand_in({label!r}, {text!r})\n".encode()})
-                for label, description in TRICKS.items()]
+    attacks += [
+        attack(label, fail, description, files={program: f"{tricks}\n\nhand_in({label!r}, {text!r})\n".encode()})
+        for label, description in TRICKS.items()
+    ]
     typed = task.run.output
     return attacks + [
-        attack("blind-guess", fail, f"the right answer typed into /app/{typed}, no model.py",
-               files={typed: (text + "\n").encode()}),
-        attack("blind-guess-idle-model", fail, f"the right answer typed into /app/{typed}, and a model.py "
-               "that writes nothing", files={typed: (text + "\n").encode(), program: b"import sys\n"}),
-        attack("snoop-expected", fail, "a process left behind that turns /app/model.py into one writing the "
-               "expected values once /tests arrives", agent_script=leave_behind("snoop")),
+        attack(
+            "blind-guess",
+            fail,
+            f"the right answer typed into /app/{typed}, no model.py",
+            files={typed: (text + "\n").encode()},
+        ),
+        attack(
+            "blind-guess-idle-model",
+            fail,
+            f"the right answer typed into /app/{typed}, and a model.py that writes nothing",
+            files={typed: (text + "\n").encode(), program: b"import sys\n"},
+        ),
+        attack(
+            "snoop-expected",
+            fail,
+            "a process left behind that turns /app/model.py into one writing the expected values once /tests arrives",
+            agent_script=leave_behind("snoop"),
+        ),
     ]

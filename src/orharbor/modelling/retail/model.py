@@ -98,11 +98,11 @@ class Instance:
     lead: dict
     cold_cap: dict
     cold_use: dict
-    prod_cap: dict            # (p, t) -> capacity of deliveries in period t
-    labor_cap: dict           # (l, t)
+    prod_cap: dict  # (p, t) -> capacity of deliveries in period t
+    labor_cap: dict  # (l, t)
     labor_use: dict
     ret_rate: dict
-    demand: dict              # (p, l, t)
+    demand: dict  # (p, l, t)
     moq: float
     pack: int
     budget: float | None
@@ -158,8 +158,16 @@ def parse(data: dict) -> Instance:
     """Check and normalise a scenario's data dict (the JSON of the prompt's [DATA] block)."""
     if not isinstance(data, dict):
         raise DataError(f"data: expected a JSON object, got {type(data).__name__}")
-    for key in ("periods", "products", "locations", "shelf_life", "demand_curve", "production_cap",
-                "cold_capacity", "cold_usage"):
+    for key in (
+        "periods",
+        "products",
+        "locations",
+        "shelf_life",
+        "demand_curve",
+        "production_cap",
+        "cold_capacity",
+        "cold_usage",
+    ):
         if key not in data:
             raise DataError(f"data: missing key {key!r}")
     T = data["periods"]
@@ -167,8 +175,12 @@ def parse(data: dict) -> Instance:
         raise DataError(f"periods: expected a positive integer, got {T!r}")
     products, locations = data["products"], data["locations"]
     for key, names in (("products", products), ("locations", locations)):
-        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names) \
-                or len(set(names)) != len(names):
+        if (
+            not isinstance(names, list)
+            or not names
+            or not all(isinstance(n, str) for n in names)
+            or len(set(names)) != len(names)
+        ):
             raise DataError(f"{key}: expected a non-empty list of distinct names")
     shelf = {}
     for p, v in _per(data["shelf_life"], products, "shelf_life").items():
@@ -183,8 +195,11 @@ def parse(data: dict) -> Instance:
     curves = data["demand_curve"]
     if not isinstance(curves, dict):
         raise DataError("demand_curve: expected an object of per-product lists")
-    share = _per(data.get("demand_share"), locations, "demand_share", 1.0 / len(locations)) \
-        if data.get("demand_share") is not None else {l: 1.0 / len(locations) for l in locations}
+    share = (
+        _per(data.get("demand_share"), locations, "demand_share", 1.0 / len(locations))
+        if data.get("demand_share") is not None
+        else {l: 1.0 / len(locations) for l in locations}
+    )
     demand = {}
     for p in products:
         if p not in curves:
@@ -234,14 +249,24 @@ def parse(data: dict) -> Instance:
     if not isinstance(costs, dict):
         raise DataError("costs: expected an object")
     return Instance(
-        T=T, products=list(products), locations=list(locations), shelf=shelf, lead=lead,
+        T=T,
+        products=list(products),
+        locations=list(locations),
+        shelf=shelf,
+        lead=lead,
         cold_cap=_per(data["cold_capacity"], locations, "cold_capacity"),
         cold_use=_per(data["cold_usage"], products, "cold_usage"),
-        prod_cap=prod_cap, labor_cap=labor_cap,
+        prod_cap=prod_cap,
+        labor_cap=labor_cap,
         labor_use=_per(data.get("labor_usage"), products, "labor_usage", 0.0),
         ret_rate=_per(data.get("return_rate"), products, "return_rate", 0.0),
-        demand=demand, moq=moq, pack=int(pack), budget=budget, waste_pct=waste_pct,
-        sub_edges=sub_edges, trans_edges=trans_edges,
+        demand=demand,
+        moq=moq,
+        pack=int(pack),
+        budget=budget,
+        waste_pct=waste_pct,
+        sub_edges=sub_edges,
+        trans_edges=trans_edges,
         c_buy=_per(costs.get("purchasing"), products, "costs.purchasing", 0.0),
         c_hold=_per(costs.get("inventory"), products, "costs.inventory", 0.0),
         c_waste=_per(costs.get("waste"), products, "costs.waste", 0.0),
@@ -257,11 +282,11 @@ def parse(data: dict) -> Instance:
 @dataclass
 class Built:
     model: mathopt.Model
-    order_keys: list                              # (p, l, t) of every order
-    ints: dict = field(default_factory=dict)      # (p, l, t) -> the order's integer variable (z or n)
-    upper: dict = field(default_factory=dict)     # integer variable -> its upper bound
-    owner: dict = field(default_factory=dict)     # continuous variable -> the items (p, l) it belongs to
-    bounds: dict = field(default_factory=dict)    # continuous variable -> its (lower, upper) bound
+    order_keys: list  # (p, l, t) of every order
+    ints: dict = field(default_factory=dict)  # (p, l, t) -> the order's integer variable (z or n)
+    upper: dict = field(default_factory=dict)  # integer variable -> its upper bound
+    owner: dict = field(default_factory=dict)  # continuous variable -> the items (p, l) it belongs to
+    bounds: dict = field(default_factory=dict)  # continuous variable -> its (lower, upper) bound
 
 
 def build(inst: Instance) -> Built:
@@ -323,8 +348,11 @@ def build(inst: Instance) -> Built:
             outs = [b for (a, b) in inst.trans_edges if a == l]
             for t in periods:
                 inflow = delivery(p, l, t)
-                inflow = inflow + mathopt.fast_sum(X[p, a, l, t] for a in ins) \
+                inflow = (
+                    inflow
+                    + mathopt.fast_sum(X[p, a, l, t] for a in ins)
                     - mathopt.fast_sum(X[p, l, b, t] for b in outs)
+                )
                 if inst.ret_rate[p] and t > 0:
                     inflow = inflow + inst.ret_rate[p] * sales(p, l, t - 1)
                 add(I[p, l, t, SL] == inflow, f"fresh[{p},{l},{t}]")
@@ -344,10 +372,18 @@ def build(inst: Instance) -> Built:
                 add(mathopt.fast_sum(delivery(p, l, t) for l in Ls) <= inst.prod_cap[p, t], f"production[{p},{t}]")
         for l in Ls:
             if any(inst.labor_use[p] for p in P):
-                add(mathopt.fast_sum(inst.labor_use[p] * sales(p, l, t) for p in P if inst.labor_use[p])
-                    <= inst.labor_cap[l, t], f"labor[{l},{t}]")
-            add(mathopt.fast_sum(inst.cold_use[p] * I[p, l, t, r] for p in P if inst.cold_use[p]
-                                 for r in range(1, inst.shelf[p] + 1)) <= inst.cold_cap[l], f"storage[{l},{t}]")
+                add(
+                    mathopt.fast_sum(inst.labor_use[p] * sales(p, l, t) for p in P if inst.labor_use[p])
+                    <= inst.labor_cap[l, t],
+                    f"labor[{l},{t}]",
+                )
+            add(
+                mathopt.fast_sum(
+                    inst.cold_use[p] * I[p, l, t, r] for p in P if inst.cold_use[p] for r in range(1, inst.shelf[p] + 1)
+                )
+                <= inst.cold_cap[l],
+                f"storage[{l},{t}]",
+            )
         if inst.budget is not None:
             spend = mathopt.fast_sum(inst.c_buy[p] * Q[p, l, t] for p in P for l in Ls)
             if inst.c_fixed > 0:
@@ -365,8 +401,11 @@ def build(inst: Instance) -> Built:
                 out = mathopt.fast_sum(S[p, b, l, t] for b in outs)
                 if outs:
                     add(out <= inst.demand[p, l, t], f"redirect[{p},{l},{t}]")
-                add(sales(p, l, t) + L[p, l, t] == inst.demand[p, l, t]
-                    + mathopt.fast_sum(S[a, p, l, t] for a in ins) - out, f"demand[{p},{l},{t}]")
+                add(
+                    sales(p, l, t) + L[p, l, t]
+                    == inst.demand[p, l, t] + mathopt.fast_sum(S[a, p, l, t] for a in ins) - out,
+                    f"demand[{p},{l},{t}]",
+                )
 
     terms = []
     for (p, l, t), q in Q.items():
@@ -420,12 +459,11 @@ def _strengthen(inst: Instance, m, Q, z, n, I, y, L, S, owner: dict) -> None:
     """
     P, Ls, T = inst.products, inst.locations, inst.T
     touched = {a for e in inst.trans_edges for a in e}
-    nonneg = all(inst.c_buy[p] >= 0 and inst.c_hold[p] >= 0 and inst.c_waste[p] >= 0 for p in P) \
-        and inst.c_fixed >= 0
-    buy_nonneg = all(inst.c_buy[p] >= 0 for p in P) and inst.c_fixed >= 0      # budget bound
-    use_nonneg = all(inst.cold_use[p] >= 0 for p in P)                           # storage bound
+    nonneg = all(inst.c_buy[p] >= 0 and inst.c_hold[p] >= 0 and inst.c_waste[p] >= 0 for p in P) and inst.c_fixed >= 0
+    buy_nonneg = all(inst.c_buy[p] >= 0 for p in P) and inst.c_fixed >= 0  # budget bound
+    use_nonneg = all(inst.cold_use[p] >= 0 for p in P)  # storage bound
     feeds = {p: [a for (a, b) in inst.sub_edges if b == p] for p in P}
-    split: dict[tuple, list] = {}   # (pf, p, l, s) -> parts of p's cohort sales that serve pf's demand
+    split: dict[tuple, list] = {}  # (pf, p, l, s) -> parts of p's cohort sales that serve pf's demand
 
     def sellable(p, l, s):
         return inst.demand[p, l, s] + sum(inst.demand[a, l, s] for a in feeds[p])
@@ -438,7 +476,7 @@ def _strengthen(inst: Instance, m, Q, z, n, I, y, L, S, owner: dict) -> None:
                 key = (p, l, t)
                 ta = t + LT
                 if ta >= T:
-                    if nonneg:   # never delivered within the horizon: ordering only costs
+                    if nonneg:  # never delivered within the horizon: ordering only costs
                         Q[key].upper_bound = 0.0
                         for v in (z.get(key), n.get(key)):
                             if v is not None:
@@ -509,8 +547,9 @@ def _strengthen(inst: Instance, m, Q, z, n, I, y, L, S, owner: dict) -> None:
             m.add_linear_constraint(slack[0] == 0.0)
             m.add_linear_constraint(orders[0] == 0.0)
             for t in range(T):
-                m.add_linear_constraint(slack[t + 1] == slack[t] + L[p, l, t]
-                                        + mathopt.fast_sum(S[p, b, l, t] for b in outs))
+                m.add_linear_constraint(
+                    slack[t + 1] == slack[t] + L[p, l, t] + mathopt.fast_sum(S[p, b, l, t] for b in outs)
+                )
                 step = count[p, l, t - LT] if t >= LT else 0.0
                 m.add_linear_constraint(orders[t + 1] == orders[t] + step)
                 m.add_linear_constraint(old[t] == mathopt.fast_sum(I[p, l, t, r] for r in range(1, SL)))
@@ -526,9 +565,10 @@ def _strengthen(inst: Instance, m, Q, z, n, I, y, L, S, owner: dict) -> None:
                     k = math.ceil(need / size - 1e-9)
                     f = need - (k - 1) * size
                     if f > 1e-9:
-                        m.add_linear_constraint(old[a] + slack[b + 1] - slack[a]
-                                                >= f * (k - (orders[b + 1] - orders[a])),
-                                                name=f"window[{p},{l},{a},{b}]")
+                        m.add_linear_constraint(
+                            old[a] + slack[b + 1] - slack[a] >= f * (k - (orders[b + 1] - orders[a])),
+                            name=f"window[{p},{l},{a},{b}]",
+                        )
     if z and inst.moq > 0:
         # Orders of a product delivered in one period share its capacity: at most cap // moq.
         for p in P:
@@ -561,23 +601,40 @@ class _Run:
         return self.values
 
 
-def _highs(built: Built, time_limit_s: float, rel_gap: float, hint: dict | None = None,
-           log: bool = False, options: dict | None = None) -> _Run:
+def _highs(
+    built: Built,
+    time_limit_s: float,
+    rel_gap: float,
+    hint: dict | None = None,
+    log: bool = False,
+    options: dict | None = None,
+) -> _Run:
     """One HiGHS solve of the model as it stands (bounds included); ``options`` are extra HiGHS
     integer or boolean options."""
     options = options or {}
     params = mathopt.SolveParameters(
         time_limit=datetime.timedelta(seconds=max(0.01, time_limit_s)),
-        relative_gap_tolerance=rel_gap, absolute_gap_tolerance=1e-9, enable_output=False,
+        relative_gap_tolerance=rel_gap,
+        absolute_gap_tolerance=1e-9,
+        enable_output=False,
         highs=highs_pb2.HighsOptionsProto(
             int_options={"threads": 1, "random_seed": 0, **{k: v for k, v in options.items() if type(v) is int}},
-            bool_options={k: v for k, v in options.items() if type(v) is bool}))
+            bool_options={k: v for k, v in options.items() if type(v) is bool},
+        ),
+    )
     model_params = None
     if hint:
-        model_params = mathopt.ModelSolveParameters(solution_hints=[mathopt.SolutionHint(variable_values=_within_bounds(hint))])
+        model_params = mathopt.ModelSolveParameters(
+            solution_hints=[mathopt.SolutionHint(variable_values=_within_bounds(hint))]
+        )
     try:
-        result = mathopt.solve(built.model, mathopt.SolverType.HIGHS, params=params, model_params=model_params,
-                               msg_cb=mathopt.printer_message_callback(prefix="highs: ") if log else None)
+        result = mathopt.solve(
+            built.model,
+            mathopt.SolverType.HIGHS,
+            params=params,
+            model_params=model_params,
+            msg_cb=mathopt.printer_message_callback(prefix="highs: ") if log else None,
+        )
     except Exception as exc:  # noqa: BLE001  HiGHS can fail internally on a sub-MIP (kError), and MathOpt's
         # conversion of that status then raises an AttributeError of its own: the run found nothing
         if log:
@@ -632,9 +689,10 @@ def _blocks(inst: Instance) -> tuple[list, list]:
 
     items = [lambda k, p=p, l=l: k[0] == p and k[1] == l for l in Ls for p in P]
     sites = [lambda k, l=l: k[1] == l for l in Ls]
-    pairs = [lambda k, p=p, a=a, b=b: k[0] == p and k[1] in (a, b)
-             for p in P for i, a in enumerate(Ls) for b in Ls[i + 1:]]
-    site_pairs = [lambda k, a=a, b=b: k[1] in (a, b) for i, a in enumerate(Ls) for b in Ls[i + 1:]]
+    pairs = [
+        lambda k, p=p, a=a, b=b: k[0] == p and k[1] in (a, b) for p in P for i, a in enumerate(Ls) for b in Ls[i + 1 :]
+    ]
+    site_pairs = [lambda k, a=a, b=b: k[1] in (a, b) for i, a in enumerate(Ls) for b in Ls[i + 1 :]]
     # one product at one location over the horizon (its order timing and sizes); one product
     # at all locations over a few periods (who uses the shared capacity when); one product at
     # two locations (swapping order periods between them); all products at one location
@@ -650,13 +708,23 @@ _SUB_NODES = 30
 
 #: HiGHS options of the small sub-MIPs: they start from the incumbent, so skip the costly
 #: sub-MIP heuristics and strong branching, and stop after a few nodes.
-_SUB_OPTIONS = {"mip_heuristic_run_rens": False, "mip_heuristic_run_rins": False,
-                "mip_heuristic_run_root_reduced_cost": False, "mip_pscost_minreliable": 0,
-                "mip_max_nodes": _SUB_NODES}
+_SUB_OPTIONS = {
+    "mip_heuristic_run_rens": False,
+    "mip_heuristic_run_rins": False,
+    "mip_heuristic_run_root_reduced_cost": False,
+    "mip_pscost_minreliable": 0,
+    "mip_max_nodes": _SUB_NODES,
+}
 
 
-def solve(data: dict, time_limit_s: float = DEFAULT_TIME_LIMIT_S, *, rel_gap: float = REL_GAP,
-          optimal_gap: float = OPTIMAL_GAP, log: bool = False) -> dict:
+def solve(
+    data: dict,
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S,
+    *,
+    rel_gap: float = REL_GAP,
+    optimal_gap: float = OPTIMAL_GAP,
+    log: bool = False,
+) -> dict:
     """Solve a scenario: ``{"status": "OPTIMAL" | "INFEASIBLE" | ... | "TIME_LIMIT", "objective": float | None}``.
 
     A run stopped at the time limit with a plan proven within ``optimal_gap`` of the best
@@ -676,19 +744,24 @@ def solve(data: dict, time_limit_s: float = DEFAULT_TIME_LIMIT_S, *, rel_gap: fl
     # search gets their time. F6 set-up variants ended 0.1-1.0% lower at 60 s, none higher.
     local_first = inst.c_fixed > 0 and inst.moq == 0
     # 1. plain branch and bound for a short while: small or easy MIPs end here
-    first = _Run("TIME_LIMIT", None, None, None) if local_first else \
-        _highs(built, min(left(), max(2.0, min(10.0, 0.05 * time_limit_s))), rel_gap)
+    first = (
+        _Run("TIME_LIMIT", None, None, None)
+        if local_first
+        else _highs(built, min(left(), max(2.0, min(10.0, 0.05 * time_limit_s))), rel_gap)
+    )
     if first.status not in ("TIME_LIMIT", "ERROR"):
         return _answer(first)
     # 2. fix-and-optimize from the better of HiGHS's incumbent and ordering nothing
     best = first if first.values is not None else None
     none = _fixed(built, lambda key: False, None, max(1.0, 0.1 * left()))
     if log:
-        print(f"first: {first.objective}, ordering nothing: {none.objective} at {time.monotonic() - start:.1f}s",
-              file=sys.stderr)
+        print(
+            f"first: {first.objective}, ordering nothing: {none.objective} at {time.monotonic() - start:.1f}s",
+            file=sys.stderr,
+        )
     if none.values is not None and (best is None or none.plan_objective < best.plan_objective):
         best = none
-    if best is None:           # no plan yet: branch and bound for the time left
+    if best is None:  # no plan yet: branch and bound for the time left
         last = _highs(built, left(), rel_gap)
         return _answer(_within_gap(last, [first.bound, last.bound], optimal_gap))
     reserve = 1.0 if local_first else max(1.0, 0.1 * time_limit_s)
@@ -722,8 +795,9 @@ def solve(data: dict, time_limit_s: float = DEFAULT_TIME_LIMIT_S, *, rel_gap: fl
     return _answer(_within_gap(final, [first.bound, final.bound], optimal_gap))
 
 
-def _improve(built: Built, families: list, local: bool, best: _Run, left, sub_limit_s: float, log: bool,
-             start: float) -> _Run:
+def _improve(
+    built: Built, families: list, local: bool, best: _Run, left, sub_limit_s: float, log: bool, start: float
+) -> _Run:
     """Fix-and-optimize over ``families`` of blocks, in turn, until a whole cycle of them brings no
     improvement or ``left()`` runs out; the best plan."""
     stale = index = 0
@@ -737,8 +811,11 @@ def _improve(built: Built, families: list, local: bool, best: _Run, left, sub_li
                 best = _Run("TIME_LIMIT", run.objective, None, run.values)
                 improved = True
                 if log:
-                    print(f"fix-and-optimize ({'local' if local else 'whole model'}): {best.objective:.2f} "
-                          f"at {time.monotonic() - start:.1f}s", file=sys.stderr)
+                    print(
+                        f"fix-and-optimize ({'local' if local else 'whole model'}): {best.objective:.2f} "
+                        f"at {time.monotonic() - start:.1f}s",
+                        file=sys.stderr,
+                    )
         if improved and local and left() > 0.5:
             # the sub-MIPs kept the other items' quantities: re-optimise all of them, orders fixed
             run = _fixed(built, lambda key: False, best, min(sub_limit_s, left()))
@@ -783,8 +860,7 @@ def _fixed(built: Built, chosen, incumbent: _Run | None, time_limit_s: float, lo
                 v.lower_bound = v.upper_bound = min(max(incumbent.plan_values[v], lb), ub)
                 pinned.append(v)
     try:
-        return _highs(built, time_limit_s, 1e-6, hint=incumbent.values if incumbent else None,
-                      options=_SUB_OPTIONS)
+        return _highs(built, time_limit_s, 1e-6, hint=incumbent.values if incumbent else None, options=_SUB_OPTIONS)
     finally:
         for v in built.ints.values():
             v.lower_bound, v.upper_bound = 0.0, built.upper[v]
@@ -802,12 +878,21 @@ def _answer(run: _Run) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Solve a RetailOpt-190 scenario's data with OR-Tools (HiGHS).")
     parser.add_argument("data", help="the scenario's data JSON (the [DATA] block of its prompt)")
-    parser.add_argument("answer", help="where to write {\"status\": ..., \"objective\": ...}")
-    parser.add_argument("--time-limit", dest="time_limit_s", type=float, default=DEFAULT_TIME_LIMIT_S,
-                        help=f"seconds (default {DEFAULT_TIME_LIMIT_S:g})")
-    parser.add_argument("--optimal-gap", type=float, default=OPTIMAL_GAP,
-                        help="relative gap within which a plan stopped at the time limit counts as OPTIMAL "
-                             "(default 0.01, the references' MIP gap)")
+    parser.add_argument("answer", help='where to write {"status": ..., "objective": ...}')
+    parser.add_argument(
+        "--time-limit",
+        dest="time_limit_s",
+        type=float,
+        default=DEFAULT_TIME_LIMIT_S,
+        help=f"seconds (default {DEFAULT_TIME_LIMIT_S:g})",
+    )
+    parser.add_argument(
+        "--optimal-gap",
+        type=float,
+        default=OPTIMAL_GAP,
+        help="relative gap within which a plan stopped at the time limit counts as OPTIMAL "
+        "(default 0.01, the references' MIP gap)",
+    )
     args = parser.parse_args(argv)
     with open(args.data, encoding="utf-8") as f:
         data = json.load(f)

@@ -24,18 +24,19 @@ def extract_data(prompt: str) -> dict:
     start = prompt.find("[DATA]")
     if start < 0:
         raise ValueError("prompt has no [DATA] section")
-    section = prompt[start + len("[DATA]"):]
+    section = prompt[start + len("[DATA]") :]
     end = re.search(r"^\[(OUTPUT FORMAT|TASK)\]", section, re.MULTILINE)
     if end:
-        section = section[:end.start()]
+        section = section[: end.start()]
     fence = _FENCE.search(section)
     if fence is None:
         raise ValueError("the [DATA] section has no ```json ... ``` block")
     try:
         data = json.loads(fence.group(1))
     except json.JSONDecodeError as exc:
-        raise ValueError(f"the JSON in the [DATA] block does not parse: {exc.msg} "
-                         f"(line {exc.lineno}, column {exc.colno})") from None
+        raise ValueError(
+            f"the JSON in the [DATA] block does not parse: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        ) from None
     if not isinstance(data, dict):
         raise ValueError(f"the JSON in the [DATA] block is a {type(data).__name__}, expected an object")
     return data
@@ -54,8 +55,10 @@ def archetype(prompt_or_scenario_id: str) -> str:
         found = line.search(text)
         if found and (archetype_match := _ARCHETYPE.match(found.group(1))):
             return archetype_match.group(1)
-    raise ValueError(f"no RetailOpt archetype (retail_f<n>_<name>[_v<k>]) in {text[:60]!r}: "
-                     "expected a scenario id, or a prompt with an 'Archetype:' or 'Scenario ID:' line")
+    raise ValueError(
+        f"no RetailOpt archetype (retail_f<n>_<name>[_v<k>]) in {text[:60]!r}: "
+        "expected a scenario id, or a prompt with an 'Archetype:' or 'Scenario ID:' line"
+    )
 
 
 def family(prompt_or_scenario_id: str) -> str:

@@ -110,8 +110,10 @@ def parse(text: str, name: str = "<text>") -> dict:
     if ewt == "EXPLICIT":
         ewf = head.get("EDGE_WEIGHT_FORMAT", "").strip()
         if ewf not in MATRIX_FORMATS:
-            raise err(where.get("EDGE_WEIGHT_FORMAT", pos + 1),
-                      f"EXPLICIT edge weights need an EDGE_WEIGHT_FORMAT among {', '.join(MATRIX_FORMATS)}, got {ewf[:40]!r}")
+            raise err(
+                where.get("EDGE_WEIGHT_FORMAT", pos + 1),
+                f"EXPLICIT edge weights need an EDGE_WEIGHT_FORMAT among {', '.join(MATRIX_FORMATS)}, got {ewf[:40]!r}",
+            )
 
     coords = demands = matrix = None
     order: list[str] = []
@@ -166,10 +168,15 @@ def parse(text: str, name: str = "<text>") -> dict:
             values: list[int] = []
             while len(values) < len(pairs):
                 if pos >= len(lines):
-                    raise err(pos + 1, f"expected {len(pairs)} edge weights, got the end of the file after {len(values)}")
+                    raise err(
+                        pos + 1, f"expected {len(pairs)} edge weights, got the end of the file after {len(values)}"
+                    )
                 tokens = lines[pos].split()
                 if not tokens or not is_int(tokens[0]):
-                    raise err(pos + 1, f"expected {len(pairs)} edge weights, got {len(values)} then {lines[pos].strip()[:40]!r}")
+                    raise err(
+                        pos + 1,
+                        f"expected {len(pairs)} edge weights, got {len(values)} then {lines[pos].strip()[:40]!r}",
+                    )
                 for tok in tokens:
                     if not is_int(tok):
                         raise err(pos + 1, f"expected an integer edge weight, got {tok[:40]!r}")
@@ -185,12 +192,17 @@ def parse(text: str, name: str = "<text>") -> dict:
                 if ewf != "FULL_MATRIX":
                     matrix[j][i] = v
         else:
-            raise err(pos, f"unsupported section {keyword[:40]} (supported: NODE_COORD_SECTION, "
-                           "EDGE_WEIGHT_SECTION, DEMAND_SECTION, DEPOT_SECTION)")
+            raise err(
+                pos,
+                f"unsupported section {keyword[:40]} (supported: NODE_COORD_SECTION, "
+                "EDGE_WEIGHT_SECTION, DEMAND_SECTION, DEPOT_SECTION)",
+            )
     tail_start = pos
     for k in range(pos, len(lines)):
         if lines[k].strip():
-            raise err(k + 1, f"unexpected content after {'EOF' if eof else 'the last section'}: {lines[k].strip()[:40]!r}")
+            raise err(
+                k + 1, f"unexpected content after {'EOF' if eof else 'the last section'}: {lines[k].strip()[:40]!r}"
+            )
     if demands is None:
         raise err(tail_start + 1, "expected a DEMAND_SECTION, got the end of the file")
     if "DEPOT_SECTION" not in order:
@@ -206,8 +218,12 @@ def parse(text: str, name: str = "<text>") -> dict:
         k = demands.index(big)
         raise err(where["CAPACITY"], f"node {k + 1} has demand {big}, above the CAPACITY {capacity}")
 
-    instance: dict = {"problem": "cvrp", "name": head.get("NAME", "").strip() or "cvrp", "n_customers": dim - 1,
-                      "capacity": capacity}
+    instance: dict = {
+        "problem": "cvrp",
+        "name": head.get("NAME", "").strip() or "cvrp",
+        "n_customers": dim - 1,
+        "capacity": capacity,
+    }
     if "COMMENT" in head:
         instance["comment"] = head["COMMENT"]
     if coords is not None:
@@ -220,8 +236,9 @@ def parse(text: str, name: str = "<text>") -> dict:
         instance["edge_weight_format"] = ewf
         instance["distances"] = matrix
 
-    layout = _layout(instance, lines, body, newline, headers, header_styles, order, section_styles, row_styles,
-                     eof, tail_start)
+    layout = _layout(
+        instance, lines, body, newline, headers, header_styles, order, section_styles, row_styles, eof, tail_start
+    )
     if layout:
         instance["layout"] = layout
         if write(instance) != text:
@@ -306,7 +323,7 @@ def _layout(instance, lines, body, newline, headers, header_styles, order, secti
         layout["row_styles"] = rows
     if not eof:
         layout["eof"] = False
-    tail = body[len("\n".join(lines[:tail_start])):]
+    tail = body[len("\n".join(lines[:tail_start])) :]
     if tail != "\n":
         layout["tail"] = tail
     canon = _lines({**instance, "layout": layout})
@@ -376,7 +393,7 @@ def _lines(instance: dict) -> list[str]:
             m = instance["distances"]
             values = [m[i][j] for i, j in _matrix_pairs(instance["edge_weight_format"], dim)]
             width = max([WIDTH] + [len(str(v)) + 1 for v in values])
-            out += ["".join(f"{v:>{width}}" for v in values[k:k + PER_LINE]) for k in range(0, len(values), PER_LINE)]
+            out += ["".join(f"{v:>{width}}" for v in values[k : k + PER_LINE]) for k in range(0, len(values), PER_LINE)]
     if layout.get("eof", True):
         out.append(f"{sstart}EOF{send}")
     return out

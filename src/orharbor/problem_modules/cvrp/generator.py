@@ -36,15 +36,24 @@ from ..seeds import count_rng
 SIZES = ("n8", "n20", "n50", "n100", "n200", "n400", "n1000")
 GENERATOR_VERSION = 1
 #: generate's output pinned: the sha256 (``orharbor.jsonio.digest``) of the instance of ``(seed, size)``.
-GOLDEN = {(0, "n8"): "9c032118c7ba418afdb8588d488444fb9eab634876ccca08d08a3d101ac73988",
-          (7, "n100"): "5686ef55c39b77abc42e6de7ed708cfd84203b873240a5fc1f5c984d1ff45f5b",
-          (123456789, "n1000"): "74b1546dd78f18ff7fc9a3a046efc39355021a8951afda1cea4c4cab064e06b3"}
+GOLDEN = {
+    (0, "n8"): "9c032118c7ba418afdb8588d488444fb9eab634876ccca08d08a3d101ac73988",
+    (7, "n100"): "5686ef55c39b77abc42e6de7ed708cfd84203b873240a5fc1f5c984d1ff45f5b",
+    (123456789, "n1000"): "74b1546dd78f18ff7fc9a3a046efc39355021a8951afda1cea4c4cab064e06b3",
+}
 
 GRID = 1000
 DEPOT_PLACEMENTS = ("random", "centre", "corner")
 CUSTOMER_PLACEMENTS = ("random", "clustered", "random-clustered")
-DEMAND_TYPES = ("unitary", "small-large-var", "small-small-var", "large-large-var", "large-small-var",
-                "quadrant", "many-small-few-large")
+DEMAND_TYPES = (
+    "unitary",
+    "small-large-var",
+    "small-small-var",
+    "large-large-var",
+    "large-small-var",
+    "quadrant",
+    "many-small-few-large",
+)
 #: Attraction decay of the clustered placement (Uchoa et al.: exp(-d / 40)).
 DECAY = 40.0
 #: Triangular distribution of the average route size r: (low, mode, high).
@@ -83,13 +92,18 @@ def _demands(rng: random.Random, kind: str, customers: list[tuple[int, int]], ge
     n = len(customers)
     if kind == "unitary":
         return [1] * n
-    ranges = {"small-large-var": (1, 10), "small-small-var": (5, 10),
-              "large-large-var": (1, 100), "large-small-var": (50, 100)}
+    ranges = {
+        "small-large-var": (1, 10),
+        "small-small-var": (5, 10),
+        "large-large-var": (1, 100),
+        "large-small-var": (50, 100),
+    }
     if kind in ranges:
         return [rng.randint(*ranges[kind]) for _ in range(n)]
     if kind == "quadrant":
-        return [rng.randint(1, 50) if (x < GRID // 2) == (y < GRID // 2) else rng.randint(51, 100)
-                for x, y in customers]
+        return [
+            rng.randint(1, 50) if (x < GRID // 2) == (y < GRID // 2) else rng.randint(51, 100) for x, y in customers
+        ]
     percent = rng.randint(70, 95)  # many-small-few-large
     small = (n * percent + 50) // 100
     order = list(range(n))
@@ -110,9 +124,14 @@ def generate(seed: int, size: str) -> dict:
     demand_type = DEMAND_TYPES[rng.randrange(len(DEMAND_TYPES))]
     r_hundredths = round(100 * rng.triangular(ROUTE_SIZE[0], ROUTE_SIZE[2], ROUTE_SIZE[1]))
     gen: dict = {
-        "seed": seed, "size": size, "version": GENERATOR_VERSION, "prng_seed": derived,
-        "depot_placement": depot_placement, "customer_placement": customer_placement,
-        "demand_type": demand_type, "route_size": r_hundredths / 100,
+        "seed": seed,
+        "size": size,
+        "version": GENERATOR_VERSION,
+        "prng_seed": derived,
+        "depot_placement": depot_placement,
+        "customer_placement": customer_placement,
+        "demand_type": demand_type,
+        "route_size": r_hundredths / 100,
     }
     depot = {"centre": (GRID // 2, GRID // 2), "corner": (0, 0)}.get(depot_placement) or _point(rng)
     taken = {depot}

@@ -30,8 +30,10 @@ from .baseline import baseline
 from .verify import distance_function, evaluate
 
 #: The reference method, as the instruction names it.
-REFERENCE = ("OR-Tools routing (a capacity dimension): a first solution by PATH_CHEAPEST_ARC, improved by guided "
-             "local search (the naive solution when it finds nothing better)")
+REFERENCE = (
+    "OR-Tools routing (a capacity dimension): a first solution by PATH_CHEAPEST_ARC, improved by guided "
+    "local search (the naive solution when it finds nothing better)"
+)
 
 
 def fleet_size(n_baseline_routes: int, n_customers: int) -> int:
@@ -53,11 +55,12 @@ def lower_bound(instance: dict) -> int:
         total += min(d(i, j) for j in range(n + 1) if j != i)
     k = -(-sum(instance["demands"]) // instance["capacity"])
     depot = sorted(d(0, j) for j in range(1, n + 1))
-    return total + sum(depot[:max(k, 1)])
+    return total + sum(depot[: max(k, 1)])
 
 
-def reference(instance: dict, *, time_limit_s: float, workers: int = 1, seed: int = 0,
-              hint: dict | None = None) -> tuple[dict, dict]:
+def reference(
+    instance: dict, *, time_limit_s: float, workers: int = 1, seed: int = 0, hint: dict | None = None
+) -> tuple[dict, dict]:
     """Best routes OR-Tools routing finds within ``time_limit_s`` from its own start or ``hint``, and its meta."""
     import ortools
     from ortools.constraint_solver import pywrapcp, routing_enums_pb2
@@ -84,8 +87,16 @@ def reference(instance: dict, *, time_limit_s: float, workers: int = 1, seed: in
     params = pywrapcp.DefaultRoutingSearchParameters()
     params.first_solution_strategy = routing_enums_pb2.FirstSolutionStrategy.PATH_CHEAPEST_ARC
     params.local_search_metaheuristic = routing_enums_pb2.LocalSearchMetaheuristic.GUIDED_LOCAL_SEARCH
-    assignment, start_point = search(routing, manager, params, start + float(time_limit_s), "PATH_CHEAPEST_ARC",
-                                     base_start, given, lambda routes: evaluate(instance, {"routes": routes}))
+    assignment, start_point = search(
+        routing,
+        manager,
+        params,
+        start + float(time_limit_s),
+        "PATH_CHEAPEST_ARC",
+        base_start,
+        given,
+        lambda routes: evaluate(instance, {"routes": routes}),
+    )
     start_point = warm_start.with_note(start_point, note)
 
     meta = {
@@ -104,6 +115,10 @@ def reference(instance: dict, *, time_limit_s: float, workers: int = 1, seed: in
     fallback = warm_start.better(warm_start.better(base_start, start_point), given)
     solution, objective = keep_better(instance, evaluate, routes, fallback, meta, "routing found no solution")
     bound = lower_bound(instance)
-    meta.update(status="FEASIBLE", objective=objective, bound=min(bound, objective),
-                wall_time_s=round(time.perf_counter() - start, 3))
+    meta.update(
+        status="FEASIBLE",
+        objective=objective,
+        bound=min(bound, objective),
+        wall_time_s=round(time.perf_counter() - start, 3),
+    )
     return solution, meta

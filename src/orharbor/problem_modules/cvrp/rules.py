@@ -19,19 +19,20 @@ def validate_instance(instance) -> dict:
         raise InvalidInstance(f"demands[0]: the depot's demand must be 0, got {demands[0]}")
     for i in range(1, n + 1):
         if demands[i] > capacity:
-            raise InvalidInstance(f"demands[{i}]: customer {i} demands {demands[i]}, above the capacity "
-                                  f"{capacity}: no route can serve it")
+            raise InvalidInstance(
+                f"demands[{i}]: customer {i} demands {demands[i]}, above the capacity {capacity}: no route can serve it"
+            )
     rounding = inst["rounding"]
     if rounding not in ROUNDING:
         raise InvalidInstance(f"rounding: expected one of {', '.join(map(repr, ROUNDING))}, got {rounding!r}")
     if rounding == "nint" or "coords" in inst:
         if "coords" not in inst:
-            raise InvalidInstance("missing key 'coords' (needed with \"rounding\": \"nint\")")
+            raise InvalidInstance('missing key \'coords\' (needed with "rounding": "nint")')
         for i, point in enumerate(array(inst["coords"], "coords", n + 1)):
             integers(point, f"coords[{i}]", 2)
     if rounding == "explicit":
         if "distances" not in inst:
-            raise InvalidInstance("missing key 'distances' (needed with \"rounding\": \"explicit\")")
+            raise InvalidInstance('missing key \'distances\' (needed with "rounding": "explicit")')
         for i, row in enumerate(array(inst["distances"], "distances", n + 1)):
             integers(row, f"distances[{i}]", n + 1, lo=0)
     return inst

@@ -13,8 +13,10 @@ from ..pyvrp_runner import solve
 from .verify import distance_function, evaluate
 
 #: The strong method, as the build names it.
-STRONG = ("PyVRP iterated local search on the instance's integer distances, started from a feasible hint when "
-          "one is given (the hint when PyVRP finds nothing better)")
+STRONG = (
+    "PyVRP iterated local search on the instance's integer distances, started from a feasible hint when "
+    "one is given (the hint when PyVRP finds nothing better)"
+)
 
 
 def problem_data(instance: dict):
@@ -37,7 +39,8 @@ def problem_data(instance: dict):
     )
 
 
-def strong(instance: dict, *, time_limit_s: float, workers: int = 1, seed: int = 0,
-           hint: dict | None = None) -> tuple[dict, dict]:
+def strong(
+    instance: dict, *, time_limit_s: float, workers: int = 1, seed: int = 0, hint: dict | None = None
+) -> tuple[dict, dict]:
     """PyVRP's best routes in ``time_limit_s`` (single-threaded: ``workers`` is recorded as 1), and its meta."""
     return solve(instance, evaluate, problem_data, time_limit_s=time_limit_s, seed=seed, hint=hint)

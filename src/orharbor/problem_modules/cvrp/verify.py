@@ -64,8 +64,6 @@ def evaluate(instance: dict, solution) -> int:
         for customer in route:
             load += demands[customer]
         if load > capacity:
-            raise Infeasible(
-                f"solution.routes[{r}]: route {r} carries a load of {load}, over the capacity {capacity}"
-            )
+            raise Infeasible(f"solution.routes[{r}]: route {r} carries a load of {load}, over the capacity {capacity}")
         total += route_length(d, route)
     return total

@@ -105,14 +105,24 @@ def _read_taillard(lines: Lines, stem: str | None) -> tuple[dict, dict]:
     numbers = lines.lines[lineno - 1]
     if numbers != _taillard_numbers(n, m, time_seed, machine_seed, upper, lower):
         layout["numbers"] = numbers
-    durations = _taillard_rows(lines, "Times", n, m, "durations",
-                               lambda lineno, j, row: _check_durations(lines, lineno, j, row))
-    machines = _taillard_rows(lines, "Machines", n, m, "machines",  # 1-based in the file
-                              lambda lineno, j, row: _check_route(lines, lineno, j, [x - 1 for x in row], m,
-                                                                  one_based=True))
+    durations = _taillard_rows(
+        lines, "Times", n, m, "durations", lambda lineno, j, row: _check_durations(lines, lineno, j, row)
+    )
+    machines = _taillard_rows(
+        lines,
+        "Machines",
+        n,
+        m,
+        "machines",  # 1-based in the file
+        lambda lineno, j, row: _check_route(lines, lineno, j, [x - 1 for x in row], m, one_based=True),
+    )
     inst = _instance(stem, n, m, machines, durations)
     inst.update(time_seed=time_seed, machine_seed=machine_seed, upper_bound=upper, lower_bound=lower)
-    width = _detect_width(lines.lines[3 : 3 + n] + lines.lines[4 + n : 4 + 2 * n], durations + [[x + 1 for x in r] for r in machines], _taillard_row)
+    width = _detect_width(
+        lines.lines[3 : 3 + n] + lines.lines[4 + n : 4 + 2 * n],
+        durations + [[x + 1 for x in r] for r in machines],
+        _taillard_row,
+    )
     if width is not None and width != _taillard_width(inst):
         layout["width"] = width
     return inst, layout
@@ -160,8 +170,14 @@ def _read_orlib(lines: Lines, stem: str | None) -> tuple[dict, dict]:
 
 def _instance(stem: str | None, n: int, m: int, machines: list, durations: list) -> dict:
     """The instance's data, named after the file (or its shape, for a text)."""
-    return {"problem": "jobshop", "name": stem if stem else f"jobshop-{n}x{m}", "n_jobs": n, "n_machines": m,
-            "machines": machines, "durations": durations}
+    return {
+        "problem": "jobshop",
+        "name": stem if stem else f"jobshop-{n}x{m}",
+        "n_jobs": n,
+        "n_machines": m,
+        "machines": machines,
+        "durations": durations,
+    }
 
 
 def _detect_width(raw: list[str], rows: list[list[int]], fmt_row) -> int | None:

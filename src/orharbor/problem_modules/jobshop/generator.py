@@ -22,9 +22,11 @@ from ..seeds import MASK64, check_seed, fnv1a64, splitmix64
 SIZES = ("4x4", "6x6", "10x10", "15x15", "20x15", "20x20", "30x15", "30x20", "50x15", "50x20", "100x20")
 GENERATOR_VERSION = 1
 #: generate's output pinned: the sha256 (``orharbor.jsonio.digest``) of the instance of ``(seed, size)``.
-GOLDEN = {(0, "4x4"): "85f69468536dab9ed5e402113bc87e6c403012f12140fa04b3dc283e46b57330",
-          (7, "15x15"): "aac0b04f4aa20f3b064ff19b0f5534782b20d842b87712b85267c1135e50dc53",
-          (123456789, "50x20"): "c75509f807d9b28618a09439149dd74e722b9af177ba6515d24d7f6f338161f3"}
+GOLDEN = {
+    (0, "4x4"): "85f69468536dab9ed5e402113bc87e6c403012f12140fa04b3dc283e46b57330",
+    (7, "15x15"): "aac0b04f4aa20f3b064ff19b0f5534782b20d842b87712b85267c1135e50dc53",
+    (123456789, "50x20"): "c75509f807d9b28618a09439149dd74e722b9af177ba6515d24d7f6f338161f3",
+}
 
 _M = 2**31 - 1  # modulus of Taillard's LCG
 _A = 16807
@@ -57,9 +59,7 @@ class TaillardRng:
         return low + math.floor(value_0_1 * (high - low + 1))
 
 
-def taillard(
-    time_seed: int, machine_seed: int, n_jobs: int, n_machines: int, low: int = 1, high: int = 99
-) -> dict:
+def taillard(time_seed: int, machine_seed: int, n_jobs: int, n_machines: int, low: int = 1, high: int = 99) -> dict:
     """Taillard's job shop generator: durations and (0-based) machine orders.
 
     All durations are drawn first from the time seed's stream (job by job,

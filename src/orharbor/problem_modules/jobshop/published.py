@@ -31,16 +31,23 @@ def taillard_set() -> list[dict]:
         # source (task.toml, hidden from the agent) keeps them.
         instance = {key: made[key] for key in ("problem", "n_jobs", "n_machines", "machines", "durations")}
         instance["name"] = f"jobshop-{entry['n_jobs']}x{entry['n_machines']}"
-        out.append({
-            "name": entry["name"],
-            "size": f"{entry['n_jobs']}x{entry['n_machines']}",
-            "instance": instance,
-            "source": (f"Taillard (1993) {entry['name']}: his generator with time seed {entry['time_seed']} and "
-                       f"machine seed {entry['machine_seed']}"),
-            # the best known makespan is the published upper bound, its bound the published lower bound
-            "best_known": {"value": entry["upper_bound"], "source": table["sources"]["bounds"],
-                           "bound": entry["lower_bound"]},
-        })
+        out.append(
+            {
+                "name": entry["name"],
+                "size": f"{entry['n_jobs']}x{entry['n_machines']}",
+                "instance": instance,
+                "source": (
+                    f"Taillard (1993) {entry['name']}: his generator with time seed {entry['time_seed']} and "
+                    f"machine seed {entry['machine_seed']}"
+                ),
+                # the best known makespan is the published upper bound, its bound the published lower bound
+                "best_known": {
+                    "value": entry["upper_bound"],
+                    "source": table["sources"]["bounds"],
+                    "bound": entry["lower_bound"],
+                },
+            }
+        )
     return out
 
 

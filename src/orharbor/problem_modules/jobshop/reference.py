@@ -14,8 +14,10 @@ from .baseline import dispatch, round_robin
 from .verify import evaluate
 
 #: The reference method, as the instruction names it.
-REFERENCE = ("OR-Tools CP-SAT (an interval per operation, no overlap on each machine, the makespan "
-             "minimised), started from a round-robin dispatch")
+REFERENCE = (
+    "OR-Tools CP-SAT (an interval per operation, no overlap on each machine, the makespan "
+    "minimised), started from a round-robin dispatch"
+)
 
 
 def trivial_lower_bound(instance: dict) -> int:
@@ -28,8 +30,9 @@ def trivial_lower_bound(instance: dict) -> int:
     return max(jobs + loads + [0])
 
 
-def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 0,
-              hint: dict | None = None) -> tuple[dict, dict]:
+def reference(
+    instance: dict, *, time_limit_s: float, workers: int, seed: int = 0, hint: dict | None = None
+) -> tuple[dict, dict]:
     """Best schedule CP-SAT finds within ``time_limit_s`` from the better of its own hint and ``hint``, and its meta."""
     from ortools.sat.python import cp_model
 
@@ -74,7 +77,12 @@ def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 
 
     solver, status, meta = cpsat.solve(model, time_limit_s=time_limit_s, workers=workers, seed=seed)
     return cpsat.finish(
-        instance, evaluate, solver, status, meta,
+        instance,
+        evaluate,
+        solver,
+        status,
+        meta,
         extract=lambda sol: {"starts": [[int(sol.value(s)) for s in row] for row in starts]},
-        start=start, lower_bound=trivial_lower_bound(instance),
+        start=start,
+        lower_bound=trivial_lower_bound(instance),
     )

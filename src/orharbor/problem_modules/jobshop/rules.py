@@ -16,8 +16,9 @@ def validate_instance(instance) -> dict:
         integers(route, f"machines[{j}]", m, lo=0, hi=m - 1)
         if len(set(route)) != m:
             twice = next(machine for machine in route if route.count(machine) > 1)
-            raise InvalidInstance(f"machines[{j}]: machine {twice} appears twice (every job visits every "
-                                  "machine exactly once)")
+            raise InvalidInstance(
+                f"machines[{j}]: machine {twice} appears twice (every job visits every machine exactly once)"
+            )
     for j, row in enumerate(array(inst["durations"], "durations", n)):
         integers(row, f"durations[{j}]", m, lo=0)
     return inst

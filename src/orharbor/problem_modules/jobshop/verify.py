@@ -30,9 +30,7 @@ def evaluate(instance: dict, solution) -> int:
         ready = 0
         for k in range(m):
             if row[k] < ready:
-                raise Infeasible(
-                    f"job {j} operation {k} starts at {row[k]} before its predecessor ends at {ready}"
-                )
+                raise Infeasible(f"job {j} operation {k} starts at {row[k]} before its predecessor ends at {ready}")
             ready = row[k] + times[k]
         makespan = max(makespan, ready)
 

@@ -98,7 +98,7 @@ class RouteSearch:
         n = len(self.demands) - 1
         seed = rng.randint(1, n)
         count = rng.randint(min(n, sizes[0]), min(n, sizes[1]))
-        removed = [seed] + self.near[seed][:count - 1]
+        removed = [seed] + self.near[seed][: count - 1]
         gone = set(removed)
         for r in {self.route_of[c] for c in removed}:
             self.routes[r] = [c for c in self.routes[r] if c not in gone]

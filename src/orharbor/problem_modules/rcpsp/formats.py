@@ -47,8 +47,17 @@ jobs by their number in the file.
 
 from __future__ import annotations
 
-from ..textfile import (Lines, check_format, finish_layout, is_int, layout_of, reader, render, unify_newlines,
-                        with_newline)
+from ..textfile import (
+    Lines,
+    check_format,
+    finish_layout,
+    is_int,
+    layout_of,
+    reader,
+    render,
+    unify_newlines,
+    with_newline,
+)
 from .generator import earliest_starts
 
 FORMATS = ("psplib",)
@@ -156,7 +165,8 @@ def _read_sm(lines: _Lines, stem: str | None) -> dict:
         for s in row[3:]:
             if not job < s <= n:
                 raise lines.error(
-                    lineno, f"successor {s} of job {job} out of range {job + 1}..{n} (PSPLIB numbers jobs topologically)"
+                    lineno,
+                    f"successor {s} of job {job} out of range {job + 1}..{n} (PSPLIB numbers jobs topologically)",
                 )
         if len(set(row[3:])) != count:
             raise lines.error(lineno, f"job {job} lists a successor twice")
@@ -180,7 +190,9 @@ def _read_sm(lines: _Lines, stem: str | None) -> dict:
         if duration < 0 or any(r < 0 for r in row[3:]):
             raise lines.error(lineno, f"job {job}: negative duration or demand")
         if i in (0, n - 1) and duration != 0:
-            raise lines.error(lineno, f"the dummy {'source' if i == 0 else 'sink'} (job {job}) must have duration 0, got {duration}")
+            raise lines.error(
+                lineno, f"the dummy {'source' if i == 0 else 'sink'} (job {job}) must have duration 0, got {duration}"
+            )
         durations.append(duration)
         demands.append(row[3:])
     lines.stars()
@@ -193,7 +205,8 @@ def _read_sm(lines: _Lines, stem: str | None) -> dict:
         worst = max(range(n), key=lambda i: demands[i][k])
         if demands[worst][k] > cap:
             raise lines.error(
-                lineno, f"resource {k + 1}: availability {cap} is below the demand {demands[worst][k]} of job {worst + 1}"
+                lineno,
+                f"resource {k + 1}: availability {cap} is below the demand {demands[worst][k]} of job {worst + 1}",
             )
     lines.stars()
     return {

@@ -29,9 +29,11 @@ from ..seeds import MASK64, check_seed, fnv1a64, splitmix64
 SIZES = ("j10", "j30", "j60", "j90", "j120", "j300")
 GENERATOR_VERSION = 1
 #: generate's output pinned: the sha256 (``orharbor.jsonio.digest``) of the instance of ``(seed, size)``.
-GOLDEN = {(0, "j10"): "9fb301362414fd69607e9752b682523ea357cc0eba32e038eddefce01a0842af",
-          (7, "j30"): "736572cbc4a9f23d2b93f86fcdf8fa632602fc812a4eb9ecdbac85de95945763",
-          (123456789, "j300"): "578afadceea00367c4321a16793d1523aa2cbdf675640e13da8d368e7acca63c"}
+GOLDEN = {
+    (0, "j10"): "9fb301362414fd69607e9752b682523ea357cc0eba32e038eddefce01a0842af",
+    (7, "j30"): "736572cbc4a9f23d2b93f86fcdf8fa632602fc812a4eb9ecdbac85de95945763",
+    (123456789, "j300"): "578afadceea00367c4321a16793d1523aa2cbdf675640e13da8d368e7acca63c",
+}
 
 #: Non-dummy activities per size.
 N_REAL = {"j10": 10, "j30": 30, "j60": 60, "j90": 90, "j120": 120, "j300": 300}

@@ -15,8 +15,10 @@ from .generator import earliest_starts
 from .verify import evaluate
 
 #: The reference method, as the instruction names it.
-REFERENCE = ("OR-Tools CP-SAT (an interval per activity, a cumulative constraint per resource, the "
-             "makespan minimised), started from the naive schedule")
+REFERENCE = (
+    "OR-Tools CP-SAT (an interval per activity, a cumulative constraint per resource, the "
+    "makespan minimised), started from the naive schedule"
+)
 
 
 def trivial_lower_bound(instance: dict) -> int:
@@ -31,8 +33,9 @@ def trivial_lower_bound(instance: dict) -> int:
     return bound
 
 
-def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 0,
-              hint: dict | None = None) -> tuple[dict, dict]:
+def reference(
+    instance: dict, *, time_limit_s: float, workers: int, seed: int = 0, hint: dict | None = None
+) -> tuple[dict, dict]:
     """Best schedule CP-SAT finds within ``time_limit_s`` from the better of its own hint and ``hint``, and its meta."""
     from ortools.sat.python import cp_model
 
@@ -74,7 +77,12 @@ def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 
 
     solver, status, meta = cpsat.solve(model, time_limit_s=time_limit_s, workers=workers, seed=seed)
     return cpsat.finish(
-        instance, evaluate, solver, status, meta,
+        instance,
+        evaluate,
+        solver,
+        status,
+        meta,
         extract=lambda sol: {"starts": [int(sol.value(s)) for s in starts]},
-        start=start, lower_bound=trivial_lower_bound(instance),
+        start=start,
+        lower_bound=trivial_lower_bound(instance),
     )

@@ -9,8 +9,9 @@ __all__ = ["InvalidInstance", "validate_instance"]
 
 def validate_instance(instance) -> dict:
     """``instance`` if it is an RCPSP instance with a schedule; else InvalidInstance naming the first broken rule."""
-    inst = instance_object(instance, "rcpsp", ("n_activities", "n_resources", "capacities", "durations",
-                                               "demands", "successors"))
+    inst = instance_object(
+        instance, "rcpsp", ("n_activities", "n_resources", "capacities", "durations", "demands", "successors")
+    )
     n = integer(inst["n_activities"], "n_activities", lo=1)
     r = integer(inst["n_resources"], "n_resources", lo=0)
     capacities = integers(inst["capacities"], "capacities", r, lo=0)
@@ -19,8 +20,10 @@ def validate_instance(instance) -> dict:
         integers(row, f"demands[{i}]", r, lo=0)
         for k in range(r):
             if durations[i] > 0 and row[k] > capacities[k]:
-                raise InvalidInstance(f"demands[{i}][{k}]: activity {i} needs {row[k]} units of resource {k}, "
-                                      f"above its capacity {capacities[k]}: no schedule exists")
+                raise InvalidInstance(
+                    f"demands[{i}][{k}]: activity {i} needs {row[k]} units of resource {k}, "
+                    f"above its capacity {capacities[k]}: no schedule exists"
+                )
     successors = array(inst["successors"], "successors", n)
     for i, after in enumerate(successors):
         integers(after, f"successors[{i}]", lo=0, hi=n - 1)
@@ -47,5 +50,6 @@ def _acyclic(successors: list[list[int]]) -> None:
                 ready.append(j)
     if done < len(successors):
         stuck = next(i for i, d in enumerate(indegree) if d > 0)
-        raise InvalidInstance(f"successors: the precedences form a cycle (through activity {stuck}): "
-                              "no schedule exists")
+        raise InvalidInstance(
+            f"successors: the precedences form a cycle (through activity {stuck}): no schedule exists"
+        )

@@ -40,10 +40,13 @@ def baseline(instance: dict) -> dict:
     roster = {}
     for e, staff in enumerate(instance["staff"]):
         model, x, _, _ = hard_model(instance, cp_model, employees=[e])
-        solver, status, _ = cpsat.solve(model, time_limit_s=TIME_LIMIT_S, workers=1, seed=0,
-                                        stop_after_first_solution=True)
+        solver, status, _ = cpsat.solve(
+            model, time_limit_s=TIME_LIMIT_S, workers=1, seed=0, stop_after_first_solution=True
+        )
         if not cpsat.found(status):
-            raise ValueError(f"CP-SAT found no feasible line for employee {staff['id']} "
-                             f"({solver.status_name(status)}): the instance is infeasible")
+            raise ValueError(
+                f"CP-SAT found no feasible line for employee {staff['id']} "
+                f"({solver.status_name(status)}): the instance is infeasible"
+            )
         roster[staff["id"]] = row_from(instance, x, e, solver.boolean_value)
     return {"roster": roster}

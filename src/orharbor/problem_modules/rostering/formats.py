@@ -32,23 +32,36 @@ from ..textfile import Lines, check_format, is_int, reader, split_lines, with_ne
 
 FORMATS = ("schedulingbenchmarks",)
 SECTIONS = (
-    "SECTION_HORIZON", "SECTION_SHIFTS", "SECTION_STAFF", "SECTION_DAYS_OFF",
-    "SECTION_SHIFT_ON_REQUESTS", "SECTION_SHIFT_OFF_REQUESTS", "SECTION_COVER",
+    "SECTION_HORIZON",
+    "SECTION_SHIFTS",
+    "SECTION_STAFF",
+    "SECTION_DAYS_OFF",
+    "SECTION_SHIFT_ON_REQUESTS",
+    "SECTION_SHIFT_OFF_REQUESTS",
+    "SECTION_COVER",
 )
 #: The comment lines of the published files: before SECTION_HORIZON, then after each section keyword.
 PREAMBLE = "# This is a comment. Comments start with #"
 COMMENTS = {
     "SECTION_HORIZON": ("# All instances start on a Monday", "# The horizon length in days:"),
     "SECTION_SHIFTS": ("# ShiftID, Length in mins, Shifts which cannot follow this shift | separated",),
-    "SECTION_STAFF": ("# ID, MaxShifts, MaxTotalMinutes, MinTotalMinutes, MaxConsecutiveShifts, "
-                      "MinConsecutiveShifts, MinConsecutiveDaysOff, MaxWeekends",),
+    "SECTION_STAFF": (
+        "# ID, MaxShifts, MaxTotalMinutes, MinTotalMinutes, MaxConsecutiveShifts, "
+        "MinConsecutiveShifts, MinConsecutiveDaysOff, MaxWeekends",
+    ),
     "SECTION_DAYS_OFF": ("# EmployeeID, DayIndexes (start at zero)",),
     "SECTION_SHIFT_ON_REQUESTS": ("# EmployeeID, Day, ShiftID, Weight",),
     "SECTION_SHIFT_OFF_REQUESTS": ("# EmployeeID, Day, ShiftID, Weight",),
     "SECTION_COVER": ("# Day, ShiftID, Requirement, Weight for under, Weight for over",),
 }
-STAFF_FIELDS = ("max_total_minutes", "min_total_minutes", "max_consecutive_shifts", "min_consecutive_shifts",
-                "min_consecutive_days_off", "max_weekends")
+STAFF_FIELDS = (
+    "max_total_minutes",
+    "min_total_minutes",
+    "max_consecutive_shifts",
+    "min_consecutive_shifts",
+    "min_consecutive_days_off",
+    "max_weekends",
+)
 DATA_KEYS = ("horizon", "shifts", "staff", "shift_on_requests", "shift_off_requests", "cover")
 
 
@@ -71,10 +84,10 @@ def parse(text: str, name: str = "<text>", stem: str | None = None) -> dict:
         "horizon": horizon,
         "shifts": shifts,
         "staff": staff,
-        "shift_on_requests": _requests(lines, rows["SECTION_SHIFT_ON_REQUESTS"], staff_ids, shift_ids, horizon,
-                                       "on"),
-        "shift_off_requests": _requests(lines, rows["SECTION_SHIFT_OFF_REQUESTS"], staff_ids, shift_ids, horizon,
-                                        "off"),
+        "shift_on_requests": _requests(lines, rows["SECTION_SHIFT_ON_REQUESTS"], staff_ids, shift_ids, horizon, "on"),
+        "shift_off_requests": _requests(
+            lines, rows["SECTION_SHIFT_OFF_REQUESTS"], staff_ids, shift_ids, horizon, "off"
+        ),
         "cover": _cover(lines, rows["SECTION_COVER"], shift_ids, horizon),
     }
     if newline != "\n":
@@ -159,8 +172,14 @@ def _shifts(lines: Lines, rows) -> list[dict]:
             raise lines.error(lineno, f"shift {sid} is defined twice")
         seen.add(sid)
         forbidden = follow.split("|") if follow else []
-        shifts.append({"id": sid, "minutes": _int(lines, lineno, length, f"length of shift {sid}"),
-                       "forbidden_next": forbidden, "_line": lineno})
+        shifts.append(
+            {
+                "id": sid,
+                "minutes": _int(lines, lineno, length, f"length of shift {sid}"),
+                "forbidden_next": forbidden,
+                "_line": lineno,
+            }
+        )
     for shift in shifts:
         lineno = shift.pop("_line")
         if len(set(shift["forbidden_next"])) != len(shift["forbidden_next"]):
@@ -175,8 +194,14 @@ def _staff(lines: Lines, rows, shift_ids: list[str]) -> list[dict]:
     if not rows:
         raise lines.error(len(lines.lines) + 1, "SECTION_STAFF lists no employee")
     for lineno, row in rows:
-        fields = _fields(lines, lineno, row, 8, "ID, MaxShifts, MaxTotalMinutes, MinTotalMinutes, MaxConsecutiveShifts, "
-                                                "MinConsecutiveShifts, MinConsecutiveDaysOff, MaxWeekends")
+        fields = _fields(
+            lines,
+            lineno,
+            row,
+            8,
+            "ID, MaxShifts, MaxTotalMinutes, MinTotalMinutes, MaxConsecutiveShifts, "
+            "MinConsecutiveShifts, MinConsecutiveDaysOff, MaxWeekends",
+        )
         eid = _id(lines, lineno, fields[0], "an employee id")
         if eid in seen:
             raise lines.error(lineno, f"employee {eid} is defined twice")
@@ -228,8 +253,9 @@ def _requests(lines: Lines, rows, staff_ids: set, shift_ids: list[str], horizon:
         }
         key = (eid, request["day"], sid)
         if key in seen:
-            raise lines.error(lineno, f"a second shift-{kind} request of employee {eid} for shift {sid} "
-                                      f"on day {request['day']}")
+            raise lines.error(
+                lineno, f"a second shift-{kind} request of employee {eid} for shift {sid} on day {request['day']}"
+            )
         seen.add(key)
         out.append(request)
     return out
@@ -238,8 +264,9 @@ def _requests(lines: Lines, rows, staff_ids: set, shift_ids: list[str], horizon:
 def _cover(lines: Lines, rows, shift_ids: list[str], horizon: int) -> list[dict]:
     out, seen = [], set()
     for lineno, row in rows:
-        day, sid, need, under, over = _fields(lines, lineno, row, 5,
-                                              "Day, ShiftID, Requirement, Weight for under, Weight for over")
+        day, sid, need, under, over = _fields(
+            lines, lineno, row, 5, "Day, ShiftID, Requirement, Weight for under, Weight for over"
+        )
         cover = {
             "day": _int(lines, lineno, day, "day", hi=horizon - 1),
             "shift": _known(lines, lineno, sid, shift_ids, "shift"),
@@ -265,16 +292,21 @@ def write(instance: dict, fmt: str = FORMATS[0]) -> str:
         "SECTION_HORIZON": [str(instance["horizon"])],
         "SECTION_SHIFTS": [f"{s['id']},{s['minutes']},{'|'.join(s['forbidden_next'])}" for s in instance["shifts"]],
         "SECTION_STAFF": [
-            ",".join([m["id"], "|".join(f"{s}={m['max_shifts'][s]}" for s in shift_ids)]
-                     + [str(m[key]) for key in STAFF_FIELDS])
+            ",".join(
+                [m["id"], "|".join(f"{s}={m['max_shifts'][s]}" for s in shift_ids)]
+                + [str(m[key]) for key in STAFF_FIELDS]
+            )
             for m in instance["staff"]
         ],
-        "SECTION_DAYS_OFF": [",".join([m["id"]] + [str(d) for d in m["days_off"]])
-                             for m in instance["staff"] if m["days_off"]],
+        "SECTION_DAYS_OFF": [
+            ",".join([m["id"]] + [str(d) for d in m["days_off"]]) for m in instance["staff"] if m["days_off"]
+        ],
         "SECTION_SHIFT_ON_REQUESTS": [_request_row(r) for r in instance["shift_on_requests"]],
         "SECTION_SHIFT_OFF_REQUESTS": [_request_row(r) for r in instance["shift_off_requests"]],
-        "SECTION_COVER": [f"{c['day']},{c['shift']},{c['requirement']},{c['under_weight']},{c['over_weight']}"
-                          for c in instance["cover"]],
+        "SECTION_COVER": [
+            f"{c['day']},{c['shift']},{c['requirement']},{c['under_weight']},{c['over_weight']}"
+            for c in instance["cover"]
+        ],
     }
     out = [PREAMBLE]
     for k, section in enumerate(SECTIONS):

@@ -60,13 +60,14 @@ import re
 from ..seeds import check_seed, size_seed
 from .verify import weekends
 
-SIZES = ("d7e4s1", "d14e8s1", "d14e14s2", "d14e20s3", "d28e30s4", "d42e45s6", "d84e40s5", "d182e100s8",
-         "d364e150s32")
+SIZES = ("d7e4s1", "d14e8s1", "d14e14s2", "d14e20s3", "d28e30s4", "d42e45s6", "d84e40s5", "d182e100s8", "d364e150s32")
 GENERATOR_VERSION = 1
 #: generate's output pinned: the sha256 (``orharbor.jsonio.digest``) of the instance of ``(seed, size)``.
-GOLDEN = {(0, "d7e4s1"): "d0d040572bbdcf33e29bbac43c0a88d0aa3ec04ffc9590760a6befc766bdba54",
-          (7, "d14e20s3"): "dd546df86ab779aa214bb97c6ff245af8b2dd95069c9046331cc7e7df61752e6",
-          (123456789, "d84e40s5"): "88f2d16e91a4aaa8a30a4dad2ea1d3a7fb3f46d616006349a76e8674baa5ac6e"}
+GOLDEN = {
+    (0, "d7e4s1"): "d0d040572bbdcf33e29bbac43c0a88d0aa3ec04ffc9590760a6befc766bdba54",
+    (7, "d14e20s3"): "dd546df86ab779aa214bb97c6ff245af8b2dd95069c9046331cc7e7df61752e6",
+    (123456789, "d84e40s5"): "88f2d16e91a4aaa8a30a4dad2ea1d3a7fb3f46d616006349a76e8674baa5ac6e",
+}
 
 #: Length of every shift type when lengths are uniform (the published files' 480 minutes).
 STANDARD = 480
@@ -138,8 +139,11 @@ def _shifts(rng: random.Random, n: int, gen: dict) -> list[dict]:
     gen.update(shift_starts=starts, lengths=mode, min_rest_minutes=rest)
     ids = [f"S{k + 1}" for k in range(n)]
     return [
-        {"id": ids[a], "minutes": lengths[a],
-         "forbidden_next": [ids[b] for b in range(n) if 1440 + starts[b] - starts[a] - lengths[a] < rest]}
+        {
+            "id": ids[a],
+            "minutes": lengths[a],
+            "forbidden_next": [ids[b] for b in range(n) if 1440 + starts[b] - starts[a] - lengths[a] < rest],
+        }
         for a in range(n)
     ]
 
@@ -297,6 +301,13 @@ def _cover(rng, days: int, staff: list[dict], shifts: list[dict], gen: dict) -> 
     for d in range(days):
         for s, share in zip(shifts, shares):
             need = round(per_factor * factor[d] * share * rng.randint(70, 130) / 100)
-            out.append({"day": d, "shift": s["id"], "requirement": need,
-                        "under_weight": UNDER_WEIGHT, "over_weight": OVER_WEIGHT})
+            out.append(
+                {
+                    "day": d,
+                    "shift": s["id"],
+                    "requirement": need,
+                    "under_weight": UNDER_WEIGHT,
+                    "over_weight": OVER_WEIGHT,
+                }
+            )
     return out

@@ -76,11 +76,11 @@ def _sequences(model, works: list, staff: dict) -> None:
     horizon = len(works)
     cmax = staff["max_consecutive_shifts"]
     for start in range(horizon - cmax):
-        model.add(sum(works[start:start + cmax + 1]) <= cmax)
+        model.add(sum(works[start : start + cmax + 1]) <= cmax)
     for minimum, on in ((staff["min_consecutive_shifts"], True), (staff["min_consecutive_days_off"], False)):
         for length in range(1, minimum):
             for start in range(1, horizon - length):  # block [start, start + length) with both neighbours inside
-                block = works[start:start + length]
+                block = works[start : start + length]
                 neighbours = [works[start - 1], works[start + length]]
                 if on:  # forbid: off, work x length, off
                     model.add_bool_or(neighbours + [v.Not() for v in block])

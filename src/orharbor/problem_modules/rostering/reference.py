@@ -47,9 +47,11 @@ LNS_STEP_S = 1.0
 LNS_MIN_STEP_S = 0.2
 
 #: The reference method, as the instruction names it.
-REFERENCE = ("OR-Tools CP-SAT started from the naive roster: the whole model for a third of the time "
-             f"(up to {FULL_MODEL_MAX_VARIABLES:,} shift variables), then, unless that proved it optimal, "
-             "re-solving a few employees' rosters at a time with the others fixed")
+REFERENCE = (
+    "OR-Tools CP-SAT started from the naive roster: the whole model for a third of the time "
+    f"(up to {FULL_MODEL_MAX_VARIABLES:,} shift variables), then, unless that proved it optimal, "
+    "re-solving a few employees' rosters at a time with the others fixed"
+)
 
 
 def improve(instance: dict, rows: list[list[str]], deadline: float, workers: int, seed: int) -> tuple[list, int]:
@@ -90,8 +92,9 @@ def improve(instance: dict, rows: list[list[str]], deadline: float, workers: int
         add_hint(model, instance, rows, x, work, weekend, cover)
         left = deadline - time.perf_counter()
         budget_s = max(0.05, left if size == n else min(LNS_STEP_S, left))  # everyone at once: all the time
-        solver, status, _ = cpsat.solve(model, time_limit_s=budget_s, workers=workers, seed=seed + steps,
-                                        linearization_level=LINEARIZATION)
+        solver, status, _ = cpsat.solve(
+            model, time_limit_s=budget_s, workers=workers, seed=seed + steps, linearization_level=LINEARIZATION
+        )
         steps += 1
         stale += 1
         if cpsat.found(status):
@@ -110,8 +113,9 @@ def improve(instance: dict, rows: list[list[str]], deadline: float, workers: int
     return rows, steps
 
 
-def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 0,
-              hint: dict | None = None) -> tuple[dict, dict]:
+def reference(
+    instance: dict, *, time_limit_s: float, workers: int, seed: int = 0, hint: dict | None = None
+) -> tuple[dict, dict]:
     """Best roster found within ``time_limit_s`` (baseline and model building included) from the better of the
     baseline and ``hint``, and its meta."""
     import ortools
@@ -125,9 +129,14 @@ def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 
     base = baseline(instance)
     start = warm_start.choose(instance, evaluate, warm_start.Start(base, evaluate(instance, base), "baseline"), hint)
     rows = [start.solution["roster"][e] for e in ids]
-    meta = {"solver": "ortools-cp-sat", "version": ortools.__version__,  # type: ignore[attr-defined]  # stubs lack it
-            "time_limit_s": time_limit_s,
-            "workers": workers, "seed": seed, "hint": start.record()}
+    meta = {
+        "solver": "ortools-cp-sat",
+        "version": ortools.__version__,  # type: ignore[attr-defined]  # stubs lack it
+        "time_limit_s": time_limit_s,
+        "workers": workers,
+        "seed": seed,
+        "hint": start.record(),
+    }
     status, bound = "FEASIBLE", 0
     size = sum(sum(1 for m in staff["max_shifts"].values() if m) for staff in instance["staff"]) * instance["horizon"]
     if size <= FULL_MODEL_MAX_VARIABLES:
@@ -136,8 +145,9 @@ def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 
         model.minimize(sum(terms) + constant)
         add_hint(model, instance, rows, x, work, weekend, cover)
         left = max(0.1, deadline - time.perf_counter())
-        solver, code, _ = cpsat.solve(model, time_limit_s=left * PROOF_SHARE, workers=1, seed=seed,
-                                      linearization_level=LINEARIZATION)
+        solver, code, _ = cpsat.solve(
+            model, time_limit_s=left * PROOF_SHARE, workers=1, seed=seed, linearization_level=LINEARIZATION
+        )
         if cpsat.found(code):
             found = [row_from(instance, x, e, solver.boolean_value) for e in range(len(ids))]
             if penalty(instance, found) <= penalty(instance, rows):
@@ -153,6 +163,10 @@ def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 
     except ValueError as exc:  # never expected; never hand back an infeasible answer
         solution, objective, status = start.solution, start.objective, "FEASIBLE_HINT"
         meta["note"] = f"roster rejected by the verifier ({exc}); its start ({start.origin}) is returned"
-    meta.update(status=status, objective=objective, bound=min(max(0, bound), objective),
-                wall_time_s=round(time.perf_counter() - clock, 3))
+    meta.update(
+        status=status,
+        objective=objective,
+        bound=min(max(0, bound), objective),
+        wall_time_s=round(time.perf_counter() - clock, 3),
+    )
     return solution, meta

@@ -2,21 +2,39 @@
 
 from __future__ import annotations
 
-from orharbor.problem_modules.checks import (InvalidInstance, array, instance_object, integer, integers, known,
-                                             record, unique_ids)
+from orharbor.problem_modules.checks import (
+    InvalidInstance,
+    array,
+    instance_object,
+    integer,
+    integers,
+    known,
+    record,
+    unique_ids,
+)
 
 __all__ = ["InvalidInstance", "validate_instance"]
 
-STAFF_KEYS = ("id", "max_shifts", "max_total_minutes", "min_total_minutes", "max_consecutive_shifts",
-              "min_consecutive_shifts", "min_consecutive_days_off", "max_weekends", "days_off")
+STAFF_KEYS = (
+    "id",
+    "max_shifts",
+    "max_total_minutes",
+    "min_total_minutes",
+    "max_consecutive_shifts",
+    "min_consecutive_shifts",
+    "min_consecutive_days_off",
+    "max_weekends",
+    "days_off",
+)
 REQUEST_KEYS = ("employee", "day", "shift", "weight")
 COVER_KEYS = ("day", "shift", "requirement", "under_weight", "over_weight")
 
 
 def validate_instance(instance) -> dict:
     """``instance`` if it is a rostering instance; else InvalidInstance naming the first broken rule."""
-    inst = instance_object(instance, "rostering", ("horizon", "shifts", "staff", "shift_on_requests",
-                                                   "shift_off_requests", "cover"))
+    inst = instance_object(
+        instance, "rostering", ("horizon", "shifts", "staff", "shift_on_requests", "shift_off_requests", "cover")
+    )
     horizon = integer(inst["horizon"], "horizon", lo=1)
     shifts = array(inst["shifts"], "shifts")
     if not shifts:
@@ -62,11 +80,18 @@ def _check_employee(person: dict, where: str, horizon: int, shift_ids: dict[str,
     for shift, limit in limits.items():
         known(shift, f"{where}.max_shifts", shift_ids, "shift")
         integer(limit, f"{where}.max_shifts[{shift!r}]", lo=0)
-    for field in ("max_total_minutes", "min_total_minutes", "min_consecutive_shifts", "min_consecutive_days_off",
-                  "max_weekends"):
+    for field in (
+        "max_total_minutes",
+        "min_total_minutes",
+        "min_consecutive_shifts",
+        "min_consecutive_days_off",
+        "max_weekends",
+    ):
         integer(person[field], f"{where}.{field}", lo=0)
     integer(person["max_consecutive_shifts"], f"{where}.max_consecutive_shifts", lo=1)
     if person["min_total_minutes"] > person["max_total_minutes"]:
-        raise InvalidInstance(f"{where}: min_total_minutes {person['min_total_minutes']} is above "
-                              f"max_total_minutes {person['max_total_minutes']}: no roster exists")
+        raise InvalidInstance(
+            f"{where}: min_total_minutes {person['min_total_minutes']} is above "
+            f"max_total_minutes {person['max_total_minutes']}: no roster exists"
+        )
     integers(person["days_off"], f"{where}.days_off", lo=0, hi=horizon - 1)

@@ -40,8 +40,9 @@ def read_roster(instance: dict, solution) -> list[list[str]]:
     require_dict(solution, "solution", ("roster",))
     roster = solution["roster"]
     if not isinstance(roster, dict):
-        raise Infeasible("solution.roster: expected a JSON object (employee id -> list of shifts), "
-                         f"got {type_name(roster)}")
+        raise Infeasible(
+            f"solution.roster: expected a JSON object (employee id -> list of shifts), got {type_name(roster)}"
+        )
     staff = set(ids)
     missing = next((e for e in ids if e not in roster), None)
     if missing is not None:
@@ -55,11 +56,13 @@ def read_roster(instance: dict, solution) -> list[list[str]]:
         row = require_list(roster[e], where, horizon)
         for d, value in enumerate(row):
             if not isinstance(value, str):
-                raise Infeasible(f"{where}[{d}]: expected a shift id or \"\" for a day off, "
-                                 f"got {type_name(value)} {short(value)}")
+                raise Infeasible(
+                    f'{where}[{d}]: expected a shift id or "" for a day off, got {type_name(value)} {short(value)}'
+                )
             if value != OFF and value not in known:
-                raise Infeasible(f"{where}[{d}]: unknown shift {short(value)} "
-                                 f"(known: {', '.join(sorted(known))}; \"\" is a day off)")
+                raise Infeasible(
+                    f'{where}[{d}]: unknown shift {short(value)} (known: {", ".join(sorted(known))}; "" is a day off)'
+                )
         rows.append(row)
     return rows
 
@@ -87,23 +90,32 @@ def check_employee(instance: dict, staff: dict, row: list[str]) -> None:
             raise Infeasible(f"employee {e} day {d}: shift {shift} on a day the employee must have off (days off)")
         previous = row[d - 1] if d else OFF
         if previous != OFF and shift in forbidden[previous]:
-            raise Infeasible(f"employee {e} day {d}: shift {shift} may not follow shift {previous} of day {d - 1} "
-                             "(shift rotation)")
+            raise Infeasible(
+                f"employee {e} day {d}: shift {shift} may not follow shift {previous} of day {d - 1} (shift rotation)"
+            )
         counts[shift] += 1
         if counts[shift] > staff["max_shifts"][shift]:
-            raise Infeasible(f"employee {e} day {d}: shift {shift} number {counts[shift]}, above the maximum of "
-                             f"{staff['max_shifts'][shift]} shifts {shift} (max shifts)")
+            raise Infeasible(
+                f"employee {e} day {d}: shift {shift} number {counts[shift]}, above the maximum of "
+                f"{staff['max_shifts'][shift]} shifts {shift} (max shifts)"
+            )
         total += minutes_of[shift]
         if total > staff["max_total_minutes"]:
-            raise Infeasible(f"employee {e} day {d}: {total} minutes worked by then, above the maximum of "
-                             f"{staff['max_total_minutes']} (max total minutes)")
+            raise Infeasible(
+                f"employee {e} day {d}: {total} minutes worked by then, above the maximum of "
+                f"{staff['max_total_minutes']} (max total minutes)"
+            )
         run += 1
         if run > staff["max_consecutive_shifts"]:
-            raise Infeasible(f"employee {e} day {d}: {run} consecutive shifts from day {d - run + 1}, above the "
-                             f"maximum of {staff['max_consecutive_shifts']} (max consecutive shifts)")
+            raise Infeasible(
+                f"employee {e} day {d}: {run} consecutive shifts from day {d - run + 1}, above the "
+                f"maximum of {staff['max_consecutive_shifts']} (max consecutive shifts)"
+            )
     if total < staff["min_total_minutes"]:
-        raise Infeasible(f"employee {e} days 0-{horizon - 1}: {total} minutes worked, below the minimum of "
-                         f"{staff['min_total_minutes']} (min total minutes)")
+        raise Infeasible(
+            f"employee {e} days 0-{horizon - 1}: {total} minutes worked, below the minimum of "
+            f"{staff['min_total_minutes']} (min total minutes)"
+        )
     _check_blocks(e, row, working=True, minimum=staff["min_consecutive_shifts"])
     _check_blocks(e, row, working=False, minimum=staff["min_consecutive_days_off"])
     worked = 0
@@ -112,8 +124,10 @@ def check_employee(instance: dict, staff: dict, row: list[str]) -> None:
             worked += 1
             if worked > staff["max_weekends"]:
                 day = next(d for d in days if row[d] != OFF)
-                raise Infeasible(f"employee {e} day {day}: weekend {w} (days {days[0]}-{days[-1]}) is working weekend "
-                                 f"number {worked}, above the maximum of {staff['max_weekends']} (max weekends)")
+                raise Infeasible(
+                    f"employee {e} day {day}: weekend {w} (days {days[0]}-{days[-1]}) is working weekend "
+                    f"number {worked}, above the maximum of {staff['max_weekends']} (max weekends)"
+                )
 
 
 def _check_blocks(e: str, row: list[str], working: bool, minimum: int) -> None:
@@ -128,8 +142,10 @@ def _check_blocks(e: str, row: list[str], working: bool, minimum: int) -> None:
         if (row[start] != OFF) == working and start > 0 and end < horizon - 1 and length < minimum:
             what = "working day(s) between days off" if working else "day(s) off between working days"
             rule = "min consecutive shifts" if working else "min consecutive days off"
-            raise Infeasible(f"employee {e} days {start}-{end}: a run of {length} {what}, shorter than the "
-                             f"minimum of {minimum} ({rule})")
+            raise Infeasible(
+                f"employee {e} days {start}-{end}: a run of {length} {what}, shorter than the "
+                f"minimum of {minimum} ({rule})"
+            )
         start = end + 1
 
 

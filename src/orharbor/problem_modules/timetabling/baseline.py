@@ -38,8 +38,12 @@ def periods_model(instance: dict):
     index = {c["id"]: i for i, c in enumerate(courses)}
     blocked = {(index[c], d * ppd + p) for c, d, p in instance["unavailability"]}
     model = cp_model.CpModel()
-    x = {(ci, s): model.new_bool_var(f"x_{ci}_{s}")
-         for ci in range(len(courses)) for s in range(n_slots) if (ci, s) not in blocked}
+    x = {
+        (ci, s): model.new_bool_var(f"x_{ci}_{s}")
+        for ci in range(len(courses))
+        for s in range(n_slots)
+        if (ci, s) not in blocked
+    }
     for ci, c in enumerate(courses):
         model.add(sum(x[ci, s] for s in range(n_slots) if (ci, s) in x) == c["lectures"])
     groups: dict[str, list[int]] = {}
@@ -65,8 +69,11 @@ def rooms_in_order(instance: dict, taken: list[tuple[int, int]]) -> dict:
     for ci, s in sorted(taken, key=lambda cs: (cs[1], cs[0])):
         room_of[ci, s] = used.get(s, 0)
         used[s] = room_of[ci, s] + 1
-    return {"assignments": [[courses[ci]["id"], rooms[r]["id"], s // ppd, s % ppd]
-                            for (ci, s), r in sorted(room_of.items())]}
+    return {
+        "assignments": [
+            [courses[ci]["id"], rooms[r]["id"], s // ppd, s % ppd] for (ci, s), r in sorted(room_of.items())
+        ]
+    }
 
 
 def baseline(instance: dict) -> dict:
@@ -74,9 +81,12 @@ def baseline(instance: dict) -> dict:
     from orharbor.problem_modules import cpsat
 
     model, x = periods_model(instance)
-    solver, status, _ = cpsat.solve(model, time_limit_s=BASELINE_TIME_LIMIT_S, workers=1, seed=BASELINE_SEED,
-                                    stop_after_first_solution=True)
+    solver, status, _ = cpsat.solve(
+        model, time_limit_s=BASELINE_TIME_LIMIT_S, workers=1, seed=BASELINE_SEED, stop_after_first_solution=True
+    )
     if not cpsat.found(status):
-        raise RuntimeError(f"{instance.get('name', 'instance')}: CP-SAT found no feasible timetable "
-                           f"({solver.status_name(status)}); the instance may be infeasible")
+        raise RuntimeError(
+            f"{instance.get('name', 'instance')}: CP-SAT found no feasible timetable "
+            f"({solver.status_name(status)}); the instance may be infeasible"
+        )
     return rooms_in_order(instance, [key for key, var in x.items() if solver.value(var)])

@@ -151,8 +151,7 @@ def _courses(src: Lines, count: int, n_periods: int) -> list[dict]:
         lectures = _int(src, lineno, numbers[0], f"the lectures of course {cid}", 1, n_periods)
         mwd = _int(src, lineno, numbers[1], f"the minimum working days of course {cid}", 0)
         students = _int(src, lineno, numbers[2], f"the students of course {cid}", 0)
-        out.append({"id": cid, "teacher": teacher, "lectures": lectures, "min_working_days": mwd,
-                    "students": students})
+        out.append({"id": cid, "teacher": teacher, "lectures": lectures, "min_working_days": mwd, "students": students})
     return out
 
 
@@ -234,8 +233,15 @@ def _lines(instance: dict) -> list[str]:
     """The file's lines in the canonical layout, up to ``END.``."""
     courses, rooms, curricula = instance["courses"], instance["rooms"], instance["curricula"]
     unavailability = instance["unavailability"]
-    counts = (instance["name"], len(courses), len(rooms), instance["days"], instance["periods_per_day"],
-              len(curricula), len(unavailability))
+    counts = (
+        instance["name"],
+        len(courses),
+        len(rooms),
+        instance["days"],
+        instance["periods_per_day"],
+        len(curricula),
+        len(unavailability),
+    )
     out = [f"{key}: {value}" for key, value in zip(HEADER, counts)]
     out += ["", "COURSES:"]
     out += [f"{c['id']} {c['teacher']} {c['lectures']} {c['min_working_days']} {c['students']}" for c in courses]

@@ -40,9 +40,11 @@ from ..seeds import check_seed, size_seed
 SIZES = ("c6", "c30", "c60", "c90", "c130")
 GENERATOR_VERSION = 1
 #: generate's output pinned: the sha256 (``orharbor.jsonio.digest``) of the instance of ``(seed, size)``.
-GOLDEN = {(0, "c6"): "f258eead0b98833ed7c934da164c05e6312e978ed4394571014e522563375094",
-          (7, "c30"): "c4ac9d52d022831cfb52661c8f9a9bcabac7ce14101b5117ac5baa13ee33130a",
-          (123456789, "c130"): "73425caed956c22e946d213231524bf1dd5264f6b0609f0ad724458a46b0432f"}
+GOLDEN = {
+    (0, "c6"): "f258eead0b98833ed7c934da164c05e6312e978ed4394571014e522563375094",
+    (7, "c30"): "c4ac9d52d022831cfb52661c8f9a9bcabac7ce14101b5117ac5baa13ee33130a",
+    (123456789, "c130"): "73425caed956c22e946d213231524bf1dd5264f6b0609f0ad724458a46b0432f",
+}
 
 #: Courses per size.
 COURSES = {"c6": 6, "c30": 30, "c60": 60, "c90": 90, "c130": 130}
@@ -88,17 +90,26 @@ def build(seed: int, size: str) -> tuple[dict, dict]:
     shapes = _per_size(SHAPES, size)
     days, ppd = shapes[rng.randrange(len(shapes))]
     periods = days * ppd
-    gen: dict = {"seed": seed, "size": size, "version": GENERATOR_VERSION, "prng_seed": derived,
-                 "days": days, "periods_per_day": ppd}
-    for key, bounds in (("lecture_percent", LECTURE_PERCENT), ("occupancy_percent", OCCUPANCY_PERCENT),
-                        ("curriculum_fill_percent", CURRICULUM_FILL_PERCENT),
-                        ("extra_curricula_percent", EXTRA_CURRICULA_PERCENT),
-                        ("teacher_percent", TEACHER_PERCENT), ("unavailability_percent", UNAVAILABILITY_PERCENT)):
+    gen: dict = {
+        "seed": seed,
+        "size": size,
+        "version": GENERATOR_VERSION,
+        "prng_seed": derived,
+        "days": days,
+        "periods_per_day": ppd,
+    }
+    for key, bounds in (
+        ("lecture_percent", LECTURE_PERCENT),
+        ("occupancy_percent", OCCUPANCY_PERCENT),
+        ("curriculum_fill_percent", CURRICULUM_FILL_PERCENT),
+        ("extra_curricula_percent", EXTRA_CURRICULA_PERCENT),
+        ("teacher_percent", TEACHER_PERCENT),
+        ("unavailability_percent", UNAVAILABILITY_PERCENT),
+    ):
         gen[key] = rng.randint(*bounds)
 
     max_lectures = _per_size(MAX_LECTURES, size)
-    lectures = [1 + sum(rng.randrange(100) < gen["lecture_percent"] for _ in range(max_lectures - 1))
-                for _ in range(n)]
+    lectures = [1 + sum(rng.randrange(100) < gen["lecture_percent"] for _ in range(max_lectures - 1)) for _ in range(n)]
     total = sum(lectures)
     rooms = max(2, -(-total * 100 // (gen["occupancy_percent"] * periods)))
     rooms = max(min(rooms, MAX_ROOMS.get(size, rooms)), -(-total // periods))
@@ -113,9 +124,15 @@ def build(seed: int, size: str) -> tuple[dict, dict]:
     teacher = _teachers(rng, hidden, gen["teacher_percent"])
     unavailable = _unavailability(rng, hidden, days, ppd, gen["unavailability_percent"])
 
-    gen.update(lectures=total, rooms=rooms, occupancy=round(total / (rooms * periods), 3),
-               n_cohorts=len(cohorts), n_extra_curricula=len(curricula) - len(cohorts),
-               n_teachers=len(set(teacher)), n_unavailable=len(unavailable))
+    gen.update(
+        lectures=total,
+        rooms=rooms,
+        occupancy=round(total / (rooms * periods), 3),
+        n_cohorts=len(cohorts),
+        n_extra_curricula=len(curricula) - len(cohorts),
+        n_teachers=len(set(teacher)),
+        n_unavailable=len(unavailable),
+    )
     course_ids = [f"c{i + 1:04d}" for i in range(n)]
     room_ids = [f"r{i + 1:02d}" for i in range(rooms)]
     instance = {
@@ -123,8 +140,16 @@ def build(seed: int, size: str) -> tuple[dict, dict]:
         "name": f"timetabling-{size}-s{seed}",
         "days": days,
         "periods_per_day": ppd,
-        "courses": [{"id": course_ids[i], "teacher": f"t{teacher[i]:03d}", "lectures": lectures[i],
-                     "min_working_days": min_days[i], "students": students[i]} for i in range(n)],
+        "courses": [
+            {
+                "id": course_ids[i],
+                "teacher": f"t{teacher[i]:03d}",
+                "lectures": lectures[i],
+                "min_working_days": min_days[i],
+                "students": students[i],
+            }
+            for i in range(n)
+        ],
         "rooms": [{"id": room_ids[r], "capacity": capacities[r]} for r in range(rooms)],
         "curricula": [{"id": f"q{k:03d}", "courses": [course_ids[i] for i in q]} for k, q in enumerate(curricula)],
         "unavailability": [[course_ids[i], d, p] for i, d, p in unavailable],
@@ -166,15 +191,16 @@ def _hidden_periods(rng: random.Random, cohorts: list[list[int]], lectures: list
         rng.shuffle(chosen)
         for c in cohort:
             hidden[c] = set(chosen[: lectures[c]])
-            chosen = chosen[lectures[c]:]
+            chosen = chosen[lectures[c] :]
         for c in cohort:
             for p in hidden[c]:
                 load[p] += 1
     return hidden
 
 
-def _curricula(rng: random.Random, cohorts: list[list[int]], lectures: list[int], hidden: list[set],
-               cap: int, extra_percent: int) -> list[list[int]]:
+def _curricula(
+    rng: random.Random, cohorts: list[list[int]], lectures: list[int], hidden: list[set], cap: int, extra_percent: int
+) -> list[list[int]]:
     """The cohorts, then overlapping curricula: part of a cohort plus period-disjoint courses."""
     n = len(lectures)
     found = [sorted(q) for q in cohorts]
@@ -244,8 +270,9 @@ def _unavailability(rng: random.Random, hidden: list[set], days: int, ppd: int, 
     return sorted(cells)
 
 
-def _hidden_solution(rng: random.Random, hidden: list[set], course_ids: list[str], room_ids: list[str],
-                     ppd: int) -> dict:
+def _hidden_solution(
+    rng: random.Random, hidden: list[set], course_ids: list[str], room_ids: list[str], ppd: int
+) -> dict:
     """The hidden timetable as a solution: in each period its courses take rooms in random order."""
     at: dict[int, list[int]] = {}
     for c, slots in enumerate(hidden):

@@ -54,14 +54,17 @@ CANDIDATE_ROOMS = 3
 PROOF_SHARE = 0.1
 
 #: The reference method, as the instruction names it.
-REFERENCE = ("OR-Tools CP-SAT over periods and rooms, started from the naive timetable with rooms "
-             "reassigned greedily: a short full search when every course may use every room, then "
-             f"large-neighbourhood search (with more than {CANDIDATE_ROOMS} rooms, each course is offered "
-             f"its {CANDIDATE_ROOMS} best-fitting ones and those of the start)")
+REFERENCE = (
+    "OR-Tools CP-SAT over periods and rooms, started from the naive timetable with rooms "
+    "reassigned greedily: a short full search when every course may use every room, then "
+    f"large-neighbourhood search (with more than {CANDIDATE_ROOMS} rooms, each course is offered "
+    f"its {CANDIDATE_ROOMS} best-fitting ones and those of the start)"
+)
 
 
-def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 0,
-              hint: dict | None = None) -> tuple[dict, dict]:
+def reference(
+    instance: dict, *, time_limit_s: float, workers: int, seed: int = 0, hint: dict | None = None
+) -> tuple[dict, dict]:
     """Best timetable CP-SAT finds in ``time_limit_s`` from the better of its own hint and ``hint``, and its meta."""
     from ortools.sat.python import cp_model
 
@@ -83,8 +86,9 @@ def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 
 
     bound = 0
     if exact:  # a short full search proves small instances optimal and gives a bound
-        solver, status, meta = cpsat.solve(model, time_limit_s=_left(start, time_limit_s, PROOF_SHARE),
-                                           workers=workers, seed=seed)
+        solver, status, meta = cpsat.solve(
+            model, time_limit_s=_left(start, time_limit_s, PROOF_SHARE), workers=workers, seed=seed
+        )
         if cpsat.found(status):
             bound = max(0, math.ceil(solver.best_objective_bound - 1e-6))
             better = _solution_of(solver, z, instance)
@@ -94,11 +98,22 @@ def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 
                 model.clear_hints()
                 _add_hint(model, instance, best.solution, x, layer)
     if not exact or status != cp_model.OPTIMAL:
-        solver, status, meta = cpsat.solve(model, time_limit_s=_left(start, time_limit_s, 1.0), workers=workers,
-                                           seed=seed, **search_parameters(workers))
+        solver, status, meta = cpsat.solve(
+            model,
+            time_limit_s=_left(start, time_limit_s, 1.0),
+            workers=workers,
+            seed=seed,
+            **search_parameters(workers),
+        )
     meta["time_limit_s"] = time_limit_s
     solution, meta = cpsat.finish(
-        instance, evaluate, solver, status, meta, extract=lambda sol: _solution_of(sol, z, instance), start=best,
+        instance,
+        evaluate,
+        solver,
+        status,
+        meta,
+        extract=lambda sol: _solution_of(sol, z, instance),
+        start=best,
         lower_bound=bound,
     )
     meta["hint"] = initial.record()  # where the search started, not the full search's improvement on it
@@ -123,8 +138,11 @@ def _solution_of(sol, z: dict, instance: dict) -> dict:
     ppd = instance["periods_per_day"]
     course_ids = [c["id"] for c in instance["courses"]]
     room_ids = [r["id"] for r in instance["rooms"]]
-    return {"assignments": [[course_ids[ci], room_ids[r], s // ppd, s % ppd]
-                            for (ci, s, r), var in sorted(z.items()) if sol.value(var)]}
+    return {
+        "assignments": [
+            [course_ids[ci], room_ids[r], s // ppd, s % ppd] for (ci, s, r), var in sorted(z.items()) if sol.value(var)
+        ]
+    }
 
 
 def search_parameters(workers: int) -> dict:
@@ -169,8 +187,9 @@ def best_fit_rooms(instance: dict, solution: dict) -> dict:
             if r not in used[ci]:
                 used[ci].append(r)
             placed[ci, s] = r
-    return {"assignments": [[courses[ci]["id"], rooms[r]["id"], s // ppd, s % ppd]
-                            for (ci, s), r in sorted(placed.items())]}
+    return {
+        "assignments": [[courses[ci]["id"], rooms[r]["id"], s // ppd, s % ppd] for (ci, s), r in sorted(placed.items())]
+    }
 
 
 def candidate_rooms(instance: dict, hint: dict) -> list[list[int]]:
@@ -184,9 +203,11 @@ def candidate_rooms(instance: dict, hint: dict) -> list[list[int]]:
     room_index = {r["id"]: i for i, r in enumerate(rooms)}
     out = []
     for c in courses:
+
         def fit(r: int) -> tuple:
             spare = rooms[r]["capacity"] - c["students"]
             return (spare < 0, abs(spare), r)
+
         out.append(set(sorted(range(len(rooms)), key=fit)[:CANDIDATE_ROOMS]))
     for c, r, _, _ in hint["assignments"]:
         out[index[c]].add(room_index[r])
@@ -268,8 +289,13 @@ def _add_hint(model, instance: dict, solution: dict, x: dict, layer: dict) -> No
     for ci, var in layer["shortfall"].items():
         worked = sum((ci, d) in days_of for d in range(instance["days"]))
         model.add_hint(var, max(0, courses[ci]["min_working_days"] - worked))
-    busy = {(qi, s) for qi, q in enumerate(instance["curricula"]) for c in q["courses"]
-            for s in range(instance["days"] * ppd) if (course[c], s) in placed}
+    busy = {
+        (qi, s)
+        for qi, q in enumerate(instance["curricula"])
+        for c in q["courses"]
+        for s in range(instance["days"] * ppd)
+        if (course[c], s) in placed
+    }
     for (qi, s), var in layer["isolated"].items():
         near = (s % ppd > 0 and (qi, s - 1) in busy) or (s % ppd < ppd - 1 and (qi, s + 1) in busy)
         model.add_hint(var, (qi, s) in busy and not near)

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
-from orharbor.problem_modules.checks import (InvalidInstance, array, instance_object, integer, known, record, text,
-                                             unique_ids)
+from orharbor.problem_modules.checks import (
+    InvalidInstance,
+    array,
+    instance_object,
+    integer,
+    known,
+    record,
+    text,
+    unique_ids,
+)
 
 __all__ = ["InvalidInstance", "validate_instance"]
 
 
 def validate_instance(instance) -> dict:
     """``instance`` if it is a timetabling instance; else InvalidInstance naming the first broken rule."""
-    inst = instance_object(instance, "timetabling", ("days", "periods_per_day", "courses", "rooms", "curricula",
-                                                     "unavailability"))
+    inst = instance_object(
+        instance, "timetabling", ("days", "periods_per_day", "courses", "rooms", "curricula", "unavailability")
+    )
     days = integer(inst["days"], "days", lo=1)
     ppd = integer(inst["periods_per_day"], "periods_per_day", lo=1)
     courses = array(inst["courses"], "courses")
@@ -47,10 +56,13 @@ def validate_instance(instance) -> dict:
     for i, course in enumerate(courses):
         free = days * ppd - len(closed.get(course["id"], ()))
         if course["lectures"] > free:
-            raise InvalidInstance(f"courses[{i}]: course {course['id']} has {course['lectures']} lectures but only "
-                                  f"{free} periods it is available in: no timetable exists")
+            raise InvalidInstance(
+                f"courses[{i}]: course {course['id']} has {course['lectures']} lectures but only "
+                f"{free} periods it is available in: no timetable exists"
+            )
     total = sum(course["lectures"] for course in courses)
     if total > len(rooms) * days * ppd:
-        raise InvalidInstance(f"courses: {total} lectures do not fit in {len(rooms)} rooms x {days * ppd} periods: "
-                              "no timetable exists")
+        raise InvalidInstance(
+            f"courses: {total} lectures do not fit in {len(rooms)} rooms x {days * ppd} periods: no timetable exists"
+        )
     return inst

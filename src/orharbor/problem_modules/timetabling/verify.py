@@ -57,24 +57,31 @@ def evaluate(instance: dict, solution) -> int:
         at = f"on day {day} period {period}"
         count[ci] += 1
         if count[ci] > courses[ci]["lectures"]:
-            raise Infeasible(f"{where}: course {course} gets more than its {courses[ci]['lectures']} lectures "
-                             f"(this one in room {room} {at})")
+            raise Infeasible(
+                f"{where}: course {course} gets more than its {courses[ci]['lectures']} lectures "
+                f"(this one in room {room} {at})"
+            )
         slot = day * ppd + period
         if (ci, slot) in unavailable:
             raise Infeasible(f"{where}: course {course} is unavailable {at} (scheduled in room {room})")
         if (ci, slot) in course_at:
             raise Infeasible(f"{where}: course {course} has two lectures {at} (rooms {course_at[ci, slot]} and {room})")
         if (room, slot) in room_at:
-            raise Infeasible(f"{where}: room {room} holds two lectures {at} "
-                             f"(courses {room_at[room, slot]} and {course})")
+            raise Infeasible(
+                f"{where}: room {room} holds two lectures {at} (courses {room_at[room, slot]} and {course})"
+            )
         teacher = teacher_of[ci]
         if (teacher, slot) in teacher_at:
-            raise Infeasible(f"{where}: teacher {teacher} teaches two lectures {at} "
-                             f"(courses {teacher_at[teacher, slot]} and {course}, room {room})")
+            raise Infeasible(
+                f"{where}: teacher {teacher} teaches two lectures {at} "
+                f"(courses {teacher_at[teacher, slot]} and {course}, room {room})"
+            )
         for q in curricula_of[ci]:
             if (q, slot) in curriculum_at:
-                raise Infeasible(f"{where}: curriculum {q} has two lectures {at} "
-                                 f"(courses {curriculum_at[q, slot]} and {course}, room {room})")
+                raise Infeasible(
+                    f"{where}: curriculum {q} has two lectures {at} "
+                    f"(courses {curriculum_at[q, slot]} and {course}, room {room})"
+                )
         course_at[ci, slot] = room
         room_at[room, slot] = course
         teacher_at[teacher, slot] = course
@@ -82,8 +89,10 @@ def evaluate(instance: dict, solution) -> int:
             curriculum_at[q, slot] = course
     for ci, c in enumerate(courses):
         if count[ci] < c["lectures"]:
-            raise Infeasible(f"course {c['id']} has {count[ci]} of its {c['lectures']} lectures scheduled "
-                             "(every lecture must be scheduled)")
+            raise Infeasible(
+                f"course {c['id']} has {count[ci]} of its {c['lectures']} lectures scheduled "
+                "(every lecture must be scheduled)"
+            )
     return sum(penalties(instance, items).values())
 
 

@@ -79,8 +79,11 @@ def construct(instance: dict, order) -> dict:
         if route:
             arrival = time + distance(coords, prev, c)
             leave = max(arrival, ready[c]) + service[c]
-            if (load + demands[c] <= capacity and arrival <= due[c] + tol
-                    and leave + distance(coords, c, 0) <= due[0] + tol):
+            if (
+                load + demands[c] <= capacity
+                and arrival <= due[c] + tol
+                and leave + distance(coords, c, 0) <= due[0] + tol
+            ):
                 route.append(c)
                 load, time, prev = load + demands[c], leave, c
                 continue

@@ -74,7 +74,9 @@ def parse(text: str, name: str = "<text>", stem: str | None = None) -> dict:
             raise lines.error(lineno, f"node {row[0]}: due date {row[5]} before ready time {row[4]}")
         rows.append(row)
     if len(rows) < 2:
-        raise lines.error(len(lines.lines) + 1, f"expected the depot and at least one customer, got {len(rows)} node rows")
+        raise lines.error(
+            len(lines.lines) + 1, f"expected the depot and at least one customer, got {len(rows)} node rows"
+        )
     if rows[0][3] != 0:
         raise lines.error(_row_line(lines, 0), f"the depot (node 0) has demand {rows[0][3]}, expected 0")
     instance = {
@@ -169,7 +171,6 @@ def write(instance: dict, fmt: str = "solomon") -> str:
     ready, due, service = instance["ready"], instance["due"], instance["service"]
     for i in range(instance["n_customers"] + 1):
         out.append(
-            f"{i:>5}{coords[i][0]:>8}{coords[i][1]:>11}{demands[i]:>11}"
-            f"{ready[i]:>11}{due[i]:>11}{service[i]:>11}   "
+            f"{i:>5}{coords[i][0]:>8}{coords[i][1]:>11}{demands[i]:>11}{ready[i]:>11}{due[i]:>11}{service[i]:>11}   "
         )
     return with_newline("\n".join(out) + "\n", (instance.get("layout") or {}).get("newline", "\n"))

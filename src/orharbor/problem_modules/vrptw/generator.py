@@ -34,9 +34,11 @@ from ..seeds import count_rng
 SIZES = ("n8", "n25", "n50", "n100", "n200", "n400", "n1000")
 GENERATOR_VERSION = 1
 #: generate's output pinned: the sha256 (``orharbor.jsonio.digest``) of the instance of ``(seed, size)``.
-GOLDEN = {(0, "n8"): "f71e6936ed0bc11578331bf3ffb988802b7491941056c04ab9f02569d10eff1c",
-          (7, "n100"): "f1599762339ecdc84c5595c58709376ba5273ae908224dc13868f20555c33bf3",
-          (123456789, "n1000"): "f96737fad2b0122aa1b6358f744f861bbf54a819610343fcdfd0bea7c3f975a9"}
+GOLDEN = {
+    (0, "n8"): "f71e6936ed0bc11578331bf3ffb988802b7491941056c04ab9f02569d10eff1c",
+    (7, "n100"): "f1599762339ecdc84c5595c58709376ba5273ae908224dc13868f20555c33bf3",
+    (123456789, "n1000"): "f96737fad2b0122aa1b6358f744f861bbf54a819610343fcdfd0bea7c3f975a9",
+}
 
 #: Coordinate types: random, clustered, mixed; on the GRID x GRID square.
 TYPES = ("R", "C", "RC")
@@ -45,8 +47,12 @@ DEPOT = {"R": (35, 35), "C": (40, 50), "RC": (40, 50)}
 SERVICE = {"R": 10, "C": 90, "RC": 10}
 #: (type, horizon class) -> (capacity, depot due date), as in Solomon's sets.
 FLEET = {
-    ("R", 1): (200, 230), ("C", 1): (200, 1236), ("RC", 1): (200, 240),
-    ("R", 2): (1000, 1000), ("C", 2): (700, 3390), ("RC", 2): (1000, 960),
+    ("R", 1): (200, 230),
+    ("C", 1): (200, 1236),
+    ("RC", 1): (200, 240),
+    ("R", 2): (1000, 1000),
+    ("C", 2): (700, 3390),
+    ("RC", 2): (1000, 960),
 }
 TIGHT_SHARES = (25, 50, 75, 100)
 #: Mean half-width of a tight window as a fraction of the horizon.
@@ -80,8 +86,9 @@ def generate(seed: int, size: str) -> dict:
     for i in range(n):
         if i < n_clustered:
             cx, cy = centres[rng.randrange(n_clusters)]
-            coords.append([_clip(cx + round(rng.gauss(0.0, CLUSTER_SIGMA))),
-                           _clip(cy + round(rng.gauss(0.0, CLUSTER_SIGMA)))])
+            coords.append(
+                [_clip(cx + round(rng.gauss(0.0, CLUSTER_SIGMA))), _clip(cy + round(rng.gauss(0.0, CLUSTER_SIGMA)))]
+            )
         else:
             coords.append([rng.randint(0, GRID), rng.randint(0, GRID)])
     if ctype == "RC":  # shuffle, so customer numbers say nothing about random or clustered

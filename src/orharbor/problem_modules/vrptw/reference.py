@@ -44,8 +44,10 @@ FIRST_SOLUTION = "PATH_CHEAPEST_ARC"
 METAHEURISTIC = "GUIDED_LOCAL_SEARCH"
 
 #: The reference method, as the instruction names it.
-REFERENCE = ("OR-Tools routing (capacity and time dimensions), a path-cheapest-arc first solution "
-             "improved by guided local search (the naive solution when it finds nothing better)")
+REFERENCE = (
+    "OR-Tools routing (capacity and time dimensions), a path-cheapest-arc first solution "
+    "improved by guided local search (the naive solution when it finds nothing better)"
+)
 
 
 def lower_bound(instance: dict) -> int:
@@ -61,8 +63,9 @@ def lower_bound(instance: dict) -> int:
     return max(0, math.floor(total * (1 - 1e-12)))
 
 
-def reference(instance: dict, *, time_limit_s: float, workers: int = 1, seed: int = 0,
-              hint: dict | None = None) -> tuple[dict, dict]:
+def reference(
+    instance: dict, *, time_limit_s: float, workers: int = 1, seed: int = 0, hint: dict | None = None
+) -> tuple[dict, dict]:
     """Best routes OR-Tools routing finds within ``time_limit_s`` from its own start or ``hint``, and its meta."""
     import numpy as np
     import ortools
@@ -108,8 +111,16 @@ def reference(instance: dict, *, time_limit_s: float, workers: int = 1, seed: in
     params.first_solution_strategy = getattr(routing_enums_pb2.FirstSolutionStrategy, FIRST_SOLUTION)
     params.local_search_metaheuristic = getattr(routing_enums_pb2.LocalSearchMetaheuristic, METAHEURISTIC)
     deadline = time.perf_counter() + time_limit_s  # the search gets the whole limit, as before (building not counted)
-    assignment, start_point = search(routing, manager, params, deadline, FIRST_SOLUTION,
-                                     base_start, given, lambda routes: evaluate(instance, {"routes": routes}))
+    assignment, start_point = search(
+        routing,
+        manager,
+        params,
+        deadline,
+        FIRST_SOLUTION,
+        base_start,
+        given,
+        lambda routes: evaluate(instance, {"routes": routes}),
+    )
     start_point = warm_start.with_note(start_point, note)
 
     meta = {

@@ -11,8 +11,9 @@ __all__ = ["InvalidInstance", "validate_instance"]
 
 def validate_instance(instance) -> dict:
     """``instance`` if it is a VRPTW instance every customer of which can be served; else InvalidInstance."""
-    inst = instance_object(instance, "vrptw", ("n_customers", "n_vehicles", "capacity", "coords", "demands",
-                                               "ready", "due", "service"))
+    inst = instance_object(
+        instance, "vrptw", ("n_customers", "n_vehicles", "capacity", "coords", "demands", "ready", "due", "service")
+    )
     n = integer(inst["n_customers"], "n_customers", lo=1)
     integer(inst["n_vehicles"], "n_vehicles", lo=1)
     capacity = integer(inst["capacity"], "capacity", lo=1)
@@ -33,11 +34,13 @@ def validate_instance(instance) -> dict:
             raise InvalidInstance(f"ready[{i}], due[{i}]: the time window [{ready[i]}, {due[i]}] is empty")
     for i in range(1, n + 1):
         if demands[i] > capacity:
-            raise InvalidInstance(f"demands[{i}]: customer {i} demands {demands[i]}, above the capacity "
-                                  f"{capacity}: no route can serve it")
+            raise InvalidInstance(
+                f"demands[{i}]: customer {i} demands {demands[i]}, above the capacity {capacity}: no route can serve it"
+            )
         try:  # a route serving i alone is the earliest any route reaches i and gets back
             route_cost(inst, [i])
         except Infeasible as exc:
-            raise InvalidInstance(f"customer {i} cannot be served by any route, even alone: "
-                                  f"{str(exc).split(': ', 1)[-1]}") from None
+            raise InvalidInstance(
+                f"customer {i} cannot be served by any route, even alone: {str(exc).split(': ', 1)[-1]}"
+            ) from None
     return inst

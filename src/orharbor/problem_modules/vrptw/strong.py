@@ -32,8 +32,10 @@ from .verify import evaluate
 SCALE = 10_000
 
 #: The strong method, as the build names it.
-STRONG = (f"PyVRP iterated local search on distances and travel times scaled by {SCALE} (travel times rounded up), "
-          "started from a feasible hint when one is given (the hint when PyVRP finds nothing better)")
+STRONG = (
+    f"PyVRP iterated local search on distances and travel times scaled by {SCALE} (travel times rounded up), "
+    "started from a feasible hint when one is given (the hint when PyVRP finds nothing better)"
+)
 
 
 def travel_times(instance: dict):
@@ -63,8 +65,16 @@ def problem_data(instance: dict):
     distances = np.rint(SCALE * np.sqrt(((xy[:, None, :] - xy[None, :, :]) ** 2).sum(axis=2))).astype(np.int64)
     ready, due, service, demands = instance["ready"], instance["due"], instance["service"], instance["demands"]
     start, horizon = int(ready[0]) * SCALE, int(due[0]) * SCALE
-    clients = [pyvrp.Client(i, delivery=[int(demands[i])], service_duration=int(service[i]) * SCALE,
-                            tw_early=int(ready[i]) * SCALE, tw_late=int(due[i]) * SCALE) for i in range(1, n + 1)]
+    clients = [
+        pyvrp.Client(
+            i,
+            delivery=[int(demands[i])],
+            service_duration=int(service[i]) * SCALE,
+            tw_early=int(ready[i]) * SCALE,
+            tw_late=int(due[i]) * SCALE,
+        )
+        for i in range(1, n + 1)
+    ]
     return pyvrp.ProblemData(
         locations=[pyvrp.Location(x, y) for x, y in coords],
         clients=clients,
@@ -75,8 +85,9 @@ def problem_data(instance: dict):
     )
 
 
-def strong(instance: dict, *, time_limit_s: float, workers: int = 1, seed: int = 0,
-           hint: dict | None = None) -> tuple[dict, dict]:
+def strong(
+    instance: dict, *, time_limit_s: float, workers: int = 1, seed: int = 0, hint: dict | None = None
+) -> tuple[dict, dict]:
     """PyVRP's best routes in ``time_limit_s`` (single-threaded: ``workers`` is recorded as 1), and its meta."""
     solution, meta = solve(instance, evaluate, problem_data, time_limit_s=time_limit_s, seed=seed, hint=hint)
     meta["scale"] = SCALE

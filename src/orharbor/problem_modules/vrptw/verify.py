@@ -54,9 +54,7 @@ def route_cost(instance: dict, route: list[int], r: int = 0) -> float:
     for customer in route:
         load += demands[customer]
         if load > capacity:
-            raise Infeasible(
-                f"{where}: load {load} exceeds the capacity {capacity} at customer {customer}"
-            )
+            raise Infeasible(f"{where}: load {load} exceeds the capacity {capacity} at customer {customer}")
         leg = distance(coords, prev, customer)
         legs.append(leg)
         arrival = time + leg
@@ -71,7 +69,6 @@ def route_cost(instance: dict, route: list[int], r: int = 0) -> float:
     back = time + leg
     if back > due[0] + tol:
         raise Infeasible(
-            f"{where}: returns to the depot at {back!r} after the depot's due date {due[0]} "
-            f"(last customer {prev})"
+            f"{where}: returns to the depot at {back!r} after the depot's due date {due[0]} (last customer {prev})"
         )
     return math.fsum(legs)

@@ -85,8 +85,9 @@ def parse(text: str, n: int | None = None, name: str = "<text>", stem: str | Non
         k, rest = divmod(len(values), block)
         which, got = divmod(rest, n)
         after = f" after {got}" if got else ""
-        raise src.error(len(lines) + 1, f"expected the {n} {LISTS[which]} of instance {k + 1}, "
-                                        f"got the end of the file{after}")
+        raise src.error(
+            len(lines) + 1, f"expected the {n} {LISTS[which]} of instance {k + 1}, got the end of the file{after}"
+        )
     base = stem if stem else f"wt{n}"
     instances = []
     for k in range(len(values) // block):
@@ -131,8 +132,7 @@ def _jobs_per_instance(n, stem: str | None, count: int, name: str) -> int:
     if count % 3 == 0 and count:
         return count // 3  # no name to go by: the whole text is one instance
     raise ValueError(
-        f"{name}: {count} integers do not make one instance (3 n integers); "
-        "pass n=, the number of jobs per instance"
+        f"{name}: {count} integers do not make one instance (3 n integers); pass n=, the number of jobs per instance"
     )
 
 

@@ -22,9 +22,11 @@ from ..seeds import count_rng
 SIZES = ("n8", "n40", "n50", "n100", "n200", "n500", "n1000")
 GENERATOR_VERSION = 1
 #: generate's output pinned: the sha256 (``orharbor.jsonio.digest``) of the instance of ``(seed, size)``.
-GOLDEN = {(0, "n8"): "b155ffa6daca77d6799f2d37f92570e85b7e26888e7ff58a875b226d638e3d6b",
-          (7, "n100"): "e54f74340a991dc922f7ecbd1aa596fb64b6140da7e266c2dd7cc1bcc5998571",
-          (123456789, "n1000"): "c03495c8cdfe28d8e0352fd5e4d78d3ebd1c466cab538cf05d6194564bdb913b"}
+GOLDEN = {
+    (0, "n8"): "b155ffa6daca77d6799f2d37f92570e85b7e26888e7ff58a875b226d638e3d6b",
+    (7, "n100"): "e54f74340a991dc922f7ecbd1aa596fb64b6140da7e266c2dd7cc1bcc5998571",
+    (123456789, "n1000"): "c03495c8cdfe28d8e0352fd5e4d78d3ebd1c466cab538cf05d6194564bdb913b",
+}
 
 #: TF and RDD take the values k/5 for k in 1..5 (0.2, 0.4, 0.6, 0.8, 1.0).
 FACTORS = (0.2, 0.4, 0.6, 0.8, 1.0)

@@ -23,8 +23,10 @@ _SETS = {
 _OPTIMAL = "OR-Library wtopt40: optimal value"
 _BEST_KNOWN = {
     "wt40": "OR-Library wtopt40: best known to Crauwels, Potts and Van Wassenhove (1996), not proven optimal",
-    "wt100": ("OR-Library wtbest100b: best known, with the improvements of Congram, Potts and van de Velde's "
-              "(1998) iterated dynasearch; not stated to be optimal"),
+    "wt100": (
+        "OR-Library wtbest100b: best known, with the improvements of Congram, Potts and van de Velde's "
+        "(1998) iterated dynasearch; not stated to be optimal"
+    ),
 }
 #: What the agent sees of an instance: the generator's keys, without the generator's record.
 _INSTANCE_KEYS = ("problem", "n_jobs", "processing_times", "weights", "due_dates")
@@ -48,15 +50,22 @@ def orlib_set(set_name: str) -> list[dict]:
         instance = {key: read[key] for key in _INSTANCE_KEYS}
         instance["name"] = f"wtardiness-n{n}"
         optimal = number in proven
-        out.append({
-            "name": f"{set_name}_{number:03d}",
-            "size": f"n{n}",
-            "instance": instance,
-            "source": (f"OR-Library {set_name} instance {number} of 125 (Crauwels, Potts and Van Wassenhove 1998), "
-                       f"file {data_file}"),
-            "best_known": {"value": value, "source": _OPTIMAL if optimal else _BEST_KNOWN[set_name],
-                           "bound": value if optimal else None},
-        })
+        out.append(
+            {
+                "name": f"{set_name}_{number:03d}",
+                "size": f"n{n}",
+                "instance": instance,
+                "source": (
+                    f"OR-Library {set_name} instance {number} of 125 (Crauwels, Potts and Van Wassenhove 1998), "
+                    f"file {data_file}"
+                ),
+                "best_known": {
+                    "value": value,
+                    "source": _OPTIMAL if optimal else _BEST_KNOWN[set_name],
+                    "bound": value if optimal else None,
+                },
+            }
+        )
     return out
 
 

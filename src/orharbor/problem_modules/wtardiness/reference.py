@@ -36,9 +36,11 @@ PRECEDENCE_MAX_JOBS = 200
 PROBING_MAX_JOBS = 100
 
 #: The reference method, as the instruction names it.
-REFERENCE = ("OR-Tools CP-SAT (an interval per job with no overlap, plus an order Boolean per pair of jobs "
-             f"up to {PRECEDENCE_MAX_JOBS} jobs), started from the best of the naive order, earliest due date "
-             "first, weighted shortest processing time first and the apparent tardiness cost rule")
+REFERENCE = (
+    "OR-Tools CP-SAT (an interval per job with no overlap, plus an order Boolean per pair of jobs "
+    f"up to {PRECEDENCE_MAX_JOBS} jobs), started from the best of the naive order, earliest due date "
+    "first, weighted shortest processing time first and the apparent tardiness cost rule"
+)
 #: Look-ahead parameters K of the ATC rule tried for the hint (Vepsalainen and Morton 1987 suggest 0.5 to 4.5).
 ATC_K = (0.5, 1.0, 2.0, 3.0, 4.5)
 
@@ -76,13 +78,13 @@ def atc(instance: dict, k: float) -> list[int]:
 
 def best_rule(instance: dict) -> list[int]:
     """The best of the baseline, EDD, WSPT and ATC (first one wins ties)."""
-    candidates = [baseline(instance)["sequence"], edd(instance), wspt(instance),
-                  *(atc(instance, k) for k in ATC_K)]
+    candidates = [baseline(instance)["sequence"], edd(instance), wspt(instance), *(atc(instance, k) for k in ATC_K)]
     return min(candidates, key=lambda seq: weighted_tardiness(instance, seq))
 
 
-def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 0,
-              hint: dict | None = None) -> tuple[dict, dict]:
+def reference(
+    instance: dict, *, time_limit_s: float, workers: int, seed: int = 0, hint: dict | None = None
+) -> tuple[dict, dict]:
     """Best sequence CP-SAT finds within ``time_limit_s`` from the better of its own hint and ``hint``, and its meta."""
     from ortools.sat.python import cp_model
 
@@ -134,7 +136,12 @@ def reference(instance: dict, *, time_limit_s: float, workers: int, seed: int = 
     parameters = {"cp_model_probing_level": 0} if n > PROBING_MAX_JOBS else {}
     solver, status, meta = cpsat.solve(model, time_limit_s=time_limit_s, workers=workers, seed=seed, **parameters)
     return cpsat.finish(
-        instance, evaluate, solver, status, meta,
+        instance,
+        evaluate,
+        solver,
+        status,
+        meta,
         extract=lambda sol: {"sequence": sorted(range(n), key=lambda j: (sol.value(starts[j]), j))},
-        start=start, lower_bound=0,
+        start=start,
+        lower_bound=0,
     )

@@ -35,8 +35,13 @@ def huge_file(out, right):
     os.truncate(out, 32 * 1024 * 1024)
 
 
-TRICKS = {"symlink-tests": symlink_tests, "read-tests": read_tests, "fifo": fifo, "directory": directory,
-          "huge-file": huge_file}
+TRICKS = {
+    "symlink-tests": symlink_tests,
+    "read-tests": read_tests,
+    "fifo": fifo,
+    "directory": directory,
+    "huge-file": huge_file,
+}
 
 
 def hand_in(trick, right):

@@ -43,8 +43,7 @@ for c in C:
 for s in S:
     solver.Add(sum(demand[c] * assign[c, s] for c in C) <= capacity[s] * is_open[s])
 solver.Minimize(
-    sum(fixed[s] * is_open[s] for s in S)
-    + sum(demand[c] * float(unit_cost[c][s]) * assign[c, s] for c in C for s in S)
+    sum(fixed[s] * is_open[s] for s in S) + sum(demand[c] * float(unit_cost[c][s]) * assign[c, s] for c in C for s in S)
 )
 params = pywraplp.MPSolverParameters()
 params.SetDoubleParam(params.RELATIVE_MIP_GAP, 1e-9)

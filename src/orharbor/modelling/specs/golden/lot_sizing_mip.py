@@ -34,10 +34,7 @@ for p, prod in enumerate(prods):
         before = s[p, t - 1] if t > 0 else prod["initial_inventory"]
         solver.Add(s[p, t] == before + x[p, t] - d[t])
 for t in range(T):
-    solver.Add(
-        sum(pr["unit_hours"] * x[p, t] + pr["setup_hours"] * y[p, t] for p, pr in enumerate(prods))
-        <= cap[t]
-    )
+    solver.Add(sum(pr["unit_hours"] * x[p, t] + pr["setup_hours"] * y[p, t] for p, pr in enumerate(prods)) <= cap[t])
 solver.Minimize(
     sum(pr["setup_cost"] * y[p, t] + pr["holding_cost"] * s[p, t] for p, pr in enumerate(prods) for t in range(T))
 )

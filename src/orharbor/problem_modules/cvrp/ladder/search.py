@@ -76,18 +76,19 @@ class Routes(RouteSearch):
                 continue
             l1, l2 = self.load[r1], self.load[r2]
             # swap u and v
-            if (l1 - dem[u] + dem[v] <= cap and l2 - dem[v] + dem[u] <= cap
-                    and d[a][v] + d[v][b] + d[c][u] + d[u][e] < removal + d[a][b] + d[c][v] + d[v][e]):
+            if (
+                l1 - dem[u] + dem[v] <= cap
+                and l2 - dem[v] + dem[u] <= cap
+                and d[a][v] + d[v][b] + d[c][u] + d[u][e] < removal + d[a][b] + d[c][v] + d[v][e]
+            ):
                 return self.swap(u, v)
             # 2-opt*: u then v's tail (head of r1 + tail of r2 from v, head of r2 + tail of r1 after u)
             p1, p2 = self.upto[u], self.upto[v] - dem[v]
-            if (p1 + l2 - p2 <= cap and p2 + l1 - p1 <= cap
-                    and d[u][v] + d[c][b] < d[u][b] + d[c][v]):
+            if p1 + l2 - p2 <= cap and p2 + l1 - p1 <= cap and d[u][v] + d[c][b] < d[u][b] + d[c][v]:
                 return self.cross(r1, self.pos[u] + 1, r2, self.pos[v])
             # 2-opt*: v then u's tail
             p1, p2 = self.upto[u] - dem[u], self.upto[v]
-            if (p1 + l2 - p2 <= cap and p2 + l1 - p1 <= cap
-                    and d[v][u] + d[a][e] < d[a][u] + d[v][e]):
+            if p1 + l2 - p2 <= cap and p2 + l1 - p1 <= cap and d[v][u] + d[a][e] < d[a][u] + d[v][e]:
                 return self.cross(r1, self.pos[u], r2, self.pos[v] + 1)
         return ()
 

@@ -129,7 +129,7 @@ class JobShop:
     def lower_bound(self):
         """The longest job or the most loaded machine: no schedule is shorter."""
         m = self.m
-        jobs = [sum(self.duration[j * m:(j + 1) * m]) for j in range(self.n)]
+        jobs = [sum(self.duration[j * m : (j + 1) * m]) for j in range(self.n)]
         loads = [0] * m
         for o, d in enumerate(self.duration):
             loads[self.machine[o]] += d
@@ -176,12 +176,17 @@ def searched_starts(machines, durations):
     deadline = time.monotonic() + BUDGET_FRACTION * TIME_LIMIT_S
     shop = JobShop(machines, durations)
     seqs = shop.sequences(giffler_thompson_mwkr(machines, durations))
-    seqs, _ = iterated_local_search((seqs, shop.makespan(shop.schedule(seqs)[0])),
-                                    lambda s, value: descend(shop, s, value, deadline),
-                                    lambda s, rng: kick(shop, s, rng), shop.lower_bound(), PATIENCE, deadline)
+    seqs, _ = iterated_local_search(
+        (seqs, shop.makespan(shop.schedule(seqs)[0])),
+        lambda s, value: descend(shop, s, value, deadline),
+        lambda s, rng: kick(shop, s, rng),
+        shop.lower_bound(),
+        PATIENCE,
+        deadline,
+    )
     start = shop.schedule(seqs)[0]
     m = shop.m
-    return [start[j * m:(j + 1) * m] for j in range(shop.n)]
+    return [start[j * m : (j + 1) * m] for j in range(shop.n)]
 
 
 if __name__ == "__main__":

@@ -131,8 +131,13 @@ def rule_schedule(instance):
     durations = instance["durations"]
     best, best_makespan = None, None
     for values in priority_rules(instance).values():
-        starts, _ = serial_sgs(durations, instance["demands"], instance["capacities"], instance["successors"],
-                               [(values[i], i) for i in range(len(values))])
+        starts, _ = serial_sgs(
+            durations,
+            instance["demands"],
+            instance["capacities"],
+            instance["successors"],
+            [(values[i], i) for i in range(len(values))],
+        )
         makespan = max((s + d for s, d in zip(starts, durations)), default=0)
         if best_makespan is None or makespan < best_makespan:
             best, best_makespan = starts, makespan

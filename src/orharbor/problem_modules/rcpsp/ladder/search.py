@@ -70,12 +70,14 @@ class Project:
         durations = self.durations
         ends = [s + d for s, d in zip(starts, durations)]
         # Backwards: the project with reversed arcs and time, latest finish first.
-        back, _ = serial_sgs(durations, self.demands, self.capacities, self.predecessors,
-                             [(-e, -s) for s, e in zip(starts, ends)])
+        back, _ = serial_sgs(
+            durations, self.demands, self.capacities, self.predecessors, [(-e, -s) for s, e in zip(starts, ends)]
+        )
         span = self.makespan(back)
         right = [span - b - d for b, d in zip(back, durations)]
-        left, order = serial_sgs(durations, self.demands, self.capacities, self.successors,
-                                 [(r, r + d) for r, d in zip(right, durations)])
+        left, order = serial_sgs(
+            durations, self.demands, self.capacities, self.successors, [(r, r + d) for r, d in zip(right, durations)]
+        )
         return left, self.makespan(left), order
 
     def shift(self, activity_list, rng):

@@ -107,7 +107,10 @@ class Contract:
                 if (state, kind) not in edges:
                     edges[state, kind] = [
                         (move[0], 0 if v == OFF else self.minutes[v] // self.unit + move[1] * self.block)
-                        for v in [OFF] + self.free for move in [self.step(state, day, v)] if move is not None]
+                        for v in [OFF] + self.free
+                        for move in [self.step(state, day, v)]
+                        if move is not None
+                    ]
                 bits = 0
                 for nxt, shift in edges[state, kind]:
                     bits |= (later[nxt] << shift) & mask
@@ -144,7 +147,7 @@ class Contract:
                 used = minutes + (0 if v == OFF else self.minutes[v])
                 if used > self.hi or weekends + move[1] > self.weekends:
                     continue
-                more = counts if v == OFF else counts[:v] + (counts[v] + 1,) + counts[v + 1:]
+                more = counts if v == OFF else counts[:v] + (counts[v] + 1,) + counts[v + 1 :]
                 rest = extend(day + 1, move[0], used, weekends + move[1], more)
                 if rest is not None:
                     return [v] + rest
@@ -172,8 +175,9 @@ def greedy_roster(inst, contracts):
     horizon, shifts = inst["horizon"], inst["shifts"]
     n = len(contracts)
     index = {s["id"]: j for j, s in enumerate(shifts)}
-    fixed = [None if c.completable(0, BEGIN, 0, 0) else c.exhaustive_line() or [OFF] * horizon
-             for c in contracts]  # all days off only if the contract has no feasible line at all
+    fixed = [
+        None if c.completable(0, BEGIN, 0, 0) else c.exhaustive_line() or [OFF] * horizon for c in contracts
+    ]  # all days off only if the contract has no feasible line at all
     wish = wishes(inst)
     need = {(c["day"], index[c["shift"]]): c for c in inst["cover"]}
 
@@ -219,8 +223,10 @@ def greedy_roster(inst, contracts):
 
         order = sorted(range(len(shifts)), key=lambda j: (sum(j in o for o in options) - wanted(j), j))
         for j in order:
-            ranked = sorted((e for e in range(n) if j in options[e]),
-                            key=lambda e: (wish[e].get((day, j), 0), OFF in options[e], [-x for x in spare(e)], e))
+            ranked = sorted(
+                (e for e in range(n) if j in options[e]),
+                key=lambda e: (wish[e].get((day, j), 0), OFF in options[e], [-x for x in spare(e)], e),
+            )
             for e in ranked:
                 if on_duty[j] >= wanted(j):
                     break
@@ -232,8 +238,11 @@ def greedy_roster(inst, contracts):
 
                 def added(j):
                     row = need.get((day, j))
-                    cover = 0 if row is None else (row["over_weight"] if on_duty[j] >= row["requirement"]
-                                                   else -row["under_weight"])
+                    cover = (
+                        0
+                        if row is None
+                        else (row["over_weight"] if on_duty[j] >= row["requirement"] else -row["under_weight"])
+                    )
                     return wish[e].get((day, j), 0) + cover, j
 
                 taken[e] = min(options[e], key=added)

@@ -103,8 +103,12 @@ def local_search(inst, contracts, lines, deadline):
             u, v = lines[e][day], lines[f][day]
             if u == v:
                 continue
-            delta = (wish[e].get((day, v), 0) - wish[e].get((day, u), 0)
-                     + wish[f].get((day, u), 0) - wish[f].get((day, v), 0))
+            delta = (
+                wish[e].get((day, v), 0)
+                - wish[e].get((day, u), 0)
+                + wish[f].get((day, u), 0)
+                - wish[f].get((day, v), 0)
+            )
             if delta > 0:
                 continue
             lines[e][day], lines[f][day] = v, u

@@ -60,7 +60,8 @@ class Timetable:
             self.closed[index[c]].add(d * self.ppd + p)
         self.conflicts = [set() for _ in courses]
         for group in [[c for c in range(len(courses)) if self.teacher[c] == t] for t in range(len(teachers))] + [
-                [index[c] for c in q["courses"]] for q in inst["curricula"]]:
+            [index[c] for c in q["courses"]] for q in inst["curricula"]
+        ]:
             for c in group:
                 self.conflicts[c].update(k for k in group if k != c)
         n_courses, n_rooms = len(courses), len(rooms)
@@ -77,9 +78,13 @@ class Timetable:
 
     def open(self, c, p):
         """May course ``c`` get one more lecture in period ``p`` (in some room)?"""
-        return (self.free_rooms[p] > 0 and not self.course_at[c][p] and p not in self.closed[c]
-                and not self.teacher_at[self.teacher[c]][p]
-                and not any(self.curriculum_at[q][p] for q in self.curricula[c]))
+        return (
+            self.free_rooms[p] > 0
+            and not self.course_at[c][p]
+            and p not in self.closed[c]
+            and not self.teacher_at[self.teacher[c]][p]
+            and not any(self.curriculum_at[q][p] for q in self.curricula[c])
+        )
 
     def isolated(self, q, p):
         """Compactness penalty of curriculum ``q`` at period ``p``: a lecture with no neighbour that day."""
@@ -133,16 +138,25 @@ class Timetable:
 
     def best_room(self, c, p):
         """The free room of period ``p`` that adds the least penalty for ``c``, ties to the best fit."""
+
         def cost(r):
             fit = self.capacity[r] - self.students[c]
-            return (CAPACITY * max(0, -fit) + STABILITY * (self.room_uses[c][r] == 0 and len(self.placed[c]) > 0),
-                    abs(fit), r)
+            return (
+                CAPACITY * max(0, -fit) + STABILITY * (self.room_uses[c][r] == 0 and len(self.placed[c]) > 0),
+                abs(fit),
+                r,
+            )
 
         return min((r for r, k in enumerate(self.room_at[p]) if k < 0), key=cost)
 
     def solution(self):
-        return {"assignments": [[self.course_ids[c], self.room_ids[r], p // self.ppd, p % self.ppd]
-                                for c, places in enumerate(self.placed) for p, r in sorted(places)]}
+        return {
+            "assignments": [
+                [self.course_ids[c], self.room_ids[r], p // self.ppd, p % self.ppd]
+                for c, places in enumerate(self.placed)
+                for p, r in sorted(places)
+            ]
+        }
 
 
 def construct(inst):
@@ -164,18 +178,27 @@ def construct(inst):
     while any(left) and repairs <= REPAIRS_PER_LECTURE * sum(tt.lectures):
         c = min((k for k in range(n) if left[k]), key=lambda k: (n_open[k], -left[k], -len(tt.conflicts[k]), k))
         if n_open[c]:
+
             def harm(p):
                 return sum(1 for k in tt.conflicts[c] if left[k] and tt.open(k, p))
 
-            p = min((p for p in range(tt.periods) if tt.open(c, p)),
-                    key=lambda p: (tt.added(c, p, tt.best_room(c, p)), harm(p), p))
+            p = min(
+                (p for p in range(tt.periods) if tt.open(c, p)),
+                key=lambda p: (tt.added(c, p, tt.best_room(c, p)), harm(p), p),
+            )
         else:
             repairs += 1
             choices = [p for p in range(tt.periods) if p not in tt.closed[c] and not tt.course_at[c][p]]
             if not choices:  # more lectures than periods open to the course: no timetable exists
                 break
-            p = min(choices, key=lambda p: (len(blockers(tt, c, p, unassigned)),
-                                            sum(unassigned[k] for k, _ in blockers(tt, c, p, unassigned)), p))
+            p = min(
+                choices,
+                key=lambda p: (
+                    len(blockers(tt, c, p, unassigned)),
+                    sum(unassigned[k] for k, _ in blockers(tt, c, p, unassigned)),
+                    p,
+                ),
+            )
             for k, r in blockers(tt, c, p, unassigned):
                 change(p, lambda: tt.remove(k, p, r))
                 left[k] += 1

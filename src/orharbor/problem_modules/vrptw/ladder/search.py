@@ -55,8 +55,7 @@ class Routes(RouteSearch):
     def length(self):
         """Total distance, summed exactly as the verifier does."""
         d = self.d
-        return math.fsum(math.fsum(d[a][b] for a, b in zip([0] + route, route + [0]))
-                         for route in self.routes if route)
+        return math.fsum(math.fsum(d[a][b] for a, b in zip([0] + route, route + [0])) for route in self.routes if route)
 
     def on_time(self, route):
         """Whether a route meets every due date and the horizon (the verifier's arithmetic and tolerance)."""
@@ -94,8 +93,10 @@ class Routes(RouteSearch):
             c, e = self.neighbours(v)
             if r1 == r2:
                 # relocate u after v, then before v, within the route
-                for gap, skip, at in ((d[v][u] + d[u][e] - d[v][e], e == u, j + 1),
-                                      (d[c][u] + d[u][v] - d[c][v], c == u, j)):
+                for gap, skip, at in (
+                    (d[v][u] + d[u][e] - d[v][e], e == u, j + 1),
+                    (d[c][u] + d[u][v] - d[c][v], c == u, j),
+                ):
                     if not skip and gap < removal - EPS:
                         route = R1[:at] + [u] + R1[at:]
                         del route[i if at > i else i + 1]
@@ -104,7 +105,7 @@ class Routes(RouteSearch):
                             return moved
                 # 2-opt: reverse the segment between u and v so that they become neighbours
                 if i < j and d[u][v] + d[b][e] < d[u][b] + d[v][e] - EPS:
-                    moved = self.replace({r1: R1[:i + 1] + R1[i + 1:j + 1][::-1] + R1[j + 1:]})
+                    moved = self.replace({r1: R1[: i + 1] + R1[i + 1 : j + 1][::-1] + R1[j + 1 :]})
                 elif j < i and d[c][a] + d[v][u] < d[c][v] + d[a][u] - EPS:
                     moved = self.replace({r1: R1[:j] + R1[j:i][::-1] + R1[i:]})
                 else:
@@ -112,7 +113,7 @@ class Routes(RouteSearch):
                 if moved:
                     return moved
                 continue
-            shorter = R1[:i] + R1[i + 1:]
+            shorter = R1[:i] + R1[i + 1 :]
             l1, l2 = self.load[r1], self.load[r2]
             # relocate u after v, then before v, in v's route
             if l2 + dem[u] <= cap:
@@ -122,23 +123,24 @@ class Routes(RouteSearch):
                         if moved:
                             return moved
             # swap u and v
-            if (l1 - dem[u] + dem[v] <= cap and l2 - dem[v] + dem[u] <= cap
-                    and d[a][v] + d[v][b] + d[c][u] + d[u][e] < removal + d[a][b] + d[c][v] + d[v][e] - EPS):
-                moved = self.replace({r1: R1[:i] + [v] + R1[i + 1:], r2: R2[:j] + [u] + R2[j + 1:]})
+            if (
+                l1 - dem[u] + dem[v] <= cap
+                and l2 - dem[v] + dem[u] <= cap
+                and d[a][v] + d[v][b] + d[c][u] + d[u][e] < removal + d[a][b] + d[c][v] + d[v][e] - EPS
+            ):
+                moved = self.replace({r1: R1[:i] + [v] + R1[i + 1 :], r2: R2[:j] + [u] + R2[j + 1 :]})
                 if moved:
                     return moved
             # 2-opt*: u then v's tail (head of r1 + tail of r2 from v, head of r2 + tail of r1 after u)
             p1, p2 = self.upto[u], self.upto[v] - dem[v]
-            if (p1 + l2 - p2 <= cap and p2 + l1 - p1 <= cap
-                    and d[u][v] + d[c][b] < d[u][b] + d[c][v] - EPS):
-                moved = self.replace({r1: R1[:i + 1] + R2[j:], r2: R2[:j] + R1[i + 1:]})
+            if p1 + l2 - p2 <= cap and p2 + l1 - p1 <= cap and d[u][v] + d[c][b] < d[u][b] + d[c][v] - EPS:
+                moved = self.replace({r1: R1[: i + 1] + R2[j:], r2: R2[:j] + R1[i + 1 :]})
                 if moved:
                     return moved
             # 2-opt*: v then u's tail
             p1, p2 = self.upto[u] - dem[u], self.upto[v]
-            if (p1 + l2 - p2 <= cap and p2 + l1 - p1 <= cap
-                    and d[v][u] + d[a][e] < d[a][u] + d[v][e] - EPS):
-                moved = self.replace({r1: R1[:i] + R2[j + 1:], r2: R2[:j + 1] + R1[i:]})
+            if p1 + l2 - p2 <= cap and p2 + l1 - p1 <= cap and d[v][u] + d[a][e] < d[a][u] + d[v][e] - EPS:
+                moved = self.replace({r1: R1[:i] + R2[j + 1 :], r2: R2[: j + 1] + R1[i:]})
                 if moved:
                     return moved
         return ()

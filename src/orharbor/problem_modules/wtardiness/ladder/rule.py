@@ -44,8 +44,9 @@ def atc_sequence(p, w, d, k):
     time = 0
     while left:
         scale = k * sum(p[j] for j in left) / len(left)
-        best = max(left, key=lambda j: (math.log(w[j] / p[j]) - max(0, d[j] - p[j] - time) / scale
-                                        if w[j] else -math.inf, -j))
+        best = max(
+            left, key=lambda j: (math.log(w[j] / p[j]) - max(0, d[j] - p[j] - time) / scale if w[j] else -math.inf, -j)
+        )
         left.remove(best)
         sequence.append(best)
         time += p[best]

@@ -110,8 +110,14 @@ def searched_sequence(p, w, d):
     def scored(seq):
         return seq, total_weighted_tardiness(p, w, d, seq)
 
-    sequence, _ = iterated_local_search(scored(atc(p, w, d)), lambda seq, _: scored(descend(p, w, d, seq, deadline)),
-                                        lambda seq, rng: scored(kick(seq, rng)), 0, PATIENCE, deadline)
+    sequence, _ = iterated_local_search(
+        scored(atc(p, w, d)),
+        lambda seq, _: scored(descend(p, w, d, seq, deadline)),
+        lambda seq, rng: scored(kick(seq, rng)),
+        0,
+        PATIENCE,
+        deadline,
+    )
     return sequence
 
 

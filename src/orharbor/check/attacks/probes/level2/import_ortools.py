@@ -4,6 +4,7 @@
 def capability():
     try:
         import ortools  # noqa: F401
+
         return True
     except ImportError:
         return False

@@ -4,7 +4,7 @@ import mmap
 
 
 def capability():
-    size = 3 * 1024 ** 3
+    size = 3 * 1024**3
     block = mmap.mmap(-1, size)
     for offset in range(0, size, 1 << 20):
         block[offset] = 1

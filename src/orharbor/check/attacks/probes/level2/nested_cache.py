@@ -5,8 +5,19 @@ The lockdown must close every folder a run could write outside its own.
 
 import os
 
-PLACES = ("/tmp/orh-share", "/var/tmp/orh-share", "/dev/shm/orh-share", "/home/agent/orh-share", "/app/orh-share",
-          "/logs", "/logs/agent", "/logs/artifacts", "/logs/verifier", "/tmp", "/var/tmp")
+PLACES = (
+    "/tmp/orh-share",
+    "/var/tmp/orh-share",
+    "/dev/shm/orh-share",
+    "/home/agent/orh-share",
+    "/app/orh-share",
+    "/logs",
+    "/logs/agent",
+    "/logs/artifacts",
+    "/logs/verifier",
+    "/tmp",
+    "/var/tmp",
+)
 FILES = ("/app/orh-cache-file", "/home/agent/orh-cache-file", "/tmp/orh-cache-file")
 
 

@@ -10,6 +10,7 @@ def capability():
     sys.path[:0] = ["/tmp/orh-pkgs", "/app/orh-pkgs", "/home/agent/orh-pkgs", "/var/tmp/orh-pkgs", "/dev/shm/orh-pkgs"]
     try:
         import ortools  # noqa: F401
+
         return True
     except ImportError:
         return False
