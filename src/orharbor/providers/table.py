@@ -9,7 +9,6 @@ import tempfile
 from pathlib import Path
 from typing import Any, Mapping
 
-from harbor.models.task.task import Task
 from harbor.models.trial.config import ResourceMode
 
 from orharbor.providers import DEFAULT_ALLOWED_HOSTS, VARIANTS
@@ -25,7 +24,7 @@ from orharbor.providers.registry import (
     resolve_provider,
 )
 from orharbor.providers.suggest import explained
-from orharbor.providers.tasks import ExportChoice, export_or_skeleton, open_task, variant_descriptions
+from orharbor.providers.tasks import open_task, variant_descriptions, variant_tasks
 
 #: Short codes of the table cells, and what each means.
 CODES = {
@@ -87,19 +86,10 @@ def provider_report(
         else:
             tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="orharbor-providers-")))
             descriptions = variant_descriptions(allowed_hosts)
-            targets = []
-            for verifier_mode, agent_network in VARIANTS:
-                choice = ExportChoice(
-                    verifier_mode,
-                    agent_network,
-                    tuple(allowed_hosts) if agent_network == "allowlist" else (),
-                    cpus,
-                    memory_mb,
-                )
-                (tmp / choice.label).mkdir()
-                targets.append(
-                    (choice.label, descriptions[choice.label], Task(export_or_skeleton(choice, tmp / choice.label)))
-                )
+            targets = [
+                (label, descriptions[label], opened)
+                for label, opened in variant_tasks(tmp, allowed_hosts, cpus, memory_mb).items()
+            ]
         for label, description, opened in targets:
             lines += ["", f"{label}" + (f"  ({description})" if description else "")]
             for evaluation, reasons in explained(name, opened, egress_sidecar, options or {}, modes, True):
@@ -170,18 +160,7 @@ def compatibility_table(
     modes = (ResourceMode(cpu_enforcement_policy), ResourceMode(memory_enforcement_policy))
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="orharbor-providers-") as tmp:
-        tasks = {}
-        for verifier_mode, agent_network in VARIANTS:
-            choice = ExportChoice(
-                verifier_mode,
-                agent_network,
-                tuple(allowed_hosts) if agent_network == "allowlist" else (),
-                cpus,
-                memory_mb,
-            )
-            folder = Path(tmp) / choice.label
-            folder.mkdir()
-            tasks[choice.label] = Task(export_or_skeleton(choice, folder))
+        tasks = variant_tasks(Path(tmp), allowed_hosts, cpus, memory_mb)
         for name in names:
             by_condition: dict[bool | None, dict[str, str]] = {}
             uses: set[str] = set()

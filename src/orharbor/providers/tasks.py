@@ -190,6 +190,19 @@ def export_or_skeleton(choice: ExportChoice, out: Path) -> Path:
         return write_skeleton(config, out / "orharbor-probe-task")
 
 
+def variant_tasks(
+    folder: Path, allowed_hosts: tuple[str, ...] | list[str], cpus: int, memory_mb: int
+) -> dict[str, Task]:
+    """For each table column (:data:`VARIANTS`): the task the exporter writes for it, in a folder of ``folder``."""
+    tasks = {}
+    for verifier_mode, agent_network in VARIANTS:
+        hosts = tuple(allowed_hosts) if agent_network == "allowlist" else ()
+        choice = ExportChoice(verifier_mode, agent_network, hosts, cpus, memory_mb)
+        (folder / choice.label).mkdir()
+        tasks[choice.label] = Task(export_or_skeleton(choice, folder / choice.label))
+    return tasks
+
+
 def variant_descriptions(allowed_hosts: tuple[str, ...] | list[str] = DEFAULT_ALLOWED_HOSTS) -> dict[str, str]:
     """For each table column: the network settings of the task.toml the exporter writes."""
     out = {}
